@@ -1,0 +1,55 @@
+/* The contract between the core (src/core) and each backend (src/cpu, src/cuda, ...).
+ * The core checks every argument (NULL, op/type validity, overlap) before it calls a backend,
+ * so a backend only sees valid calls. A backend fills results and returns a status; it reports
+ * details with tally_set_error(ctx, ...). */
+#ifndef TALLY_CORE_BACKEND_H
+#define TALLY_CORE_BACKEND_H
+
+#include "tally.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tally_backend {
+    tally_backend_kind kind;
+    const char *name;
+    /* 1 if usable on this machine (cheap after the first call; no side effects beyond that). */
+    int (*available)(void);
+    /* Makes the backend's per-context state. */
+    tally_status (*init)(tally_context *ctx, const tally_options *opts, void **state);
+    void (*fini)(void *state);
+    /* n > 0 or n == 0; data valid for n elements; ops valid for type; nops >= 1. */
+    tally_status (*reduce)(tally_context *ctx, void *state, tally_type type, const void *data,
+                           uint64_t n, const tally_op *ops, size_t nops,
+                           const tally_reduce_options *opts, tally_result *results);
+    /* op in sum..xor, valid for type; out == in or no overlap. */
+    tally_status (*scan)(tally_context *ctx, void *state, tally_op op, tally_type type,
+                         const void *in, void *out, uint64_t n, const tally_scan_options *opts);
+    /* Optional: "NVIDIA H200, 132 SMs"; may be NULL. */
+    const char *(*describe)(void *state);
+} tally_backend;
+
+/* Registered backends; NULL where not built. Defined by each backend's source. */
+extern const tally_backend tally_cpu_backend;
+const tally_backend *tally_cuda_backend_get(void); /* NULL when CUDA is not built */
+
+struct tally_context {
+    const tally_backend *backend;
+    void *state;
+    tally_options opts;       /* as resolved: threads and isa filled in */
+    char error[512];
+};
+
+/* Formats the context's detail message (printf-style) and returns status, so a caller can
+ * write `return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "data is NULL")`. */
+tally_status tally_set_error(tally_context *ctx, tally_status status, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
