@@ -200,6 +200,29 @@ TALLY_API tally_status tally_reduce_many(tally_context *ctx, tally_type type, co
                                          const tally_reduce_options *opts,
                                          tally_result *results);
 
+/* ---- streaming reductions --------------------------------------------------------------------
+ * For data that arrives in pieces (a file larger than memory, a pipe): feed chunks in order,
+ * read the results at any time. Sums stay exact across chunks, so the results equal one
+ * tally_reduce_many over the concatenation, bit for bit, for every op except TALLY_VAR: a
+ * stream cannot be read twice, so its variance comes from exact sums of x and x^2
+ * (x^2 split exactly into two doubles), which is as accurate unless the variance is tiny
+ * against the squared mean (relative error ~1e-16 * mean^2 / var). Indices of argmin/argmax
+ * count from the first element of the first chunk. */
+typedef struct tally_stream tally_stream;
+
+TALLY_API tally_status tally_stream_create(tally_context *ctx, tally_type type,
+                                           const tally_op *ops, size_t nops,
+                                           const tally_reduce_options *opts,
+                                           tally_stream **stream);
+/* Adds n more elements (read during the call only). */
+TALLY_API tally_status tally_stream_update(tally_stream *stream, const void *data, uint64_t n);
+/* Fills results[0..nops-1] for everything fed so far; the stream can go on afterwards.
+ * Returns like tally_reduce_many. */
+TALLY_API tally_status tally_stream_results(const tally_stream *stream, tally_result *results);
+/* Elements fed so far. */
+TALLY_API uint64_t tally_stream_count(const tally_stream *stream);
+TALLY_API void tally_stream_destroy(tally_stream *stream); /* NULL is ignored */
+
 /* ---- scans ----------------------------------------------------------------------------------- */
 typedef struct tally_scan_options {
     int exclusive;   /* 0: inclusive (out[i] = x0 op .. op xi); 1: exclusive (out[0] = init,
