@@ -1,0 +1,234 @@
+/* Exact float sums: a superaccumulator that holds any sum of doubles exactly, and the one
+ * rounding to f64 at the end. Header-only so that the CPU kernels, the core and CUDA device code
+ * share one definition (every function is `static inline TALLY_HD`).
+ *
+ * Layout (the CUDA backend accumulates into this on the device and rounds on the host):
+ *
+ *   value = sum over i of chunk[i] * 2^(32*i - TALLY_EXACT_BIAS),   i = 0 .. TALLY_EXACT_CHUNKS-1
+ *
+ *   - chunk[] are signed 64-bit "digits" of nominal width 32 bits with DEFERRED carries: an add
+ *     puts at most 32 bits of magnitude into each of three consecutive chunks, so the digits may
+ *     run outside [0, 2^32) until tally_exact_normalize propagates the carries. Because the value
+ *     is a plain weighted sum of the chunks, merging two accumulators is an element-wise integer
+ *     add (a GPU can atomicAdd each chunk), and the order of adds and merges cannot change it.
+ *   - TALLY_EXACT_BIAS = 1088: chunk 0 has weight 2^-1088, below the smallest subnormal 2^-1074,
+ *     so every finite double is a whole number of chunk-0 units. The largest double (< 2^1024)
+ *     touches chunks up to 66; chunk 67 (weight 2^1056) takes carries, so 68 chunks hold any sum of
+ *     up to 2^64 finite doubles (|sum| < 2^1088) with room to spare.
+ *   - nadds counts adds since the last normalisation. Each add changes a chunk by less than 2^32
+ *     in magnitude and a normalised chunk lies in [0, 2^32), so the int64 digits cannot overflow
+ *     while nadds <= TALLY_EXACT_MAX_ADDS (2^30; the true limit is about 2^31). The add functions
+ *     normalise on their own when the counter reaches the limit; whoever adds chunks directly
+ *     (a GPU kernel) must keep to the same budget per chunk between normalisations.
+ *   - flags: NaN, +inf and -inf seen (these values are not in the chunks), ANY (some value was
+ *     added) and NONNEGZERO (some added value was not -0.0). Merging ORs the flags.
+ *
+ * Rounding (tally_exact_round): NaN if a NaN was added or both +inf and -inf; else +-inf if only
+ * one sign of infinity; else the exact finite value rounded once to nearest, ties to even, to
+ * f64 (+-inf when that rounding goes beyond DBL_MAX). An exact zero gives -0.0 only when values
+ * were added and every one was -0.0 (IEEE: -0 + -0 = -0); otherwise +0.0 (the empty sum is +0.0,
+ * as in NumPy).
+ *
+ * Needs IEEE double arithmetic only for callers; this file itself uses integer arithmetic on the
+ * bits, so -ffast-math or flush-to-zero elsewhere cannot break it (they do break the kernels).
+ */
+#ifndef TALLY_CORE_EXACT_SUM_H
+#define TALLY_CORE_EXACT_SUM_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__CUDACC__)
+#define TALLY_HD __host__ __device__
+#else
+#define TALLY_HD
+#endif
+
+#define TALLY_EXACT_CHUNKS 68
+#define TALLY_EXACT_BIAS 1088
+#define TALLY_EXACT_MAX_ADDS (1u << 30)
+
+enum {
+    TALLY_EXACT_F_NAN = 1,        /* a NaN was added */
+    TALLY_EXACT_F_PINF = 2,       /* +inf was added */
+    TALLY_EXACT_F_NINF = 4,       /* -inf was added */
+    TALLY_EXACT_F_ANY = 8,        /* at least one value was added */
+    TALLY_EXACT_F_NONNEGZERO = 16 /* at least one added value was not -0.0 */
+};
+
+typedef struct tally_exact {
+    int64_t chunk[TALLY_EXACT_CHUNKS];
+    uint32_t nadds; /* adds since the last normalisation (see above) */
+    uint32_t flags; /* TALLY_EXACT_F_* */
+} tally_exact;
+
+static inline TALLY_HD uint64_t tally_exact_bits_(double x) {
+#if defined(__CUDA_ARCH__)
+    return (uint64_t)__double_as_longlong(x);
+#else
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+#endif
+}
+
+static inline TALLY_HD double tally_exact_double_(uint64_t b) {
+#if defined(__CUDA_ARCH__)
+    return __longlong_as_double((long long)b);
+#else
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+#endif
+}
+
+static inline TALLY_HD void tally_exact_init(tally_exact *a) {
+    for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) a->chunk[i] = 0;
+    a->nadds = 0;
+    a->flags = 0;
+}
+
+/* Propagates the deferred carries: afterwards chunk[0..CHUNKS-2] lie in [0, 2^32) and the top
+ * chunk holds the signed rest (so the value is negative iff the top chunk is). Exact. */
+static inline TALLY_HD void tally_exact_normalize(tally_exact *a) {
+    int64_t carry = 0;
+    for (int i = 0; i < TALLY_EXACT_CHUNKS - 1; i++) {
+        int64_t c = a->chunk[i] + carry; /* |c| < 2^63: digits are bounded by the add budget */
+        uint64_t low = (uint64_t)c & 0xffffffffu;
+        carry = (c - (int64_t)low) / ((int64_t)1 << 32); /* exact division: floor(c / 2^32) */
+        a->chunk[i] = (int64_t)low;
+    }
+    a->chunk[TALLY_EXACT_CHUNKS - 1] += carry;
+    a->nadds = 0;
+}
+
+/* Adds a FINITE double exactly, without touching the flags (for kernels that set the flags
+ * themselves). x = m * 2^(e-1075) with a 53-bit integer m (e = 1 for subnormals); its lowest
+ * bit sits at bit p = e - 1075 + BIAS >= 14 of the fixed-point number, so m << (p mod 32) spans
+ * at most 85 bits: three chunks starting at p / 32. */
+static inline TALLY_HD void tally_exact_add_finite_(tally_exact *a, double x) {
+    uint64_t b = tally_exact_bits_(x);
+    uint64_t e = (b >> 52) & 0x7ff;
+    uint64_t m = b & 0x000fffffffffffffull;
+    if (e) m |= 0x0010000000000000ull; else e = 1;
+    int p = (int)e - 1075 + TALLY_EXACT_BIAS;
+    int i = p >> 5, s = p & 31;
+    uint64_t hi = m >> (32 - s);             /* bits 32.. of m << s (s = 0: m >> 32) */
+    int64_t c0 = (int64_t)((m << s) & 0xffffffffu);
+    int64_t c1 = (int64_t)(hi & 0xffffffffu);
+    int64_t c2 = (int64_t)(hi >> 32);         /* < 2^21 */
+    int64_t neg = -(int64_t)(b >> 63);        /* 0 or -1: conditional negation */
+    a->chunk[i] += (c0 ^ neg) - neg;
+    a->chunk[i + 1] += (c1 ^ neg) - neg;
+    a->chunk[i + 2] += (c2 ^ neg) - neg;
+    if (++a->nadds >= TALLY_EXACT_MAX_ADDS) tally_exact_normalize(a);
+}
+
+/* Adds any double exactly (NaN and infinities go to the flags). */
+static inline TALLY_HD void tally_exact_add(tally_exact *a, double x) {
+    uint64_t b = tally_exact_bits_(x);
+    if (((b >> 52) & 0x7ff) == 0x7ff) {
+        if (b & 0x000fffffffffffffull) a->flags |= TALLY_EXACT_F_NAN;
+        else a->flags |= (b >> 63) ? TALLY_EXACT_F_NINF : TALLY_EXACT_F_PINF;
+        a->flags |= TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO;
+        return;
+    }
+    a->flags |= (b == 0x8000000000000000ull) ? (uint32_t)TALLY_EXACT_F_ANY
+                                            : (uint32_t)(TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO);
+    if ((b << 1) == 0) return; /* +-0 adds nothing */
+    tally_exact_add_finite_(a, x);
+}
+
+/* dst += src, exactly. src is not changed. */
+static inline TALLY_HD void tally_exact_merge(tally_exact *dst, const tally_exact *src) {
+    if ((uint64_t)dst->nadds + src->nadds + 1 >= TALLY_EXACT_MAX_ADDS) {
+        tally_exact s = *src;
+        tally_exact_normalize(&s);
+        tally_exact_normalize(dst);
+        for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) dst->chunk[i] += s.chunk[i];
+        dst->nadds = 1; /* both were normalised: each digit is now < 2^33 */
+        dst->flags |= src->flags;
+        tally_exact_normalize(dst);
+        return;
+    }
+    for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) dst->chunk[i] += src->chunk[i];
+    dst->nadds += src->nadds;
+    dst->flags |= src->flags;
+}
+
+/* Bits [pos, pos+n) (n <= 32) of the normalised magnitude held in digits d[]. */
+static inline TALLY_HD uint64_t tally_exact_getbits_(const uint64_t *d, int pos, int n) {
+    int i = pos >> 5, s = pos & 31;
+    uint64_t w = d[i] >> s;
+    if (i + 1 < TALLY_EXACT_CHUNKS) w |= d[i + 1] << (32 - s);
+    return w & ((1ull << n) - 1);
+}
+
+/* The exact value rounded once to nearest-even f64, with the special cases described above.
+ * Does not change *a. */
+static inline TALLY_HD double tally_exact_round(const tally_exact *a) {
+    uint32_t f = a->flags;
+    if ((f & TALLY_EXACT_F_NAN) || ((f & TALLY_EXACT_F_PINF) && (f & TALLY_EXACT_F_NINF)))
+        return tally_exact_double_(0x7ff8000000000000ull);
+    if (f & TALLY_EXACT_F_PINF) return tally_exact_double_(0x7ff0000000000000ull);
+    if (f & TALLY_EXACT_F_NINF) return tally_exact_double_(0xfff0000000000000ull);
+
+    tally_exact t = *a;
+    tally_exact_normalize(&t);
+    uint64_t sign = 0;
+    if (t.chunk[TALLY_EXACT_CHUNKS - 1] < 0) { /* negate: -(sum c_i w_i) = sum (-c_i) w_i */
+        sign = 1;
+        for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) t.chunk[i] = -t.chunk[i];
+        tally_exact_normalize(&t);
+    }
+    /* Now every digit is in [0, 2^32) (the top one too: |sum| < 2^1088). */
+    uint64_t d[TALLY_EXACT_CHUNKS];
+    int top = -1;
+    for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) {
+        d[i] = (uint64_t)t.chunk[i];
+        if (d[i]) top = i;
+    }
+    if (top < 0) {
+        int negzero = (f & TALLY_EXACT_F_ANY) && !(f & TALLY_EXACT_F_NONNEGZERO);
+        return tally_exact_double_(negzero ? 0x8000000000000000ull : 0);
+    }
+    int msb = top * 32 + 31;
+    while (!((d[top] >> (msb - top * 32)) & 1)) msb--;
+    /* The value is N * 2^-BIAS with N's top bit at msb. Keep 53 bits, or fewer where the result
+     * is subnormal: the lowest kept bit r is never below the 2^-1074 bit (index BIAS - 1074). */
+    int r = msb - 52;
+    if (r < TALLY_EXACT_BIAS - 1074) r = TALLY_EXACT_BIAS - 1074;
+    int nk = msb - r + 1; /* kept bits, 1..53 */
+    uint64_t mant;
+    if (nk > 32)
+        mant = tally_exact_getbits_(d, r, 32) | (tally_exact_getbits_(d, r + 32, nk - 32) << 32);
+    else
+        mant = tally_exact_getbits_(d, r, nk);
+    /* r >= 14 since BIAS - 1074 = 14, so the round bit r-1 exists; sticky = any bit below it. */
+    uint64_t half = tally_exact_getbits_(d, r - 1, 1);
+    int sticky = 0;
+    {
+        int below = r - 1; /* bits [0, below) */
+        int wi = below >> 5;
+        for (int i = 0; i < wi && !sticky; i++) sticky = d[i] != 0;
+        if (!sticky && (below & 31)) sticky = (d[wi] & ((1ull << (below & 31)) - 1)) != 0;
+    }
+    if (half && (sticky || (mant & 1))) {
+        mant++;
+        if (mant >> 53) { mant >>= 1; r++; } /* carried into a new bit: 2^53 -> 2^52, r+1 */
+    }
+    uint64_t bits;
+    if (mant < (1ull << 52)) {
+        bits = mant; /* subnormal (r is the 2^-1074 bit), or it became normal by rounding: */
+    } else {
+        /* mant in [2^52, 2^53): value = mant * 2^(r - BIAS), biased exponent r - BIAS + 1075 */
+        int64_t be = (int64_t)r - TALLY_EXACT_BIAS + 1075;
+        if (be >= 2047) return tally_exact_double_(sign ? 0xfff0000000000000ull : 0x7ff0000000000000ull);
+        bits = ((uint64_t)be << 52) | (mant & 0x000fffffffffffffull);
+    }
+    /* A subnormal that rounded up to 2^52 keeps be = 1 automatically: mant = 2^52 with r at the
+     * 2^-1074 bit gives be = 14 - 1088 + 1075 = 1. */
+    return tally_exact_double_(bits | (sign << 63));
+}
+
+#endif

@@ -1,0 +1,35 @@
+/* Exact-sum kernels for AVX-512 (F, DQ, VL): eight doubles per vector, two accumulator sets.
+ * The method and its exactness proof are in exact_impl.h. */
+#if defined(TALLY_X86)
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+#include "cpu/exact_kernels.h"
+
+#define XV __m512d
+#define XW 8
+#define XU 2
+#define XBLK 512
+#define XFN(name) tally_xavx512_##name
+#define XV_ZERO() _mm512_setzero_pd()
+#define XV_SET1(d) _mm512_set1_pd(d)
+#define XV_ADD(a, b) _mm512_add_pd((a), (b))
+#define XV_SUB(a, b) _mm512_sub_pd((a), (b))
+#define XV_MUL(a, b) _mm512_mul_pd((a), (b))
+#define XV_FMS(a, b, c) _mm512_fmsub_pd((a), (b), (c))
+#define XV_OR(a, b) _mm512_or_pd((a), (b))
+/* VRANGEPD imm 0x0B: select the larger magnitude (bits 1:0 = 11), clear its sign (3:2 = 10). */
+#define XV_MAXABS(acc, v) _mm512_range_pd((acc), (v), 0x0B)
+#define XV_STORE(p, v) _mm512_storeu_pd((p), (v))
+#define XV_LOAD_F64(p) _mm512_loadu_pd(p)
+#define XV_LOAD_F32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define XV_LOAD_F64_PART(p, k) _mm512_maskz_loadu_pd((__mmask8)((1u << (k)) - 1), (p))
+#define XV_LOAD_F32_PART(p, k) _mm512_cvtps_pd(_mm256_maskz_loadu_ps((__mmask8)((1u << (k)) - 1), (p)))
+#define XV_KEEP(v, k) _mm512_maskz_mov_pd((__mmask8)((1u << (k)) - 1), (v))
+#define XV_NONZERO_MASK(v) ((unsigned)_mm512_cmp_pd_mask((v), _mm512_setzero_pd(), _CMP_NEQ_UQ))
+#include "cpu/exact_impl.h"
+
+const tally_exact_kernels tally_exact_kernels_avx512 = {
+    tally_xavx512_sum_f32, tally_xavx512_sum_f64, tally_xavx512_sqdev_f32,
+    tally_xavx512_sqdev_f64};
+#endif

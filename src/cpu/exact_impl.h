@@ -1,0 +1,305 @@
+/* The body of the exact-sum kernels, written once and stamped out per ISA. The including file
+ * defines a vector of XW doubles and its operations, then includes this file:
+ *
+ *   XV, XW, XU (independent accumulator sets), XBLK (block length in elements), XFN(name)
+ *   XV_ZERO(), XV_SET1(d), XV_ADD, XV_SUB, XV_MUL, XV_FMS(a,b,c) = fma(a,b,-c), XV_OR (bitwise),
+ *   XV_MAXABS(acc, v) = lanewise max(acc, |v|) (any value where v is NaN), XV_STORE(double*, v),
+ *   XV_LOAD_F64(p), XV_LOAD_F32(p) (XW floats widened exactly), XV_LOAD_F64_PART(p, k),
+ *   XV_LOAD_F32_PART(p, k) (first k < XW lanes, the rest +0.0), XV_KEEP(v, k) (first k lanes of
+ *   v, the rest +0.0), XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN).
+ *
+ * ---- The method ------------------------------------------------------------------------------
+ * Level-0 inputs v (x itself for sums, d*d for squared deviations) are bounded by a running power
+ * of two: |v| <= 2^m for everything that took the fast path. For a level k with inputs bounded by
+ * 2^mk, the accumulator starts at C = 1.5 * 2^E with E = mk + T + 3 (T = XT_BITS), whose ulp is
+ * u = 2^(E-52). Each add does
+ *      s = S + v;   q = s - S;   S = s;   r = v - q;          (r goes on to the next level)
+ * Claim: as long as at most 2^T values were added since S was C, every one of these operations is
+ * exact in the sense we need, i.e. q is v rounded to a multiple of u, S = C + (sum of the q's)
+ * exactly, and r = v - q exactly.
+ * Proof. Rounding v (|v| <= 2^mk) to a multiple of u gives |q| <= 2^(mk+1): when u <= 2^mk,
+ *   2^mk is itself a multiple of u, so |q| <= 2^mk; when u > 2^mk, q is 0 or +-u, and +-u only
+ *   if |v| >= u/2, so |q| <= 2|v|. For the n-th add (n <= 2^T), the earlier q's and v give
+ *   |sum q| + |v| <= (n-1) 2^(mk+1) + 2^mk < 2^T * 2^(mk+1) = 2^(E-2), so the exact S + v lies in
+ *   [1.25 * 2^E, 1.75 * 2^E] inside the binade [2^E, 2^(E+1)), where the doubles are exactly the
+ *   multiples of u. S is such a multiple, so fl(S + v) = S + (v rounded to a multiple of u), and
+ *   it stays in the binade. q = s - S: both in the same binade, so the difference is exact
+ *   (Sterbenz). r = v - q: if ulp(v) >= u then v is a multiple of u, q = v, r = 0; otherwise r is a
+ *   multiple of ulp(v) with |r| <= u/2 and (q = 0, r = v) or |r| <= u/2 <= |v|, so r has fewer
+ *   significant bits than v: representable, exact. (Subnormals included: ulp = 2^-1074.)
+ * So |r| <= u/2 = 2^(E-53): level k+1 uses mk' = E - 53 and gets E' = E - 50 + T, i.e. each level
+ * holds 50 - T = 40 bits of the input. E is clamped to >= -1022 (C must be normal); then u is
+ * 2^-1074, every v is a multiple of u, and r = 0: more headroom only.
+ * Whatever is left after the last level (r != 0: data spanning more than ~40*L bits) is added
+ * exactly to the superaccumulator lane by lane (the "careful" pass below). Every 2^T adds per lane
+ * (and whenever m grows), each S - C (exact: same binade) is added exactly to the
+ * superaccumulator and S restarts at C. The fast path needs E <= 1023, i.e. m <= 1010; blocks
+ * with larger values (near DBL_MAX), NaN or inf go to the scalar exact path.
+ * Squared deviations: hi = fl(d*d) enters level 0; lo = d*d - hi (exact by FMA when d*d neither
+ * under- nor overflows) has |lo| <= ulp(hi)/2 <= 2^(m-53) <= 2^m1, so it enters level 1 directly;
+ * levels >= 1 then take two adds per element, counted as such.
+ *
+ * ---- Blocks -----------------------------------------------------------------------------------
+ * Data goes in blocks of XBLK elements. A block is first run optimistically with the current
+ * grids while it computes its max |v| and the OR of its last residues; then
+ *   - an accumulator that is not finite means NaN/inf (or huge values) in the block: restore the
+ *     accumulators saved before the block and add the block element by element, exactly;
+ *   - max > 2^m: restore, flush, raise m, run the block again (rare: m only grows);
+ *   - some residue != 0: restore and rerun the block in careful mode, which adds each nonzero
+ *     residue exactly to the superaccumulator.
+ * The NaN/inf and max tests cost nothing per element beyond one max; the residue test one OR.
+ */
+#include <math.h>
+
+#define XT_BITS 10
+#define XL_MAX 3
+#define XM_INIT (-1100)     /* "no nonzero value yet": every grid clamps to u = 2^-1074 */
+#define XM_FAST_MAX (1023 - XT_BITS - 3) /* E0 = m + T + 3 <= 1023 */
+
+#if defined(__GNUC__)
+#define XINLINE static inline __attribute__((always_inline))
+#else
+#define XINLINE static inline
+#endif
+
+enum { XK_SUM_F32 = 0, XK_SUM_F64 = 1, XK_SQ_F32 = 2, XK_SQ_F64 = 3 };
+
+#ifndef TALLY_EXACT_IMPL_COMMON
+#define TALLY_EXACT_IMPL_COMMON
+static inline double tally_xgrid_(int e) { /* 1.5 * 2^e, -1022 <= e <= 1023 */
+    return tally_exact_double_(((uint64_t)(e + 1023) << 52) | (1ull << 51));
+}
+static inline void tally_xgrids_(int m, int L, double *C) {
+    int mk = m;
+    for (int k = 0; k < L; k++) {
+        int e = mk + XT_BITS + 3;
+        if (e < -1022) e = -1022;
+        C[k] = tally_xgrid_(e);
+        mk = e - 53;
+    }
+}
+/* 2^e as a double (0 below 2^-1074); e <= 1023. */
+static inline double tally_xpow2_(int e) {
+    if (e < -1074) return 0.0;
+    if (e < -1022) return tally_exact_double_(1ull << (e + 1074));
+    return tally_exact_double_((uint64_t)(e + 1023) << 52);
+}
+/* Smallest m with v <= 2^m, for finite v > 0. */
+static inline int tally_xceil_log2_(double v) {
+    uint64_t b = tally_exact_bits_(v);
+    int e = (int)(b >> 52);
+    if (e == 0) return -1022;
+    return (b & 0x000fffffffffffffull) ? e - 1022 : e - 1023;
+}
+/* Element by element, exactly, with NaN/inf/-0 handling: the reference semantics. */
+static inline void tally_xslow_(const void *x, uint64_t n, int kind, double mean, int omit_nan,
+                                tally_exact *acc) {
+    for (uint64_t i = 0; i < n; i++) {
+        double v = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? (double)((const float *)x)[i]
+                                                              : ((const double *)x)[i];
+        if (v != v && omit_nan) continue;
+        if (kind <= XK_SUM_F64) {
+            tally_exact_add(acc, v);
+            continue;
+        }
+        double d = v - mean;
+        double hi = d * d;
+        if (!(hi - hi == 0)) { /* NaN or inf */
+            tally_exact_add(acc, hi);
+            continue;
+        }
+        double lo = fma(d, d, -hi);
+        acc->flags |= TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO;
+        tally_exact_add_finite_(acc, hi);
+        tally_exact_add_finite_(acc, lo);
+    }
+}
+/* 1 if some element of a block of zeros is not -0.0. */
+static inline int tally_xhas_nonnegzero_(const void *x, uint64_t n, int kind) {
+    for (uint64_t i = 0; i < n; i++) {
+        if (kind == XK_SUM_F32) {
+            uint32_t b;
+            memcpy(&b, (const float *)x + i, 4);
+            if (b != 0x80000000u) return 1;
+        } else if (tally_exact_bits_(((const double *)x)[i]) != 0x8000000000000000ull) {
+            return 1;
+        }
+    }
+    return 0;
+}
+#endif
+
+XINLINE XV XFN(load)(const void *x, uint64_t i, int kind) {
+    return (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? XV_LOAD_F32((const float *)x + i)
+                                                     : XV_LOAD_F64((const double *)x + i);
+}
+XINLINE XV XFN(load_part)(const void *x, uint64_t i, int k, int kind) {
+    return (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? XV_LOAD_F32_PART((const float *)x + i, k)
+                                                     : XV_LOAD_F64_PART((const double *)x + i, k);
+}
+
+/* Runs v through levels k0..L-1 of one accumulator set; the last residue is ORed into *res
+ * (fast) or added exactly lane by lane (careful). */
+XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, int careful, tally_exact *acc) {
+    for (int k = k0; k < L; k++) {
+        XV s = XV_ADD(S[k], v);
+        XV q = XV_SUB(s, S[k]);
+        S[k] = s;
+        v = XV_SUB(v, q);
+    }
+    if (!careful) {
+        *res = XV_OR(*res, v);
+    } else {
+        unsigned mask = XV_NONZERO_MASK(v);
+        if (mask) {
+            double lane[XW];
+            XV_STORE(lane, v);
+            for (int j = 0; j < XW; j++)
+                if (mask >> j & 1) tally_exact_add_finite_(acc, lane[j]);
+        }
+    }
+}
+
+/* One vector of input (k < XW: only the first k lanes are data). */
+XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *res,
+                       int careful, tally_exact *acc) {
+    if (kind <= XK_SUM_F64) {
+        *vmax = XV_MAXABS(*vmax, v);
+        XFN(feed)(S, 0, L, v, res, careful, acc);
+    } else {
+        XV d = XV_SUB(v, vmean);
+        XV hi = XV_MUL(d, d);
+        XV lo = XV_FMS(d, d, hi);
+        if (k < XW) { hi = XV_KEEP(hi, k); lo = XV_KEEP(lo, k); }
+        *vmax = XV_MAXABS(*vmax, hi);
+        XFN(feed)(S, 0, L, hi, res, careful, acc);
+        XFN(feed)(S, 1, L, lo, res, careful, acc);
+    }
+}
+
+/* Runs one block of len <= XBLK elements. Returns 1 if the OR of the last residues has a
+ * nonzero magnitude (fast mode only); *bmax is the block's max |level-0 input|, *finite whether
+ * the level-0 accumulators stayed finite. */
+XINLINE int XFN(block)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind, int L,
+                       XV vmean, int careful, tally_exact *acc, double *bmax, int *finite) {
+    XV vmax = XV_ZERO(), res = XV_ZERO();
+    int i = 0;
+    for (; i + XU * XW <= len; i += XU * XW)
+        for (int u = 0; u < XU; u++)
+            XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax, &res,
+                      careful, acc);
+    int u = 0;
+    for (; i + XW <= len; i += XW, u++)
+        XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax, &res, careful, acc);
+    if (i < len)
+        XFN(step)(S[u], XFN(load_part)(x, i0 + i, len - i, kind), len - i, kind, L, vmean, &vmax,
+                  &res, careful, acc);
+    double lane[XW];
+    unsigned bad = 0;
+    for (int w = 0; w < XU; w++) bad |= XV_NONZERO_MASK(XV_SUB(S[w][0], S[w][0]));
+    *finite = bad == 0;
+    XV_STORE(lane, vmax);
+    double mx = 0;
+    for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
+    *bmax = mx;
+    XV_STORE(lane, res);
+    uint64_t orbits = 0;
+    for (int j = 0; j < XW; j++) orbits |= tally_exact_bits_(lane[j]);
+    return (orbits << 1) != 0; /* a -0 residue (from x = -0) is no residue */
+}
+
+XINLINE void XFN(flush)(XV S[XU][XL_MAX], const double *C, int L, tally_exact *acc) {
+    for (int u = 0; u < XU; u++)
+        for (int k = 0; k < L; k++) {
+            double lane[XW];
+            XV_STORE(lane, XV_SUB(S[u][k], XV_SET1(C[k]))); /* exact: same binade */
+            for (int j = 0; j < XW; j++)
+                if (lane[j] != 0) tally_exact_add_finite_(acc, lane[j]);
+            S[u][k] = XV_SET1(C[k]);
+        }
+}
+
+XINLINE void XFN(run)(const void *x, uint64_t n, int kind, int L, double mean, int omit_nan,
+                      tally_exact *acc) {
+    if (n == 0) return;
+    int m = XM_INIT;
+    double C[XL_MAX] = {0, 0, 0};
+    tally_xgrids_(m, L, C);
+    double bound = tally_xpow2_(m); /* 2^m */
+    XV S[XU][XL_MAX], saved[XU][XL_MAX];
+    for (int u = 0; u < XU; u++)
+        for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k < L ? k : 0]);
+    XV vmean = XV_SET1(mean);
+    /* adds per lane per level in one block (upper bound): the vectors are dealt round-robin */
+    const unsigned per_block = (unsigned)((((XBLK + XW - 1) / XW) + XU - 1) / XU) *
+                               (kind <= XK_SUM_F64 ? 1u : 2u);
+    unsigned cnt = 0;
+    int any_fast = 0, nonneg = kind > XK_SUM_F64;
+    for (uint64_t i0 = 0; i0 < n; i0 += XBLK) {
+        int len = (int)(n - i0 < XBLK ? n - i0 : XBLK);
+        for (int u = 0; u < XU; u++)
+            for (int k = 0; k < L; k++) saved[u][k] = S[u][k];
+        for (;;) {
+            double bmax;
+            int finite;
+            int resid = XFN(block)(S, x, i0, len, kind, L, vmean, 0, acc, &bmax, &finite);
+            if (finite && bmax > bound && bmax <= tally_xpow2_(XM_FAST_MAX)) {
+                /* grow the bound: flush what the accumulators hold at the block start */
+                for (int u = 0; u < XU; u++)
+                    for (int k = 0; k < L; k++) S[u][k] = saved[u][k];
+                XFN(flush)(S, C, L, acc);
+                m = tally_xceil_log2_(bmax);
+                tally_xgrids_(m, L, C);
+                bound = tally_xpow2_(m);
+                for (int u = 0; u < XU; u++)
+                    for (int k = 0; k < L; k++) saved[u][k] = S[u][k] = XV_SET1(C[k]);
+                cnt = 0;
+                continue;
+            }
+            if (!finite || bmax > bound) {
+                for (int u = 0; u < XU; u++)
+                    for (int k = 0; k < L; k++) S[u][k] = saved[u][k];
+                tally_xslow_((kind == XK_SUM_F32 || kind == XK_SQ_F32)
+                                 ? (const void *)((const float *)x + i0)
+                                 : (const void *)((const double *)x + i0),
+                             (uint64_t)len, kind, mean, omit_nan, acc);
+                break;
+            }
+            if (resid) {
+                for (int u = 0; u < XU; u++)
+                    for (int k = 0; k < L; k++) S[u][k] = saved[u][k];
+                XFN(block)(S, x, i0, len, kind, L, vmean, 1, acc, &bmax, &finite);
+            }
+            any_fast = 1;
+            if (!nonneg)
+                nonneg = bmax > 0 || tally_xhas_nonnegzero_(kind == XK_SUM_F32
+                                                                ? (const void *)((const float *)x + i0)
+                                                                : (const void *)((const double *)x + i0),
+                                                            (uint64_t)len, kind);
+            cnt += per_block;
+            if (cnt + per_block > (1u << XT_BITS)) {
+                XFN(flush)(S, C, L, acc);
+                cnt = 0;
+            }
+            break;
+        }
+    }
+    XFN(flush)(S, C, L, acc);
+    if (any_fast)
+        acc->flags |= TALLY_EXACT_F_ANY | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
+}
+
+static void XFN(sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc) {
+    XFN(run)(x, n, XK_SUM_F32, 2, 0.0, omit_nan, acc);
+}
+static void XFN(sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc) {
+    XFN(run)(x, n, XK_SUM_F64, 3, 0.0, omit_nan, acc);
+}
+static void XFN(sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan,
+                           tally_exact *acc) {
+    XFN(run)(x, n, XK_SQ_F32, 3, mean, omit_nan, acc);
+}
+static void XFN(sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan,
+                           tally_exact *acc) {
+    XFN(run)(x, n, XK_SQ_F64, 3, mean, omit_nan, acc);
+}

@@ -1,0 +1,42 @@
+/* Single-threaded kernels that add float data exactly into a superaccumulator (core/exact_sum.h).
+ * The CPU backend splits the data across threads, gives each thread its own tally_exact, merges
+ * them (an integer add, so the result cannot depend on the split) and rounds once.
+ *
+ *   sum_f32 / sum_f64:     acc += x[0] + ... + x[n-1], exactly. omit_nan: NaNs are skipped
+ *                          (they are then not "added" for the -0 rule either).
+ *   sqdev_f32 / sqdev_f64: for each x_i, d = fl((double)x_i - mean) (the deviation rounded to f64)
+ *                          and acc += d*d exactly, as hi = fl(d*d) plus lo = fma(d, d, -hi).
+ *                          d*d is exact this way unless it underflows (|d| < ~2^-511: lo loses
+ *                          bits below 2^-1074) or overflows (fl(d*d) = inf: +inf is added).
+ *                          x_i = NaN: NaN (skipped with omit_nan); x_i = +-inf: +inf.
+ *
+ * Every kernel gives the same accumulator value (bit for bit after rounding) for any ISA.
+ * n may be 0; x may then be NULL. The kernels keep a little state between blocks only inside one
+ * call, so calls on consecutive pieces equal one call on the whole. */
+#ifndef TALLY_CPU_EXACT_KERNELS_H
+#define TALLY_CPU_EXACT_KERNELS_H
+
+#include <stdint.h>
+#include "tally.h"
+#include "core/exact_sum.h"
+
+typedef struct tally_exact_kernels {
+    void (*sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc);
+    void (*sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc);
+    void (*sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan, tally_exact *acc);
+    void (*sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan, tally_exact *acc);
+} tally_exact_kernels;
+
+/* The kernels for isa (TALLY_ISA_SCALAR, TALLY_ISA_AVX2 or TALLY_ISA_AVX512); the caller makes
+ * sure the CPU has that ISA. AUTO and any ISA not built here (every x86 one on other CPUs) give
+ * the scalar kernels. Never NULL. */
+const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa);
+
+/* Per-ISA tables (internal; only the x86 ones exist where TALLY_X86 is defined). */
+extern const tally_exact_kernels tally_exact_kernels_scalar;
+#if defined(TALLY_X86)
+extern const tally_exact_kernels tally_exact_kernels_avx2;
+extern const tally_exact_kernels tally_exact_kernels_avx512;
+#endif
+
+#endif

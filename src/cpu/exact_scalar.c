@@ -1,0 +1,43 @@
+/* Portable exact-sum kernels (one double per "vector", four independent accumulator sets for
+ * instruction-level parallelism), and the ISA table lookup. */
+#include <math.h>
+#include <string.h>
+#include "cpu/exact_kernels.h"
+
+#define XV double
+#define XW 1
+#define XU 4
+#define XBLK 256
+#define XFN(name) tally_xscalar_##name
+static inline double tally_xscalar_or_(double a, double b) {
+    return tally_exact_double_(tally_exact_bits_(a) | tally_exact_bits_(b));
+}
+#define XV_ZERO() 0.0
+#define XV_SET1(d) (d)
+#define XV_ADD(a, b) ((a) + (b))
+#define XV_SUB(a, b) ((a) - (b))
+#define XV_MUL(a, b) ((a) * (b))
+#define XV_FMS(a, b, c) fma((a), (b), -(c))
+#define XV_OR(a, b) tally_xscalar_or_((a), (b))
+#define XV_MAXABS(acc, v) (fabs(v) > (acc) ? fabs(v) : (acc))
+#define XV_STORE(p, v) (*(p) = (v))
+#define XV_LOAD_F64(p) (*(p))
+#define XV_LOAD_F32(p) ((double)*(p))
+#define XV_LOAD_F64_PART(p, k) ((void)(p), (void)(k), 0.0) /* never used: XW = 1 */
+#define XV_LOAD_F32_PART(p, k) ((void)(p), (void)(k), 0.0)
+#define XV_KEEP(v, k) ((void)(k), (v))
+#define XV_NONZERO_MASK(v) ((unsigned)((v) != 0))
+#include "cpu/exact_impl.h"
+
+const tally_exact_kernels tally_exact_kernels_scalar = {
+    tally_xscalar_sum_f32, tally_xscalar_sum_f64, tally_xscalar_sqdev_f32,
+    tally_xscalar_sqdev_f64};
+
+const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa) {
+#if defined(TALLY_X86)
+    if (isa == TALLY_ISA_AVX512) return &tally_exact_kernels_avx512;
+    if (isa == TALLY_ISA_AVX2) return &tally_exact_kernels_avx2;
+#endif
+    (void)isa;
+    return &tally_exact_kernels_scalar;
+}
