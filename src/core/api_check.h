@@ -1,0 +1,15 @@
+/* Argument checks shared by the public entry points (api.c, stream.c). Each returns TALLY_OK or
+ * sets the context's message ("<fn>: <what is wrong>") and returns the status. */
+#ifndef TALLY_CORE_API_CHECK_H
+#define TALLY_CORE_API_CHECK_H
+
+#include "tally.h"
+
+tally_status tally_check_type(tally_context *ctx, const char *fn, tally_type type);
+tally_status tally_check_data(tally_context *ctx, const char *fn, const char *arg,
+                              tally_type type, const void *data, uint64_t n);
+tally_status tally_check_reduce_ops(tally_context *ctx, const char *fn, tally_type type,
+                                    const tally_op *ops, size_t nops,
+                                    const tally_reduce_options *opts);
+
+#endif

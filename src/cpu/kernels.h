@@ -1,0 +1,71 @@
+/* The CPU kernel table: one per ISA path, all generated from one body (kernels_body.h) compiled
+ * three times (kernels_scalar.c, kernels_avx2.c, kernels_avx512.c). Every kernel is
+ * single-threaded and works on a contiguous piece; the driver (reduce.c, scan.c) splits the data
+ * and merges the pieces. Indexed by tally_type; entries that make no sense for a type are NULL. */
+#ifndef TALLY_CPU_KERNELS_H
+#define TALLY_CPU_KERNELS_H
+
+#include <stdint.h>
+#include "tally.h"
+
+/* The extremes of a piece as order keys (core/partial.h), and its NaN count. */
+typedef struct tally_minmax {
+    uint64_t kmin, kmax; /* UINT64_MAX / 0 when the piece has no non-NaN value */
+    uint64_t nans;
+} tally_minmax;
+
+/* Exact integer product state (core/partial.h's caps). */
+typedef struct tally_iprod_acc {
+    __int128 s;          /* signed types */
+    unsigned __int128 u; /* unsigned types */
+    int zero, ovf;
+} tally_iprod_acc;
+
+/* Scan carries: one element of the type, stored in 8 bytes. */
+typedef union tally_carry {
+    int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
+    int64_t i64; uint64_t u64; float f32; double f64;
+} tally_carry;
+
+enum { TALLY_SCAN_OPS = 7 }; /* sum, prod, min, max, and, or, xor (tally_op 0..6) */
+
+typedef struct tally_cpu_kernels {
+    const char *name;
+    /* Integer sum: adds the piece exactly into *acc (__int128 for signed types, unsigned
+     * __int128 for unsigned ones). */
+    void (*isum[TALLY_TYPE_COUNT])(const void *x, uint64_t n, void *acc);
+    /* Extremes and NaN count of a piece. */
+    void (*minmax[TALLY_TYPE_COUNT])(const void *x, uint64_t n, tally_minmax *mm);
+    /* Index of the first element whose order key is key; n if none. */
+    uint64_t (*find_key[TALLY_TYPE_COUNT])(const void *x, uint64_t n, uint64_t key);
+    /* Index of the first NaN; n if none (float types). */
+    uint64_t (*find_nan[TALLY_TYPE_COUNT])(const void *x, uint64_t n);
+    /* and/or/xor of nwords 8-byte words (any alignment) into acc[0..2]. */
+    void (*bits)(const void *x, uint64_t nwords, uint64_t *acc);
+    /* Integer product, sequential with the overflow cap. */
+    void (*iprod[TALLY_TYPE_COUNT])(const void *x, uint64_t n, tally_iprod_acc *acc);
+    /* Float product of one block (n <= TALLY_PROD_BLOCK elements from a block start). */
+    double (*fprod_block[TALLY_TYPE_COUNT])(const void *x, uint64_t n, int omit_nan);
+    /* out[i] = (double)x[i] (integer types; for the variance pass). */
+    void (*to_f64[TALLY_TYPE_COUNT])(const void *x, uint64_t n, double *out);
+    /* Scans of one block with a carry: inclusive out[i] = c op local(x[0..i]); exclusive
+     * out[0] = c, out[i] = c op local(x[0..i-1]); afterwards *carry = c op local(x[0..n-1]).
+     * local is the sequential fold from the block start (only float sum/prod can tell). */
+    void (*scan_incl[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
+                                                        tally_carry *carry);
+    void (*scan_excl[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
+                                                        tally_carry *carry);
+    /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
+    void (*scan_total[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
+                                                         tally_carry *carry);
+} tally_cpu_kernels;
+
+extern const tally_cpu_kernels tally_cpu_kernels_scalar;
+#if defined(TALLY_X86)
+extern const tally_cpu_kernels tally_cpu_kernels_avx2;
+extern const tally_cpu_kernels tally_cpu_kernels_avx512;
+#endif
+
+const tally_cpu_kernels *tally_cpu_kernels_for(tally_isa isa);
+
+#endif

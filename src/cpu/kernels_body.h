@@ -1,0 +1,429 @@
+/* The body of every CPU kernel, written once and compiled once per ISA path: kernels_scalar.c
+ * (no vectorisation: the reference), kernels_avx2.c and kernels_avx512.c (the same loops,
+ * vectorised by the compiler for that ISA; the loops are shaped for it: independent lanes, no
+ * early exits inside the hot loops). The includer defines TALLY_KTABLE, the table's name, and
+ * TALLY_KNAME, its printable name. Per-type functions come from the X-macro lists of
+ * core/types.h, so no body is copied per type.
+ *
+ * Nothing here depends on evaluation order except the float product (fixed lanes, see
+ * core/partial.h) and float sum/prod scans (sequential inside a block, the same on every path),
+ * so every path gives the same bits. */
+#include <math.h>
+#include <string.h>
+#include "core/partial.h"
+#include "core/types.h"
+#include "cpu/kernels.h"
+
+/* Loads through these may alias any element type. */
+typedef uint32_t tk_u32a __attribute__((may_alias));
+typedef uint64_t tk_u64a __attribute__((may_alias));
+typedef uint64_t tk_u64u __attribute__((may_alias, aligned(1)));
+
+/* Per-type helpers picked by token pasting on the type's name or signedness. */
+#define TK_ACC_1 __int128
+#define TK_ACC_0 unsigned __int128
+#define TK_U_i8 uint8_t
+#define TK_U_u8 uint8_t
+#define TK_U_i16 uint16_t
+#define TK_U_u16 uint16_t
+#define TK_U_i32 uint32_t
+#define TK_U_u32 uint32_t
+#define TK_U_i64 uint64_t
+#define TK_U_u64 uint64_t
+#define TK_KEY_1(v) tally_key_from_i64((int64_t)(v))
+#define TK_KEY_0(v) ((uint64_t)(v))
+#define TK_UNKEY_1(k) tally_key_to_i64(k)
+#define TK_UNKEY_0(k) (k)
+/* Float bit layouts. */
+#define TK_UB_f32 tk_u32a
+#define TK_UB_f64 tk_u64a
+#define TK_SB_f32 int32_t
+#define TK_SB_f64 int64_t
+#define TK_UT_f32 uint32_t
+#define TK_UT_f64 uint64_t
+#define TK_SHIFT_f32 31
+#define TK_SHIFT_f64 63
+#define TK_ABS_f32 0x7fffffffu
+#define TK_ABS_f64 0x7fffffffffffffffull
+#define TK_INF_f32 0x7f800000u
+#define TK_INF_f64 0x7ff0000000000000ull
+#define TK_SMAX_f32 INT32_MAX
+#define TK_SMAX_f64 INT64_MAX
+#define TK_SMIN_f32 INT32_MIN
+#define TK_SMIN_f64 INT64_MIN
+
+#define TK_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define TK_MAX(a, b) ((b) > (a) ? (b) : (a))
+
+/* Pieces are split so that 64-bit lane sums cannot overflow. */
+#define TK_SPLIT (1ull << 31)
+
+static void tk_fold_minmax(tally_minmax *mm, uint64_t kmin, uint64_t kmax)
+{
+    if (kmin < mm->kmin) mm->kmin = kmin;
+    if (kmax > mm->kmax) mm->kmax = kmax;
+}
+
+/* ---- integer kernels ------------------------------------------------------------------------ */
+#define TK_INT_KERNELS(E, name, C, is_int, sgn, W)                                               \
+    static void isum_##name(const void *vx, uint64_t n, void *vacc)                              \
+    {                                                                                            \
+        const C *x = vx;                                                                         \
+        TK_ACC_##sgn *acc = vacc;                                                                \
+        while (n) {                                                                              \
+            uint64_t m = n < TK_SPLIT ? n : TK_SPLIT;                                            \
+            if (sizeof(C) < 8) {                                                                 \
+                W s = 0; /* |x| < 2^32, m <= 2^31: no overflow */                                \
+                for (uint64_t i = 0; i < m; i++) s += x[i];                                      \
+                *acc += s;                                                                       \
+            } else {                                                                             \
+                /* 64-bit: bias signed values to unsigned, sum 32-bit halves in 64-bit lanes. */ \
+                const uint64_t bias = sgn ? 1ull << 63 : 0;                                      \
+                const tk_u64a *u = (const tk_u64a *)x;                                           \
+                uint64_t lo = 0, hi = 0;                                                         \
+                for (uint64_t i = 0; i < m; i++) {                                               \
+                    uint64_t v = u[i] ^ bias;                                                    \
+                    lo += v & 0xffffffffu;                                                       \
+                    hi += v >> 32;                                                               \
+                }                                                                                \
+                *acc += ((TK_ACC_##sgn)hi << 32) + lo;                                           \
+                if (sgn) *acc -= (TK_ACC_##sgn)m << 63;                                          \
+            }                                                                                    \
+            x += m;                                                                              \
+            n -= m;                                                                              \
+        }                                                                                        \
+    }                                                                                            \
+    static void minmax_##name(const void *vx, uint64_t n, tally_minmax *mm)                      \
+    {                                                                                            \
+        const C *x = vx;                                                                         \
+        if (!n) return;                                                                          \
+        C mn = x[0], mx = x[0];                                                                  \
+        for (uint64_t i = 0; i < n; i++) {                                                       \
+            mn = TK_MIN(mn, x[i]);                                                               \
+            mx = TK_MAX(mx, x[i]);                                                               \
+        }                                                                                        \
+        tk_fold_minmax(mm, TK_KEY_##sgn(mn), TK_KEY_##sgn(mx));                                  \
+    }                                                                                            \
+    static uint64_t find_key_##name(const void *vx, uint64_t n, uint64_t key)                    \
+    {                                                                                            \
+        const C *x = vx;                                                                         \
+        const C v = (C)TK_UNKEY_##sgn(key);                                                      \
+        uint64_t i = 0;                                                                          \
+        for (; i + 64 <= n; i += 64) {                                                           \
+            int hit = 0;                                                                         \
+            for (int j = 0; j < 64; j++) hit |= x[i + j] == v;                                   \
+            if (hit) break;                                                                      \
+        }                                                                                        \
+        for (; i < n; i++)                                                                       \
+            if (x[i] == v) return i;                                                             \
+        return n;                                                                                \
+    }                                                                                            \
+    static void iprod_##name(const void *vx, uint64_t n, tally_iprod_acc *p)                     \
+    {                                                                                            \
+        const C *x = vx;                                                                         \
+        uint64_t i = 0;                                                                          \
+        if (p->zero) return;                                                                     \
+        for (; !p->ovf && i < n; i++) {                                                          \
+            if (x[i] == 0) {                                                                     \
+                p->zero = 1;                                                                     \
+                return;                                                                          \
+            }                                                                                    \
+            if (sgn) {                                                                           \
+                __int128 r = p->s * (__int128)x[i]; /* |.| <= 2^126 */                           \
+                if (r > ((__int128)1 << 63) || r < -((__int128)1 << 63)) p->ovf = 1;             \
+                else p->s = r;                                                                   \
+            } else {                                                                             \
+                unsigned __int128 r = p->u * (unsigned __int128)x[i];                            \
+                if (r > UINT64_MAX) p->ovf = 1;                                                  \
+                else p->u = r;                                                                   \
+            }                                                                                    \
+        }                                                                                        \
+        /* Overflowed (|product| only grows): only a zero can change the result. */              \
+        for (; i + 64 <= n; i += 64) {                                                           \
+            int z = 0;                                                                           \
+            for (int j = 0; j < 64; j++) z |= x[i + j] == 0;                                     \
+            if (z) break;                                                                        \
+        }                                                                                        \
+        for (; i < n; i++)                                                                       \
+            if (x[i] == 0) {                                                                     \
+                p->zero = 1;                                                                     \
+                return;                                                                          \
+            }                                                                                    \
+    }                                                                                            \
+    static void to_f64_##name(const void *vx, uint64_t n, double *out)                           \
+    {                                                                                            \
+        const C *x = vx;                                                                         \
+        for (uint64_t i = 0; i < n; i++) out[i] = (double)x[i];                                  \
+    }
+TALLY_INT_TYPES(TK_INT_KERNELS)
+
+/* ---- float kernels: extremes on order keys (sign-magnitude bits made two's complement) ------ */
+#define TK_FLOAT_KERNELS(E, name, C, is_int, sgn, W)                                             \
+    static inline TK_SB_##name tk_key_##name(TK_UT_##name b)                                     \
+    {                                                                                            \
+        return (TK_SB_##name)(b ^ ((TK_UT_##name)((TK_SB_##name)b >> TK_SHIFT_##name) >> 1));    \
+    }                                                                                            \
+    static inline uint64_t tk_key64_##name(TK_SB_##name k)                                       \
+    {                                                                                            \
+        TK_UT_##name b = (TK_UT_##name)k ^ ((TK_UT_##name)(k >> TK_SHIFT_##name) >> 1);          \
+        C v;                                                                                     \
+        memcpy(&v, &b, sizeof v);                                                                \
+        return tally_key_from_f64((double)v);                                                    \
+    }                                                                                            \
+    static void minmax_##name(const void *vx, uint64_t n, tally_minmax *mm)                      \
+    {                                                                                            \
+        const TK_UB_##name *x = vx;                                                              \
+        TK_SB_##name mn = TK_SMAX_##name, mx = TK_SMIN_##name; /* both NaN keys: never real */   \
+        uint64_t nans = 0;                                                                       \
+        for (uint64_t i = 0; i < n; i++) {                                                       \
+            TK_UT_##name b = x[i];                                                               \
+            TK_SB_##name k = tk_key_##name(b);                                                   \
+            int isnan_ = (b & TK_ABS_##name) > TK_INF_##name;                                    \
+            TK_SB_##name kl = isnan_ ? TK_SMAX_##name : k;                                       \
+            TK_SB_##name kh = isnan_ ? TK_SMIN_##name : k;                                       \
+            mn = TK_MIN(mn, kl);                                                                 \
+            mx = TK_MAX(mx, kh);                                                                 \
+            nans += (uint64_t)isnan_;                                                            \
+        }                                                                                        \
+        mm->nans += nans;                                                                        \
+        if (nans < n) tk_fold_minmax(mm, tk_key64_##name(mn), tk_key64_##name(mx));              \
+    }                                                                                            \
+    static uint64_t find_key_##name(const void *vx, uint64_t n, uint64_t key)                    \
+    {                                                                                            \
+        const TK_UB_##name *x = vx;                                                              \
+        C fv = (C)tally_key_to_f64(key); /* exact: key came from a C */                          \
+        TK_UT_##name v;                                                                          \
+        memcpy(&v, &fv, sizeof v);                                                               \
+        uint64_t i = 0;                                                                          \
+        for (; i + 64 <= n; i += 64) {                                                           \
+            int hit = 0;                                                                         \
+            for (int j = 0; j < 64; j++) hit |= x[i + j] == v;                                   \
+            if (hit) break;                                                                      \
+        }                                                                                        \
+        for (; i < n; i++)                                                                       \
+            if (x[i] == v) return i;                                                             \
+        return n;                                                                                \
+    }                                                                                            \
+    static uint64_t find_nan_##name(const void *vx, uint64_t n)                                  \
+    {                                                                                            \
+        const TK_UB_##name *x = vx;                                                              \
+        uint64_t i = 0;                                                                          \
+        for (; i + 64 <= n; i += 64) {                                                           \
+            int hit = 0;                                                                         \
+            for (int j = 0; j < 64; j++) hit |= (x[i + j] & TK_ABS_##name) > TK_INF_##name;      \
+            if (hit) break;                                                                      \
+        }                                                                                        \
+        for (; i < n; i++)                                                                       \
+            if ((x[i] & TK_ABS_##name) > TK_INF_##name) return i;                                \
+        return n;                                                                                \
+    }                                                                                            \
+    static double fprod_block_##name(const void *vx, uint64_t n, int omit_nan)                   \
+    {                                                                                            \
+        const C *x = vx;                                                                         \
+        double l[TALLY_PROD_LANES];                                                              \
+        for (int j = 0; j < TALLY_PROD_LANES; j++) l[j] = 1.0;                                   \
+        uint64_t i = 0;                                                                          \
+        if (omit_nan) {                                                                          \
+            for (; i + TALLY_PROD_LANES <= n; i += TALLY_PROD_LANES)                             \
+                for (int j = 0; j < TALLY_PROD_LANES; j++) {                                     \
+                    double v = (double)x[i + j];                                                 \
+                    l[j] *= v != v ? 1.0 : v;                                                    \
+                }                                                                                \
+        } else {                                                                                 \
+            for (; i + TALLY_PROD_LANES <= n; i += TALLY_PROD_LANES)                             \
+                for (int j = 0; j < TALLY_PROD_LANES; j++) l[j] *= (double)x[i + j];             \
+        }                                                                                        \
+        for (int j = 0; i < n; i++, j++) {                                                       \
+            double v = (double)x[i];                                                             \
+            l[j] *= (omit_nan && v != v) ? 1.0 : v;                                              \
+        }                                                                                        \
+        return tally_prod_lanes(l);                                                              \
+    }
+TALLY_FLOAT_TYPES(TK_FLOAT_KERNELS)
+
+static void bits_words(const void *vx, uint64_t nw, uint64_t *acc)
+{
+    const tk_u64u *w = vx;
+    uint64_t a = acc[0], o = acc[1], x = acc[2];
+    for (uint64_t i = 0; i < nw; i++) {
+        uint64_t v = w[i];
+        a &= v;
+        o |= v;
+        x ^= v;
+    }
+    acc[0] = a;
+    acc[1] = o;
+    acc[2] = x;
+}
+
+/* ---- scans ---------------------------------------------------------------------------------- */
+/* Integer ops wrap modulo 2^bits (done in unsigned arithmetic: no UB). */
+#define TK_ISUM(C, U, a, b) ((C)(U)((uint64_t)(U)(a) + (uint64_t)(U)(b)))
+#define TK_IPROD(C, U, a, b) ((C)(U)((uint64_t)(U)(a) * (uint64_t)(U)(b)))
+
+/* IEEE 754-2019 minimum/maximum: NaN propagates, -0 < +0. */
+#define TK_FMINMAX(name, C)                                                                      \
+    static inline C tk_fmin_##name(C a, C b)                                                     \
+    {                                                                                            \
+        if (a != a) return a;                                                                    \
+        if (b != b) return b;                                                                    \
+        if (a < b) return a;                                                                     \
+        if (b < a) return b;                                                                     \
+        return signbit(a) ? a : b;                                                               \
+    }                                                                                            \
+    static inline C tk_fmax_##name(C a, C b)                                                     \
+    {                                                                                            \
+        if (a != a) return a;                                                                    \
+        if (b != b) return b;                                                                    \
+        if (a > b) return a;                                                                     \
+        if (b > a) return b;                                                                     \
+        return signbit(a) ? b : a;                                                               \
+    }
+TK_FMINMAX(f32, float)
+TK_FMINMAX(f64, double)
+
+/* Ops whose result does not depend on grouping: a running carry. */
+#define TK_SCAN_ASSOC(opname, name, C, OPEXPR)                                                   \
+    static void scan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
+                                            tally_carry *cy)                                     \
+    {                                                                                            \
+        const C *x = vi;                                                                         \
+        C *o = vo;                                                                               \
+        C c = cy->name;                                                                          \
+        for (uint64_t i = 0; i < n; i++) {                                                       \
+            C a = c, b = x[i];                                                                   \
+            c = OPEXPR;                                                                          \
+            o[i] = c;                                                                            \
+        }                                                                                        \
+        cy->name = c;                                                                            \
+    }                                                                                            \
+    static void scan_excl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
+                                            tally_carry *cy)                                     \
+    {                                                                                            \
+        const C *x = vi;                                                                         \
+        C *o = vo;                                                                               \
+        C c = cy->name;                                                                          \
+        for (uint64_t i = 0; i < n; i++) {                                                       \
+            C a = c, b = x[i];                                                                   \
+            o[i] = c;                                                                            \
+            c = OPEXPR;                                                                          \
+        }                                                                                        \
+        cy->name = c;                                                                            \
+    }                                                                                            \
+    static void scan_total_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)        \
+    {                                                                                            \
+        const C *x = vi;                                                                         \
+        C c = cy->name;                                                                          \
+        for (uint64_t i = 0; i < n; i++) {                                                       \
+            C a = c, b = x[i];                                                                   \
+            c = OPEXPR;                                                                          \
+        }                                                                                        \
+        cy->name = c;                                                                            \
+    }
+
+/* Float sum/prod: out = c op local, local folded sequentially from the block start. */
+#define TK_SCAN_LOCAL(opname, name, C, OP)                                                       \
+    static void scan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
+                                            tally_carry *cy)                                     \
+    {                                                                                            \
+        const C *x = vi;                                                                         \
+        C *o = vo;                                                                               \
+        if (!n) return;                                                                          \
+        C c = cy->name, l = x[0];                                                                \
+        o[0] = c OP l;                                                                           \
+        for (uint64_t i = 1; i < n; i++) {                                                       \
+            C v = x[i];                                                                          \
+            l = l OP v;                                                                          \
+            o[i] = c OP l;                                                                       \
+        }                                                                                        \
+        cy->name = c OP l;                                                                       \
+    }                                                                                            \
+    static void scan_excl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
+                                            tally_carry *cy)                                     \
+    {                                                                                            \
+        const C *x = vi;                                                                         \
+        C *o = vo;                                                                               \
+        if (!n) return;                                                                          \
+        C c = cy->name, l = x[0];                                                                \
+        o[0] = c;                                                                                \
+        for (uint64_t i = 1; i < n; i++) {                                                       \
+            C v = x[i];                                                                          \
+            o[i] = c OP l;                                                                       \
+            l = l OP v;                                                                          \
+        }                                                                                        \
+        cy->name = c OP l;                                                                       \
+    }                                                                                            \
+    static void scan_total_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)        \
+    {                                                                                            \
+        const C *x = vi;                                                                         \
+        if (!n) return;                                                                          \
+        C l = x[0];                                                                              \
+        for (uint64_t i = 1; i < n; i++) l = l OP x[i];                                          \
+        cy->name = cy->name OP l;                                                                \
+    }
+
+#define TK_INT_SCANS(E, name, C, is_int, sgn, W)                                                 \
+    TK_SCAN_ASSOC(sum, name, C, TK_ISUM(C, TK_U_##name, a, b))                                   \
+    TK_SCAN_ASSOC(prod, name, C, TK_IPROD(C, TK_U_##name, a, b))                                 \
+    TK_SCAN_ASSOC(min, name, C, TK_MIN(a, b))                                                    \
+    TK_SCAN_ASSOC(max, name, C, TK_MAX(a, b))                                                    \
+    TK_SCAN_ASSOC(and, name, C, (C)(a & b))                                                      \
+    TK_SCAN_ASSOC(or, name, C, (C)(a | b))                                                       \
+    TK_SCAN_ASSOC(xor, name, C, (C)(a ^ b))
+TALLY_INT_TYPES(TK_INT_SCANS)
+
+#define TK_FLOAT_SCANS(E, name, C, is_int, sgn, W)                                               \
+    TK_SCAN_LOCAL(sum, name, C, +)                                                               \
+    TK_SCAN_LOCAL(prod, name, C, *)                                                              \
+    TK_SCAN_ASSOC(min, name, C, tk_fmin_##name(a, b))                                            \
+    TK_SCAN_ASSOC(max, name, C, tk_fmax_##name(a, b))
+TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
+
+/* ---- the table ------------------------------------------------------------------------------ */
+#define TK_ENTRY(fn) [TALLY_##E] = fn##_##name
+#define TK_ALL(fn) TK_ALL_##fn
+#define TK_E_ISUM(E, name, C, i, s, W) [TALLY_##E] = isum_##name,
+#define TK_E_MINMAX(E, name, C, i, s, W) [TALLY_##E] = minmax_##name,
+#define TK_E_FINDKEY(E, name, C, i, s, W) [TALLY_##E] = find_key_##name,
+#define TK_E_FINDNAN(E, name, C, i, s, W) [TALLY_##E] = find_nan_##name,
+#define TK_E_IPROD(E, name, C, i, s, W) [TALLY_##E] = iprod_##name,
+#define TK_E_FPROD(E, name, C, i, s, W) [TALLY_##E] = fprod_block_##name,
+#define TK_E_TOF64(E, name, C, i, s, W) [TALLY_##E] = to_f64_##name,
+#define TK_E_SCAN(kind, opname, E, name) [TALLY_##E] = scan_##kind##_##opname##_##name,
+#define TK_ROW_ALL(kind, opname)                                                                 \
+    {                                                                                            \
+        TK_E_SCAN(kind, opname, I8, i8) TK_E_SCAN(kind, opname, U8, u8)                          \
+        TK_E_SCAN(kind, opname, I16, i16) TK_E_SCAN(kind, opname, U16, u16)                      \
+        TK_E_SCAN(kind, opname, I32, i32) TK_E_SCAN(kind, opname, U32, u32)                      \
+        TK_E_SCAN(kind, opname, I64, i64) TK_E_SCAN(kind, opname, U64, u64)                      \
+        TK_E_SCAN(kind, opname, F32, f32) TK_E_SCAN(kind, opname, F64, f64)                      \
+    }
+#define TK_ROW_INT(kind, opname)                                                                 \
+    {                                                                                            \
+        TK_E_SCAN(kind, opname, I8, i8) TK_E_SCAN(kind, opname, U8, u8)                          \
+        TK_E_SCAN(kind, opname, I16, i16) TK_E_SCAN(kind, opname, U16, u16)                      \
+        TK_E_SCAN(kind, opname, I32, i32) TK_E_SCAN(kind, opname, U32, u32)                      \
+        TK_E_SCAN(kind, opname, I64, i64) TK_E_SCAN(kind, opname, U64, u64)                      \
+    }
+#define TK_SCAN_TABLE(kind)                                                                      \
+    {                                                                                            \
+        [TALLY_SUM] = TK_ROW_ALL(kind, sum), [TALLY_PROD] = TK_ROW_ALL(kind, prod),              \
+        [TALLY_MIN] = TK_ROW_ALL(kind, min), [TALLY_MAX] = TK_ROW_ALL(kind, max),                \
+        [TALLY_AND] = TK_ROW_INT(kind, and), [TALLY_OR] = TK_ROW_INT(kind, or),                  \
+        [TALLY_XOR] = TK_ROW_INT(kind, xor),                                                     \
+    }
+
+const tally_cpu_kernels TALLY_KTABLE = {
+    .name = TALLY_KNAME,
+    .isum = {TALLY_INT_TYPES(TK_E_ISUM)},
+    .minmax = {TALLY_TYPES(TK_E_MINMAX)},
+    .find_key = {TALLY_TYPES(TK_E_FINDKEY)},
+    .find_nan = {TALLY_FLOAT_TYPES(TK_E_FINDNAN)},
+    .bits = bits_words,
+    .iprod = {TALLY_INT_TYPES(TK_E_IPROD)},
+    .fprod_block = {TALLY_FLOAT_TYPES(TK_E_FPROD)},
+    .to_f64 = {TALLY_INT_TYPES(TK_E_TOF64)},
+    .scan_incl = TK_SCAN_TABLE(incl),
+    .scan_excl = TK_SCAN_TABLE(excl),
+    .scan_total = TK_SCAN_TABLE(total),
+};

@@ -1,0 +1,298 @@
+/* The CPU backend: state, reductions (one fused pass over the data, split over the pool's
+ * threads; a second pass for the variance) and the backend table. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/types.h"
+#include "cpu/state.h"
+
+/* ---- state ------------------------------------------------------------------------------- */
+tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
+                                    tally_cpu_state **out)
+{
+    *out = NULL;
+    if (threads < 1) threads = 1;
+    tally_cpu_state *st = calloc(1, sizeof *st);
+    if (!st) return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");
+    st->threads = threads;
+    st->isa = isa;
+    st->k = tally_cpu_kernels_for(isa);
+    st->ek = tally_exact_kernels_for(isa);
+    st->parts = aligned_alloc(64, ((sizeof(tally_partial) * (size_t)threads + 63) / 64) * 64);
+    st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
+    st->totals = calloc(2 * (size_t)threads * TALLY_SCAN_MAX_BLOCKS_PER_ROUND, sizeof(tally_carry));
+    if (!st->parts || !st->sq || !st->totals) {
+        tally_cpu_state_destroy(st);
+        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");
+    }
+    tally_status s = tally_pool_create(threads, &st->pool);
+    if (s != TALLY_OK) {
+        tally_cpu_state_destroy(st);
+        return tally_set_error(ctx, s, "cpu backend: could not start %d threads", threads);
+    }
+    *out = st;
+    return TALLY_OK;
+}
+
+void tally_cpu_state_destroy(tally_cpu_state *st)
+{
+    if (!st) return;
+    tally_pool_destroy(st->pool);
+    free(st->parts);
+    free(st->sq);
+    free(st->totals);
+    free(st);
+}
+
+/* Threads for a piece of work of this many bytes: each gets at least SMALL_BYTES. */
+static int threads_for(const tally_cpu_state *st, uint64_t bytes)
+{
+    uint64_t t = bytes / TALLY_CPU_SMALL_BYTES;
+    if (t < 1) t = 1;
+    return t < (uint64_t)st->threads ? (int)t : st->threads;
+}
+
+/* ---- the fused pass over one piece ------------------------------------------------------- */
+/* Adds x[0..n-1] (global indices gbase..) into p: every need except the float product. */
+static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, uint64_t n,
+                  uint64_t gbase)
+{
+    const tally_cpu_kernels *k = st->k;
+    const tally_type t = p->type;
+    const uint32_t need = p->need;
+    const size_t size = tally_type_size(t);
+    const int fl = tally_type_is_float(t);
+    if (need & TALLY_NEED_SUM) {
+        if (t == TALLY_F32) st->ek->sum_f32((const float *)x, n, p->omit_nan, &p->fsum);
+        else if (t == TALLY_F64) st->ek->sum_f64((const double *)x, n, p->omit_nan, &p->fsum);
+        else k->isum[t](x, n, tally_type_is_signed_int(t) ? (void *)&p->isum : (void *)&p->usum);
+    }
+    if (need & TALLY_NEED_SQ) {
+        if (t == TALLY_F32) st->ek->sqdev_f32((const float *)x, n, 0.0, p->omit_nan, &p->fsq);
+        else if (t == TALLY_F64) st->ek->sqdev_f64((const double *)x, n, 0.0, p->omit_nan, &p->fsq);
+        else {
+            double buf[512];
+            for (uint64_t i = 0; i < n; i += 512) {
+                uint64_t m = n - i < 512 ? n - i : 512;
+                k->to_f64[t](x + i * size, m, buf);
+                st->ek->sqdev_f64(buf, m, 0.0, 0, &p->fsq);
+            }
+        }
+    }
+    if (need & (TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS)) {
+        tally_minmax mm = {UINT64_MAX, 0, 0};
+        k->minmax[t](x, n, &mm);
+        int had = p->n > p->nans;
+        if (mm.nans < n) {
+            if ((need & (TALLY_NEED_MIN | TALLY_NEED_ARGMIN)) && (!had || mm.kmin < p->kmin)) {
+                p->kmin = mm.kmin;
+                if (need & TALLY_NEED_ARGMIN) p->imin = gbase + k->find_key[t](x, n, mm.kmin);
+            }
+            if ((need & (TALLY_NEED_MAX | TALLY_NEED_ARGMAX)) && (!had || mm.kmax > p->kmax)) {
+                p->kmax = mm.kmax;
+                if (need & TALLY_NEED_ARGMAX) p->imax = gbase + k->find_key[t](x, n, mm.kmax);
+            }
+        }
+        if (fl && (need & TALLY_NEED_FIRSTNAN) && mm.nans && p->first_nan == TALLY_NO_INDEX)
+            p->first_nan = gbase + k->find_nan[t](x, n);
+        p->nans += mm.nans;
+    }
+    if (need & TALLY_NEED_BITS) {
+        uint64_t bytes = n * size, words = bytes / 8, rem = bytes % 8;
+        uint64_t acc[3] = {p->band, p->bor, p->bxor};
+        k->bits(x, words, acc);
+        if (rem) {
+            uint64_t wa = ~(uint64_t)0, wo = 0; /* identity bytes pad the last word */
+            memcpy(&wa, x + words * 8, rem);
+            memcpy(&wo, x + words * 8, rem);
+            acc[0] &= wa;
+            acc[1] |= wo;
+            acc[2] ^= wo;
+        }
+        p->band = acc[0];
+        p->bor = acc[1];
+        p->bxor = acc[2];
+    }
+    if ((need & TALLY_NEED_PROD) && !fl) {
+        tally_iprod_acc a = {p->iprod, p->uprod, p->prod_zero, p->prod_ovf};
+        k->iprod[t](x, n, &a);
+        p->iprod = a.s;
+        p->uprod = a.u;
+        p->prod_zero = a.zero;
+        p->prod_ovf = a.ovf;
+    }
+    p->n += n;
+}
+
+/* ---- the threaded pass -------------------------------------------------------------------- */
+typedef struct acc_job {
+    const tally_cpu_state *st;
+    const char *x;
+    uint64_t n, base;   /* elements; global index of x[0] */
+    uint64_t head;      /* elements before the first float-product block boundary */
+    uint64_t nblocks;   /* blocks of TALLY_PROD_BLOCK after head (the last may be partial) */
+    uint64_t nfull;     /* full blocks (float products are taken of these) */
+    double *bprod;      /* [nfull] or NULL */
+    tally_partial *acc; /* single-threaded: straight into the caller's partial */
+    const tally_partial *proto;
+} acc_job;
+
+static void acc_thread(void *arg, int tid, int nth)
+{
+    acc_job *j = arg;
+    const tally_cpu_state *st = j->st;
+    tally_partial *p = nth == 1 ? j->acc : &st->parts[tid];
+    if (nth > 1) {
+        tally_partial_init(p, j->proto->type, j->proto->need, j->proto->omit_nan);
+        p->n = 0;
+    }
+    size_t size = tally_type_size(p->type);
+    uint64_t gblk = TALLY_CPU_PIECE_BYTES / size / TALLY_PROD_BLOCK; /* blocks per piece */
+    if (gblk < 1) gblk = 1;
+    uint64_t b_lo = j->nblocks * (uint64_t)tid / (uint64_t)nth;
+    uint64_t b_hi = j->nblocks * (uint64_t)(tid + 1) / (uint64_t)nth;
+    if (tid == 0 && j->head) piece(st, p, j->x, j->head, j->base);
+    for (uint64_t b = b_lo; b < b_hi; b += gblk) {
+        uint64_t be = b + gblk < b_hi ? b + gblk : b_hi;
+        uint64_t e_lo = j->head + b * TALLY_PROD_BLOCK;
+        uint64_t e_hi = j->head + be * TALLY_PROD_BLOCK;
+        if (e_hi > j->n) e_hi = j->n;
+        piece(st, p, j->x + e_lo * size, e_hi - e_lo, j->base + e_lo);
+        if (j->bprod)
+            for (uint64_t bb = b; bb < be && bb < j->nfull; bb++)
+                j->bprod[bb] = st->k->fprod_block[p->type](
+                    j->x + (j->head + bb * TALLY_PROD_BLOCK) * size, TALLY_PROD_BLOCK,
+                    p->omit_nan);
+    }
+}
+
+tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const void *data,
+                                  uint64_t n, uint64_t base, tally_partial *acc)
+{
+    if (n == 0) return TALLY_OK;
+    const tally_type t = acc->type;
+    const size_t size = tally_type_size(t);
+    const int fprod = (acc->need & TALLY_NEED_PROD) && tally_type_is_float(t);
+    acc_job j;
+    memset(&j, 0, sizeof j);
+    j.st = st;
+    j.x = data;
+    j.n = n;
+    j.base = base;
+    j.acc = acc;
+    j.proto = acc;
+    if (fprod) {
+        /* Close the open block first (streams), then whole blocks in parallel. */
+        uint64_t open = acc->lane_pos ? TALLY_PROD_BLOCK - acc->lane_pos : 0;
+        j.head = open < n ? open : n;
+        tally_partial_prod_feed(acc, data, j.head);
+        j.nfull = (n - j.head) / TALLY_PROD_BLOCK;
+    }
+    j.nblocks = (n - j.head + TALLY_PROD_BLOCK - 1) / TALLY_PROD_BLOCK;
+    double bstack[64];
+    if (fprod && j.nfull) {
+        j.bprod = j.nfull <= 64 ? bstack : malloc(j.nfull * sizeof(double));
+        if (!j.bprod)
+            return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
+                                   "cpu backend: out of memory for %llu block products",
+                                   (unsigned long long)j.nfull);
+    }
+    int nth = threads_for(st, n * size);
+    if ((uint64_t)nth > j.nblocks) nth = j.nblocks ? (int)j.nblocks : 1;
+    if (nth == 1) {
+        acc_thread(&j, 0, 1);
+    } else {
+        tally_pool_run(st->pool, nth, acc_thread, &j);
+        for (int i = 0; i < nth; i++) tally_partial_merge(acc, &st->parts[i]);
+    }
+    if (fprod) {
+        for (uint64_t b = 0; b < j.nfull; b++) tally_partial_prod_block(acc, j.bprod[b]);
+        uint64_t done = j.head + j.nfull * TALLY_PROD_BLOCK;
+        tally_partial_prod_feed(acc, (const char *)data + done * size, n - done);
+        if (j.bprod != bstack) free(j.bprod);
+    }
+    return TALLY_OK;
+}
+
+/* ---- variance: the second pass ------------------------------------------------------------ */
+typedef struct sq_job {
+    const tally_cpu_state *st;
+    tally_type type;
+    const char *x;
+    uint64_t n;
+    double mean;
+    int omit_nan;
+} sq_job;
+
+static void sq_thread(void *arg, int tid, int nth)
+{
+    sq_job *j = arg;
+    const tally_cpu_state *st = j->st;
+    size_t size = tally_type_size(j->type);
+    uint64_t lo = j->n * (uint64_t)tid / (uint64_t)nth, hi = j->n * (uint64_t)(tid + 1) / (uint64_t)nth;
+    tally_exact *e = &st->sq[tid];
+    tally_exact_init(e);
+    const char *x = j->x + lo * size;
+    uint64_t n = hi - lo;
+    if (j->type == TALLY_F32) st->ek->sqdev_f32((const float *)x, n, j->mean, j->omit_nan, e);
+    else if (j->type == TALLY_F64) st->ek->sqdev_f64((const double *)x, n, j->mean, j->omit_nan, e);
+    else {
+        double buf[512];
+        for (uint64_t i = 0; i < n; i += 512) {
+            uint64_t m = n - i < 512 ? n - i : 512;
+            st->k->to_f64[j->type](x + i * size, m, buf);
+            st->ek->sqdev_f64(buf, m, j->mean, 0, e);
+        }
+    }
+}
+
+/* ---- the backend entry points --------------------------------------------------------------- */
+static int cpu_available(void) { return 1; }
+
+static tally_status cpu_init(tally_context *ctx, const tally_options *opts, void **state)
+{
+    return tally_cpu_state_create(ctx, opts->threads, opts->isa, (tally_cpu_state **)state);
+}
+
+static void cpu_fini(void *state) { tally_cpu_state_destroy(state); }
+
+static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type, const void *data,
+                               uint64_t n, const tally_op *ops, size_t nops,
+                               const tally_reduce_options *opts, tally_result *results)
+{
+    tally_cpu_state *st = state;
+    tally_partial p;
+    tally_partial_init(&p, type, tally_ops_need(type, ops, nops, opts->omit_nan), opts->omit_nan);
+    tally_status s = tally_cpu_accumulate(ctx, st, data, n, 0, &p);
+    if (s != TALLY_OK) return s;
+    int want_var = 0;
+    for (size_t i = 0; i < nops; i++) want_var |= ops[i] == TALLY_VAR;
+    tally_exact sq;
+    const tally_exact *sqp = NULL;
+    if (want_var) {
+        tally_status ms;
+        double mean = tally_partial_mean(&p, &ms);
+        uint64_t cnt = opts->omit_nan ? p.n - p.nans : p.n;
+        if (ms == TALLY_OK && cnt > (uint64_t)opts->ddof) {
+            sq_job j = {st, type, data, n, mean, opts->omit_nan};
+            int nth = threads_for(st, n * tally_type_size(type));
+            tally_pool_run(st->pool, nth, sq_thread, &j);
+            sq = st->sq[0];
+            for (int i = 1; i < nth; i++) tally_exact_merge(&sq, &st->sq[i]);
+            sqp = &sq;
+        }
+    }
+    for (size_t i = 0; i < nops; i++)
+        tally_partial_result(&p, ops[i], opts->ddof, sqp, &results[i]);
+    return TALLY_OK;
+}
+
+const tally_backend tally_cpu_backend = {
+    .kind = TALLY_BACKEND_CPU,
+    .name = "cpu",
+    .available = cpu_available,
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .reduce = cpu_reduce,
+    .scan = tally_cpu_scan,
+    .describe = NULL,
+};

@@ -1,0 +1,135 @@
+/* Scans on the CPU. The data is cut into fixed blocks of TALLY_SCAN_BLOCK elements; block b's
+ * outputs are carry_b op local(...), where local folds from the block start and carry_{b+1} =
+ * carry_b op total_b. The boundaries do not depend on the thread count, so neither do float
+ * results. Threads work in rounds: each takes the next TALLY_SCAN_ROUND_BYTES of blocks, computes
+ * their totals (reading them into L2), meets the others at a barrier, folds the totals before
+ * its blocks into its carry, and scans its blocks from L2. So memory is read about once and
+ * written once, as by a copy. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include "core/types.h"
+#include "cpu/state.h"
+
+/* The identity of op for type (float sum: -0.0, so that -0 op x keeps x's sign). */
+static tally_carry identity(tally_op op, tally_type t)
+{
+    tally_carry c;
+    memset(&c, 0, sizeof c);
+    size_t bits = tally_type_size(t) * 8;
+    int sgn = tally_type_is_signed_int(t);
+    uint64_t ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    switch (op) {
+    case TALLY_SUM:
+        if (t == TALLY_F32) c.f32 = -0.0f;
+        else if (t == TALLY_F64) c.f64 = -0.0;
+        break;
+    case TALLY_PROD:
+        if (t == TALLY_F32) c.f32 = 1.0f;
+        else if (t == TALLY_F64) c.f64 = 1.0;
+        else c.u64 = 1; /* little-endian: the low bytes hold 1 for every width */
+        break;
+    case TALLY_MIN: /* the largest value */
+        if (t == TALLY_F32) c.f32 = INFINITY;
+        else if (t == TALLY_F64) c.f64 = INFINITY;
+        else c.u64 = sgn ? ones >> 1 : ones;
+        break;
+    case TALLY_MAX: /* the smallest value */
+        if (t == TALLY_F32) c.f32 = -INFINITY;
+        else if (t == TALLY_F64) c.f64 = -INFINITY;
+        else c.u64 = sgn ? (ones >> 1) + 1 : 0;
+        break;
+    case TALLY_AND: c.u64 = ones; break;
+    default: break; /* or, xor: 0 */
+    }
+    return c;
+}
+
+static tally_carry from_init(tally_type t, const tally_scan_options *o)
+{
+    tally_carry c;
+    memset(&c, 0, sizeof c);
+    switch (t) {
+#define X(E, name, C, is_int, sgn, W) \
+    case TALLY_##E: c.name = (C)(is_int ? (sgn ? (C)o->init.i64 : (C)o->init.u64) : (C)o->init.f64); break;
+        TALLY_TYPES(X)
+#undef X
+    }
+    return c;
+}
+
+typedef struct scan_job {
+    tally_cpu_state *st;
+    void (*kern)(const void *, void *, uint64_t, tally_carry *);
+    void (*total)(const void *, uint64_t, tally_carry *);
+    const char *in;
+    char *out;
+    uint64_t n, nblocks;
+    size_t size;
+    uint64_t per;        /* blocks per thread per round */
+    tally_carry start;   /* carry into block 0 */
+    tally_carry ident;   /* op's identity: totals start from it */
+} scan_job;
+
+static void scan_thread(void *arg, int tid, int nth)
+{
+    scan_job *j = arg;
+    const uint64_t B = TALLY_SCAN_BLOCK, R = j->per * (uint64_t)nth;
+    tally_carry rc = j->start; /* carry into the round: every thread keeps the same copy */
+    for (uint64_t r = 0; r * R < j->nblocks; r++) {
+        tally_carry *tot = j->st->totals + (r & 1) * R;
+        uint64_t b0 = r * R;
+        uint64_t rb = j->nblocks - b0 < R ? j->nblocks - b0 : R; /* blocks in this round */
+        uint64_t my_lo = (uint64_t)tid * j->per, my_hi = my_lo + j->per;
+        if (my_hi > rb) my_hi = rb;
+        for (uint64_t k = my_lo; k < my_hi; k++) {
+            uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
+            tot[k] = j->ident;
+            j->total(j->in + e * j->size, len, &tot[k]);
+        }
+        tally_pool_barrier(j->st->pool, nth);
+        tally_carry c = rc;
+        for (uint64_t k = 0; k < my_lo && k < rb; k++) j->total(&tot[k], 1, &c);
+        for (uint64_t k = my_lo; k < my_hi; k++) {
+            uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
+            j->kern(j->in + e * j->size, j->out + e * j->size, len, &c);
+        }
+        for (uint64_t k = 0; k < rb; k++) j->total(&tot[k], 1, &rc);
+    }
+}
+
+tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
+                            const void *in, void *out, uint64_t n, const tally_scan_options *opts)
+{
+    (void)ctx;
+    tally_cpu_state *st = state;
+    if (n == 0) return TALLY_OK;
+    scan_job j;
+    memset(&j, 0, sizeof j);
+    j.st = st;
+    j.kern = opts->exclusive ? st->k->scan_excl[op][type] : st->k->scan_incl[op][type];
+    j.total = st->k->scan_total[op][type];
+    j.in = in;
+    j.out = out;
+    j.n = n;
+    j.size = tally_type_size(type);
+    j.nblocks = (n + TALLY_SCAN_BLOCK - 1) / TALLY_SCAN_BLOCK;
+    j.ident = identity(op, type);
+    if (opts->exclusive && opts->has_init) j.start = from_init(type, opts);
+    else if (opts->exclusive && op == TALLY_SUM && tally_type_is_float(type)) memset(&j.start, 0, sizeof j.start); /* +0 */
+    else j.start = j.ident;
+    j.per = TALLY_SCAN_ROUND_BYTES / (TALLY_SCAN_BLOCK * j.size);
+    if (j.per < 1) j.per = 1;
+    uint64_t t = n * j.size / TALLY_SCAN_ROUND_BYTES;
+    int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
+    if (nth == 1) {
+        tally_carry c = j.start;
+        for (uint64_t b = 0; b < j.nblocks; b++) {
+            uint64_t e = b * TALLY_SCAN_BLOCK, len = n - e < TALLY_SCAN_BLOCK ? n - e : TALLY_SCAN_BLOCK;
+            j.kern(j.in + e * j.size, j.out + e * j.size, len, &c);
+        }
+        return TALLY_OK;
+    }
+    tally_pool_run(st->pool, nth, scan_thread, &j);
+    return TALLY_OK;
+}

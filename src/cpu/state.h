@@ -1,0 +1,38 @@
+/* The CPU backend's per-context state (shared by reduce.c and scan.c). */
+#ifndef TALLY_CPU_STATE_H
+#define TALLY_CPU_STATE_H
+
+#include "core/backend.h"
+#include "core/partial.h"
+#include "cpu/cpu.h"
+#include "cpu/exact_kernels.h"
+#include "cpu/kernels.h"
+#include "cpu/pool.h"
+
+/* Inputs smaller than this run on the calling thread alone (no pool wake-up); larger ones give
+ * each thread at least this much. */
+#define TALLY_CPU_SMALL_BYTES (64u * 1024u)
+/* Each thread works through its range in pieces of this size, so that the fused kernels of
+ * one piece read it from L2 after its first read from memory. */
+#define TALLY_CPU_PIECE_BYTES (64u * 1024u)
+/* Scans: fixed blocks (elements) whose boundaries fix the float evaluation order, and the data
+ * each thread scans per round (read twice: once for block totals, then from L2 for the scan). */
+#define TALLY_SCAN_BLOCK 4096u
+#define TALLY_SCAN_ROUND_BYTES (128u * 1024u)
+#define TALLY_SCAN_MAX_BLOCKS_PER_ROUND (TALLY_SCAN_ROUND_BYTES / TALLY_SCAN_BLOCK) /* u8 */
+
+struct tally_cpu_state {
+    int threads;
+    tally_isa isa;
+    const tally_cpu_kernels *k;
+    const tally_exact_kernels *ek;
+    tally_pool *pool;
+    tally_partial *parts;   /* one per thread */
+    tally_exact *sq;        /* one per thread (variance pass) */
+    tally_carry *totals;    /* scans: 2 x threads x TALLY_SCAN_MAX_BLOCKS_PER_ROUND */
+};
+
+tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
+                            const void *in, void *out, uint64_t n, const tally_scan_options *opts);
+
+#endif
