@@ -1,0 +1,185 @@
+/* Number parsing and shortest round-trip formatting.
+ *
+ * Integers are exact. Decimals take Clinger's fast path when it is exact: at most 19
+ * significant digits whose value w <= 2^53 and a power of ten 10^k with |k| <= 22 (every such
+ * power is an exact double), so w * 10^k or w / 10^k is one IEEE operation on exact operands:
+ * correctly rounded. Everything else (long mantissas, large exponents, subnormals) goes to the C
+ * library's strtod, which glibc rounds correctly. The CLI never calls setlocale, so strtod's
+ * decimal point is '.'. */
+#include "tally_io.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double tio_pow10[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int tio_is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+/* Case-insensitive match of the whole of [p, end) against word. */
+static int tio_word_is(const char *p, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(end - p) != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != word[i]) return 0;
+    }
+    return 1;
+}
+
+static double tio_strtod_slice(const char *p, const char *end)
+{
+    char small[128];
+    size_t n = (size_t)(end - p);
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf) return NAN;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    double v = strtod(buf, NULL);
+    if (buf != small) free(buf);
+    return v;
+}
+
+tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv)
+{
+    const char *p = s, *end = s + len;
+    while (p < end && tio_is_blank(*p)) p++;
+    while (end > p && tio_is_blank(end[-1])) end--;
+    if (p == end) return TIO_NUM_INVALID;
+    const char *start = p;
+    int neg = 0;
+    if (*p == '+' || *p == '-') {
+        neg = *p == '-';
+        p++;
+    }
+    uint64_t mant = 0;     /* the first 19 significant digits */
+    int ndig = 0;          /* significant digits held in mant */
+    int64_t exp10 = 0;     /* value = mant * 10^exp10 (+ dropped digits) */
+    int dropped = 0;       /* a nonzero digit did not fit in mant */
+    int any = 0;
+    while (p < end && (unsigned)(*p - '0') < 10) {
+        unsigned d = (unsigned)(*p - '0');
+        any = 1;
+        if (ndig < 19) {
+            mant = mant * 10 + d;
+            if (mant) ndig++;
+        } else {
+            exp10++;
+            if (d) dropped = 1;
+        }
+        p++;
+    }
+    if (p == end) {
+        if (!any) return TIO_NUM_INVALID;
+        if (exp10 == 0) {          /* at most 19 digits: an int64 if it fits */
+            if (!neg && mant <= (uint64_t)INT64_MAX) {
+                *iv = (int64_t)mant;
+                return TIO_NUM_INT;
+            }
+            if (neg && mant <= (uint64_t)INT64_MAX + 1) {
+                *iv = mant == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mant;
+                return TIO_NUM_INT;
+            }
+        }
+    } else {
+        if (*p == '.') {
+            p++;
+            while (p < end && (unsigned)(*p - '0') < 10) {
+                unsigned d = (unsigned)(*p - '0');
+                any = 1;
+                if (ndig < 19) {
+                    mant = mant * 10 + d;
+                    if (mant) ndig++;
+                    exp10--;
+                } else if (d) {
+                    dropped = 1;
+                }
+                p++;
+            }
+        }
+        if (!any) {
+            /* inf, infinity, nan: only without digits, after the optional sign */
+            if (tio_word_is(p, end, "inf") || tio_word_is(p, end, "infinity")) {
+                *dv = neg ? -INFINITY : INFINITY;
+                return TIO_NUM_FLOAT;
+            }
+            if (tio_word_is(p, end, "nan")) {
+                *dv = NAN;
+                return TIO_NUM_FLOAT;
+            }
+            return TIO_NUM_INVALID;
+        }
+        if (p < end && (*p == 'e' || *p == 'E')) {
+            p++;
+            int eneg = 0;
+            if (p < end && (*p == '+' || *p == '-')) {
+                eneg = *p == '-';
+                p++;
+            }
+            if (p == end || (unsigned)(*p - '0') >= 10) return TIO_NUM_INVALID;
+            int64_t e = 0;
+            while (p < end && (unsigned)(*p - '0') < 10) {
+                if (e < 100000000) e = e * 10 + (*p - '0');
+                p++;
+            }
+            exp10 += eneg ? -e : e;
+        }
+        if (p != end) return TIO_NUM_INVALID;
+    }
+    /* Clinger's exact cases. */
+    if (!dropped && mant <= (UINT64_C(1) << 53)) {
+        double v;
+        int ok = 1;
+        if (mant == 0)
+            v = 0.0;
+        else if (exp10 == 0)
+            v = (double)mant;
+        else if (exp10 > 0 && exp10 <= 22)
+            v = (double)mant * tio_pow10[exp10];
+        else if (exp10 < 0 && exp10 >= -22)
+            v = (double)mant / tio_pow10[-exp10];
+        else if (exp10 > 22 && exp10 <= 22 + 16) {
+            /* 1234e25 = (1234 * 10^3) * 10^22 when the first factor stays exact */
+            uint64_t m = mant;
+            for (int64_t k = exp10 - 22; k > 0 && ok; k--) {
+                if (m > (UINT64_C(1) << 53) / 10) ok = 0;
+                else m *= 10;
+            }
+            v = ok ? (double)m * tio_pow10[22] : 0.0;
+        } else
+            ok = 0;
+        if (ok) {
+            *dv = neg ? -v : v;
+            return TIO_NUM_FLOAT;
+        }
+    }
+    *dv = tio_strtod_slice(start, end);
+    return TIO_NUM_FLOAT;
+}
+
+char *tio_format_double(double v, char *buf)
+{
+    if (isnan(v)) return strcpy(buf, "nan");
+    if (isinf(v)) return strcpy(buf, v < 0 ? "-inf" : "inf");
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+char *tio_format_float(float v, char *buf)
+{
+    if (isnan(v)) return strcpy(buf, "nan");
+    if (isinf(v)) return strcpy(buf, v < 0 ? "-inf" : "inf");
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, 32, "%.*g", prec, (double)v);
+        if (strtof(buf, NULL) == v) break;
+    }
+    return buf;
+}

@@ -1,0 +1,144 @@
+/* tally_io: the readers behind the tally command (not part of libtally).
+ *
+ *   - tio_parse_number: one text field -> exact int64, or a correctly rounded double;
+ *   - tio_npy_parse:    a .npy header (versions 1, 2, 3) -> dtype, shape, data offset;
+ *   - tio_input:        a file or standard input, memory-mapped when it is a regular file;
+ *   - tio_text_*:       CSV / TSV / whitespace text, split into blocks at record ends and parsed
+ *                       on worker threads; values come back in input order, per field, typed.
+ * Nothing here prints or exits: errors come back as a status and a message buffer. */
+#ifndef TALLY_IO_H
+#define TALLY_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tally.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- numbers --------------------------------------------------------------------------------- */
+typedef enum tio_num_kind { TIO_NUM_INVALID = 0, TIO_NUM_INT = 1, TIO_NUM_FLOAT = 2 } tio_num_kind;
+
+/* Parses s[0..len) (blanks and a trailing CR around it are ignored).
+ *   [+-]digits that fit int64                         -> TIO_NUM_INT, *iv (exact);
+ *   [+-](digits[.digits]|.digits)([eE][+-]digits)?,
+ *   inf, infinity, nan (any case, optional sign)      -> TIO_NUM_FLOAT, *dv correctly rounded
+ *                                                        (round to nearest even, like strtod);
+ *   anything else (empty, hex, "1,5", "12abc")        -> TIO_NUM_INVALID.
+ * An integer too large for int64 comes back as TIO_NUM_FLOAT. */
+tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv);
+
+/* Shortest text that reads back (strtod / strtof) to the same value: "0.1", "1e+300", "nan",
+ * "inf", "-inf", "-0". buf needs 32 bytes. Returns buf. */
+char *tio_format_double(double v, char *buf);
+char *tio_format_float(float v, char *buf);
+
+/* ---- .npy headers ---------------------------------------------------------------------------- */
+#define TIO_NPY_MAX_DIMS 32
+typedef struct tio_npy_info {
+    int major, minor;
+    size_t data_offset;        /* where the array data starts */
+    char descr[24];            /* as written, e.g. "<f8" */
+    tally_type type;
+    size_t elsize;
+    int swap;                  /* 1: data is big-endian (bytes must be swapped on this host) */
+    int is_bool;               /* '|b1' read as u8 */
+    int fortran_order;
+    int ndim;
+    uint64_t shape[TIO_NPY_MAX_DIMS];
+    uint64_t count;            /* product of shape (1 for a 0-d array) */
+} tio_npy_info;
+
+typedef enum tio_npy_status {
+    TIO_NPY_OK = 0,
+    TIO_NPY_NOT_NPY = 1,       /* no magic */
+    TIO_NPY_TRUNCATED = 2,     /* fewer bytes than the header needs */
+    TIO_NPY_MALFORMED = 3,     /* bad version or header text */
+    TIO_NPY_UNSUPPORTED = 4    /* a dtype tally has no type for (f2, c16, structured, ...) */
+} tio_npy_status;
+
+/* 1 if buf starts with the .npy magic. */
+int tio_npy_is_npy(const void *buf, size_t len);
+/* Parses the header in buf[0..len). On error, err gets a sentence (no file name). */
+tio_npy_status tio_npy_parse(const void *buf, size_t len, tio_npy_info *info, char *err,
+                             size_t errlen);
+/* Parses a dtype string such as "<i4", "|u1", ">f8", "f4", "int32", "float64", "i64".
+ * Returns 0 on success. */
+int tio_parse_dtype(const char *s, tally_type *type, int *swap, int *is_bool);
+/* Writes a version 1.0 .npy header for a 1-d little-endian array of n elements into buf
+ * (at least 128 bytes); returns its length (a multiple of 64). */
+size_t tio_npy_write_header(char *buf, size_t buflen, tally_type type, uint64_t n);
+
+/* ---- input ----------------------------------------------------------------------------------- */
+typedef struct tio_input {
+    char *name;                /* for messages: the path, or "<stdin>" */
+    int fd;
+    int owns_fd;
+    int mapped;                /* 1: data/size are a read-only mapping of the whole file */
+    const uint8_t *data;
+    uint64_t size;             /* file size if known (regular file), else 0 */
+    int size_known;
+    uint8_t *peek;             /* non-mapped: bytes read ahead (tio_input_peek), given back first */
+    size_t peek_len, peek_pos;
+    int from_memory;           /* tio_input_memory: data is the caller's */
+} tio_input;
+
+/* path NULL or "-": standard input. Returns 0, or -1 with err = "<path>: <strerror>". */
+int tio_input_open(tio_input *in, const char *path, char *err, size_t errlen);
+/* Wraps a memory buffer (tests, fuzzers). */
+void tio_input_memory(tio_input *in, const void *data, size_t len, const char *name);
+/* Reads up to n bytes (peeked bytes first); 0 at end, -1 on error (errno set). */
+long long tio_input_read(tio_input *in, void *buf, size_t n);
+/* Makes at least want bytes (fewer at end of input) visible at *p without consuming them. */
+size_t tio_input_peek(tio_input *in, size_t want, const uint8_t **p);
+/* Reads the whole remaining input into a malloc'd buffer (for .npy/raw from a pipe). */
+int tio_input_read_all(tio_input *in, uint8_t **buf, size_t *len);
+void tio_input_close(tio_input *in);
+
+/* ---- text (CSV, TSV, whitespace) ------------------------------------------------------------- */
+typedef struct tio_text_options {
+    char delim;                /* 0: from the file name (.csv ',', .tsv/.tab '\t') or sniffed */
+    int whitespace;            /* 1: fields are separated by runs of blanks (no quoting) */
+    int header;                /* 1: the first record names the fields */
+    int threads;               /* parsing threads; <= 0: one per core */
+    size_t block_size;         /* bytes per parallel block; 0: default (4 MiB) */
+    int skip_invalid;          /* 1: bad values are reported to the sink and skipped */
+} tio_text_options;
+
+typedef struct tio_text_sink {
+    void *user;
+    /* In input order, on the calling thread: n more values of selected field sel, as int64
+     * (is_float 0: every value of this block was an integer) or double. Nonzero stops the run. */
+    int (*values)(void *user, int sel, int is_float, const void *vals, size_t n);
+    /* With skip_invalid, in input order: a bad value at line (1-based) and field (1-based);
+     * text is the field as written (missing: the record had too few fields). */
+    void (*invalid)(void *user, uint64_t line, int field, const char *text, size_t len,
+                    int missing);
+    /* Bytes of input consumed so far (called after each block). May be NULL. */
+    void (*progress)(void *user, uint64_t bytes_done);
+} tio_text_sink;
+
+typedef struct tio_text_reader tio_text_reader;
+
+/* Reads the first record (names with header, or just the field count). 0 or -1 (+err). */
+int tio_text_open(tio_text_reader **r, tio_input *in, const tio_text_options *opts, char *err,
+                  size_t errlen);
+/* Fields in the first record (0 for an input without records). */
+int tio_text_field_count(const tio_text_reader *r);
+/* Name of field i (0-based) from the header, or NULL without header. */
+const char *tio_text_field_name(const tio_text_reader *r, int i);
+/* The delimiter in use (' ' for whitespace mode). */
+char tio_text_delimiter(const tio_text_reader *r);
+/* Which fields to read, 0-based, in output order (sink's sel indexes this list). */
+int tio_text_select(tio_text_reader *r, const int *fields, int nfields);
+/* Parses everything. Returns 0; 1 for a data error (err: "FILE:LINE:FIELD: 'x' is not a
+ * number" or another message naming file and line); 2 when the sink stopped; -1 for an I/O or
+ * memory error (err says which). */
+int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_t errlen);
+void tio_text_close(tio_text_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,764 @@
+/* CSV / TSV / whitespace text, parsed in parallel.
+ *
+ * The input is cut into blocks of ~4 MiB that end at record ends. Without quotes a record ends
+ * at the next '\n'; when a block holds a '"', a sequential scan with the same quote rules as
+ * the field parser (a quote opens a field only at its start, "" is an escaped quote) finds the
+ * record end, so a quoted newline never splits a record. Worker threads parse blocks into one
+ * typed column per selected field (int64 while every value is an integer, else double); the
+ * calling thread hands the columns to the sink in input order. Line numbers are counted per
+ * block and offset by the lines of the blocks before it. */
+#define _GNU_SOURCE 1
+#include "tally_io.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define TIO_DEFAULT_BLOCK ((size_t)4 << 20)
+#define TIO_MAX_THREADS 256
+
+typedef struct tio_col {
+    int is_float;
+    size_t n, cap;
+    uint64_t *v;               /* int64 or double bits, 8 bytes each */
+} tio_col;
+
+typedef struct tio_inval {
+    uint64_t line;
+    int field;
+    int missing;
+    const char *s;
+    size_t len;
+} tio_inval;
+
+enum { TIO_BLK_FREE = 0, TIO_BLK_READY, TIO_BLK_BUSY, TIO_BLK_DONE };
+enum { TIO_E_NONE = 0, TIO_E_NUMBER, TIO_E_QUOTE, TIO_E_MISSING, TIO_E_NOMEM };
+
+typedef struct tio_block {
+    int state;
+    uint64_t seq;
+    const char *p;             /* block text: into the mapping, or buf */
+    size_t n;
+    char *buf;
+    size_t cap;
+    uint64_t lines;            /* '\n' characters in the block */
+    tio_col *cols;
+    tio_inval *inv;
+    size_t ninv, capinv;
+    int err;
+    uint64_t err_line;
+    int err_field, err_nfields;
+    const char *err_s;
+    size_t err_len;
+} tio_block;
+
+struct tio_text_reader {
+    tio_input *in;
+    tio_text_options o;
+    char delim;
+    int ws;
+    int nfields;
+    char **names;
+    int *sel;
+    int nsel;
+    int *selpos;               /* file field -> index in sel, or -1; size maxsel + 1 */
+    int maxsel;
+    uint64_t start_line;       /* newlines before the data (header, blank lines) */
+    /* mapped input: data starts at data_pos; other input: carry holds unconsumed bytes */
+    uint64_t data_pos;
+    char *carry;
+    size_t carry_len, carry_cap;
+    int eof;
+    /* threads */
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    tio_block *blocks;
+    int nblocks;
+    int quit;
+};
+
+/* ---- record ends ---------------------------------------------------------------------------- */
+enum { TIO_S_START, TIO_S_PLAIN, TIO_S_QUOTED, TIO_S_QUOTE_SEEN };
+
+/* Offset just past the first record end at or after from (want_last 0), or past the last record
+ * end (want_last 1); (size_t)-1 if none. p[0] starts a record. */
+static size_t tio_record_end(const char *p, size_t n, char delim, int ws, size_t from,
+                             int want_last)
+{
+    if (from >= n) return want_last ? (size_t)-1 : (size_t)-1;
+    if (!want_last) {
+        const char *nl = memchr(p + from, '\n', n - from);
+        if (!nl) return (size_t)-1;
+        if (ws || !memchr(p, '"', (size_t)(nl - p) + 1)) return (size_t)(nl - p) + 1;
+    } else {
+        if (ws || !memchr(p, '"', n)) {
+            const char *nl = memrchr(p, '\n', n);
+            return nl ? (size_t)(nl - p) + 1 : (size_t)-1;
+        }
+    }
+    int st = TIO_S_START;
+    size_t last = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        int end = 0;
+        switch (st) {
+        case TIO_S_START:
+            if (c == '"') st = TIO_S_QUOTED;
+            else if (c == '\n') end = 1;
+            else if (c != delim) st = TIO_S_PLAIN;
+            break;
+        case TIO_S_PLAIN:
+            if (c == delim) st = TIO_S_START;
+            else if (c == '\n') end = 1;
+            break;
+        case TIO_S_QUOTED:
+            if (c == '"') st = TIO_S_QUOTE_SEEN;
+            break;
+        default: /* TIO_S_QUOTE_SEEN */
+            if (c == '"') st = TIO_S_QUOTED;
+            else if (c == delim) st = TIO_S_START;
+            else if (c == '\n') end = 1;
+            else st = TIO_S_PLAIN;
+            break;
+        }
+        if (end) {
+            st = TIO_S_START;
+            if (want_last) last = i + 1;
+            else if (i >= from) return i + 1;
+        }
+    }
+    return last;
+}
+
+/* ---- fields --------------------------------------------------------------------------------- */
+typedef struct tio_field {
+    const char *s;
+    size_t len;
+    int bad;                   /* quoted with junk after the closing quote, or with "" inside */
+} tio_field;
+
+enum { TIO_F_MORE = 0, TIO_F_END = 1, TIO_F_UNTERMINATED = -1 };
+
+static inline int tio_is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+/* Reads the field at *pi; returns TIO_F_MORE when a delimiter follows, TIO_F_END at the end of
+ * the record (the '\n' consumed) or of the text. *line counts the '\n' passed. */
+static inline int tio_next_field(const tio_text_reader *r, const char *p, size_t n, size_t *pi,
+                                 uint64_t *line, tio_field *f)
+{
+    size_t i = *pi;
+    const char delim = r->delim;
+    f->bad = 0;
+    if (r->ws) {
+        size_t s = i;
+        while (i < n && p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n') i++;
+        f->s = p + s;
+        f->len = i - s;
+        while (i < n && tio_is_blank(p[i])) i++;
+        if (i >= n) { *pi = i; return TIO_F_END; }
+        if (p[i] == '\n') { *pi = i + 1; (*line)++; return TIO_F_END; }
+        *pi = i;
+        return TIO_F_MORE;
+    }
+    if (i < n && p[i] == '"') {
+        size_t s = ++i;
+        for (;;) {
+            if (i >= n) { f->s = p + s; f->len = i - s; *pi = i; return TIO_F_UNTERMINATED; }
+            if (p[i] == '"') {
+                if (i + 1 < n && p[i + 1] == '"') { f->bad = 1; i += 2; continue; }
+                break;
+            }
+            if (p[i] == '\n') (*line)++;
+            i++;
+        }
+        f->s = p + s;
+        f->len = i - s;
+        i++;                                   /* the closing quote */
+        if (i < n && p[i] != delim && p[i] != '\n' &&
+            !(p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n'))) {
+            f->bad = 1;                        /* junk after the closing quote */
+            while (i < n && p[i] != delim && p[i] != '\n') i++;
+            f->len = (size_t)(p + i - f->s);
+        }
+        if (i < n && p[i] == '\r' && (i + 1 == n || p[i + 1] == '\n')) i++;
+    } else {
+        size_t s = i;
+        const char *q = p + i;
+        const char *e = p + n;
+        while (q < e && *q != delim && *q != '\n') q++;
+        i = (size_t)(q - p);
+        f->s = p + s;
+        f->len = i - s;
+        if (f->len && f->s[f->len - 1] == '\r' && (i == n || p[i] == '\n')) f->len--;
+    }
+    if (i >= n) { *pi = i; return TIO_F_END; }
+    if (p[i] == '\n') { *pi = i + 1; (*line)++; return TIO_F_END; }
+    *pi = i + 1;                               /* the delimiter */
+    return TIO_F_MORE;
+}
+
+/* 1 if the line at p[i] is blank (only spaces, tabs, CR); *next gets the offset after it. */
+static inline int tio_blank_line(const char *p, size_t n, size_t i, size_t *next)
+{
+    while (i < n && tio_is_blank(p[i])) i++;
+    if (i >= n) { *next = n; return 1; }
+    if (p[i] == '\n') { *next = i + 1; return 1; }
+    return 0;
+}
+
+/* ---- parsing one block ---------------------------------------------------------------------- */
+static int tio_col_push(tio_col *c, int is_float, int64_t iv, double dv)
+{
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 4096;
+        uint64_t *nv = realloc(c->v, nc * sizeof *nv);
+        if (!nv) return -1;
+        c->v = nv;
+        c->cap = nc;
+    }
+    if (is_float && !c->is_float) {            /* the block turns float: convert what we have */
+        for (size_t k = 0; k < c->n; k++) {
+            double d = (double)(int64_t)c->v[k];
+            memcpy(&c->v[k], &d, 8);
+        }
+        c->is_float = 1;
+    }
+    if (c->is_float) {
+        double d = is_float ? dv : (double)iv;
+        memcpy(&c->v[c->n++], &d, 8);
+    } else {
+        c->v[c->n++] = (uint64_t)iv;
+    }
+    return 0;
+}
+
+static int tio_add_invalid(tio_block *b, uint64_t line, int field, const char *s, size_t len,
+                           int missing)
+{
+    if (b->ninv == b->capinv) {
+        size_t nc = b->capinv ? b->capinv * 2 : 16;
+        tio_inval *ni = realloc(b->inv, nc * sizeof *ni);
+        if (!ni) return -1;
+        b->inv = ni;
+        b->capinv = nc;
+    }
+    b->inv[b->ninv++] = (tio_inval){line, field, missing, s, len};
+    return 0;
+}
+
+static void tio_parse_block(const tio_text_reader *r, tio_block *b)
+{
+    const char *p = b->p;
+    const size_t n = b->n;
+    size_t i = 0;
+    uint64_t line = 0;
+    const int skip = r->o.skip_invalid;
+    const int has_quotes = !r->ws && memchr(p, '"', n) != NULL;
+    b->err = TIO_E_NONE;
+    b->ninv = 0;
+    for (int k = 0; k < r->nsel; k++) {
+        b->cols[k].n = 0;
+        b->cols[k].is_float = 0;
+    }
+    while (i < n) {
+        size_t next;
+        if (tio_blank_line(p, n, i, &next)) {
+            if (next <= n && next > 0 && p[next - 1] == '\n') line++;
+            i = next;
+            continue;
+        }
+        uint64_t rec_line = line;
+        if (r->ws) while (i < n && tio_is_blank(p[i])) i++;
+        int field = 0, got = 0, rc;
+        for (;;) {
+            tio_field f;
+            rc = tio_next_field(r, p, n, &i, &line, &f);
+            if (rc == TIO_F_UNTERMINATED) {
+                b->err = TIO_E_QUOTE;
+                b->err_line = rec_line;
+                b->err_field = field + 1;
+                b->err_s = f.s;
+                b->err_len = f.len;
+                b->lines = line;
+                return;
+            }
+            if (field <= r->maxsel && r->selpos[field] >= 0) {
+                int64_t iv = 0;
+                double dv = 0;
+                tio_num_kind kind = f.bad ? TIO_NUM_INVALID : tio_parse_number(f.s, f.len, &iv, &dv);
+                got++;
+                if (kind == TIO_NUM_INVALID) {
+                    if (!skip) {
+                        b->err = TIO_E_NUMBER;
+                        b->err_line = rec_line;
+                        b->err_field = field + 1;
+                        b->err_s = f.s;
+                        b->err_len = f.len;
+                        b->lines = line;
+                        return;
+                    }
+                    if (tio_add_invalid(b, rec_line, field + 1, f.s, f.len, 0) != 0) goto nomem;
+                } else if (tio_col_push(&b->cols[r->selpos[field]], kind == TIO_NUM_FLOAT, iv,
+                                        dv) != 0) {
+                    goto nomem;
+                }
+            }
+            if (rc == TIO_F_END) break;
+            field++;
+            if (field > r->maxsel && !has_quotes) {    /* nothing more wanted on this line */
+                const char *nl = memchr(p + i, '\n', n - i);
+                if (nl) {
+                    i = (size_t)(nl - p) + 1;
+                    line++;
+                } else {
+                    i = n;
+                }
+                break;
+            }
+        }
+        if (got < r->nsel) {                   /* a short record: the fields past its end */
+            for (int k = 0; k < r->nsel; k++) {
+                if (r->sel[k] <= field) continue;
+                if (!skip) {
+                    b->err = TIO_E_MISSING;
+                    b->err_line = rec_line;
+                    b->err_field = r->sel[k] + 1;
+                    b->err_nfields = field + 1;
+                    b->err_s = "";
+                    b->err_len = 0;
+                    b->lines = line;
+                    return;
+                }
+                if (tio_add_invalid(b, rec_line, r->sel[k] + 1, "", 0, 1) != 0) goto nomem;
+            }
+        }
+    }
+    b->lines = line;
+    return;
+nomem:
+    b->err = TIO_E_NOMEM;
+    b->lines = line;
+}
+
+/* ---- open ----------------------------------------------------------------------------------- */
+static int tio_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+/* The bytes of the not-yet-consumed input we can look at: the mapping, or carry. */
+static void tio_view(const tio_text_reader *r, const char **p, size_t *n)
+{
+    if (r->in->mapped) {
+        *p = (const char *)r->in->data + r->data_pos;
+        *n = (size_t)(r->in->size - r->data_pos);
+    } else {
+        *p = r->carry;
+        *n = r->carry_len;
+    }
+}
+
+/* Non-mapped input: reads more into carry. Returns bytes read, 0 at end, -1 on error. */
+static long long tio_fill_carry(tio_text_reader *r, size_t want)
+{
+    if (r->eof) return 0;
+    if (r->carry_cap - r->carry_len < want) {
+        size_t nc = r->carry_cap ? r->carry_cap : 65536;
+        while (nc - r->carry_len < want) nc *= 2;
+        char *np = realloc(r->carry, nc);
+        if (!np) { errno = ENOMEM; return -1; }
+        r->carry = np;
+        r->carry_cap = nc;
+    }
+    long long got = tio_input_read(r->in, r->carry + r->carry_len, r->carry_cap - r->carry_len);
+    if (got < 0) return -1;
+    if (got == 0) r->eof = 1;
+    r->carry_len += (size_t)got;
+    return got;
+}
+
+int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *opts, char *err,
+                  size_t errlen)
+{
+    *out = NULL;
+    tio_text_reader *r = calloc(1, sizeof *r);
+    if (!r) { snprintf(err, errlen, "%s: out of memory", in->name); return -1; }
+    r->in = in;
+    r->o = *opts;
+    if (r->o.block_size == 0) r->o.block_size = TIO_DEFAULT_BLOCK;
+    if (r->o.block_size < 64) r->o.block_size = 64;
+    /* the first non-blank line, for sniffing the delimiter and reading the first record */
+    const char *p;
+    size_t n, i = 0;
+    for (;;) {
+        tio_view(r, &p, &n);
+        size_t e = (size_t)-1;
+        i = 0;
+        while (i < n) {                        /* skip blank lines */
+            size_t next;
+            if (!tio_blank_line(p, n, i, &next)) break;
+            i = next;
+        }
+        if (i < n) e = tio_record_end(p + i, n - i, r->o.delim ? r->o.delim : ',',
+                                      r->o.whitespace, 0, 0);
+        if (e != (size_t)-1 || in->mapped || r->eof) break;
+        if (tio_fill_carry(r, 65536) < 0) {
+            snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
+            tio_text_close(r);
+            return -1;
+        }
+    }
+    if (r->o.whitespace) {
+        r->ws = 1;
+        r->delim = ' ';
+    } else if (r->o.delim) {
+        r->delim = r->o.delim;
+    } else if (tio_ends_with(in->name, ".csv")) {
+        r->delim = ',';
+    } else if (tio_ends_with(in->name, ".tsv") || tio_ends_with(in->name, ".tab")) {
+        r->delim = '\t';
+    } else {
+        const char *nl = i < n ? memchr(p + i, '\n', n - i) : NULL;
+        size_t ll = nl ? (size_t)(nl - (p + i)) : n - i;
+        if (memchr(p + i, ',', ll)) r->delim = ',';
+        else if (memchr(p + i, '\t', ll)) r->delim = '\t';
+        else if (memchr(p + i, ';', ll)) r->delim = ';';
+        else { r->ws = 1; r->delim = ' '; }
+    }
+    /* the first record: count its fields, keep the names when it is a header */
+    if (i < n) {
+        uint64_t line = 0;
+        for (size_t k = 0; k < i; k++) line += p[k] == '\n';
+        size_t j = i;
+        if (r->ws) while (j < n && tio_is_blank(p[j])) j++;
+        int cap = 0;
+        for (;;) {
+            tio_field f;
+            int rc = tio_next_field(r, p, n, &j, &line, &f);
+            if (rc == TIO_F_UNTERMINATED) {
+                snprintf(err, errlen, "%s:%llu:%d: unterminated quoted field", in->name,
+                         (unsigned long long)(line + 1), r->nfields + 1);
+                tio_text_close(r);
+                return -1;
+            }
+            if (r->o.header) {
+                if (r->nfields == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    char **nn = realloc(r->names, (size_t)cap * sizeof *nn);
+                    if (!nn) { snprintf(err, errlen, "out of memory"); tio_text_close(r); return -1; }
+                    r->names = nn;
+                }
+                /* unescape "" and trim blanks */
+                char *name = malloc(f.len + 1);
+                if (!name) { snprintf(err, errlen, "out of memory"); tio_text_close(r); return -1; }
+                size_t m = 0;
+                for (size_t k = 0; k < f.len; k++) {
+                    if (f.s[k] == '"' && k + 1 < f.len && f.s[k + 1] == '"') k++;
+                    name[m++] = f.s[k];
+                }
+                while (m && tio_is_blank(name[m - 1])) m--;
+                name[m] = '\0';
+                size_t lead = 0;
+                while (name[lead] == ' ' || name[lead] == '\t') lead++;
+                if (lead) memmove(name, name + lead, m - lead + 1);
+                r->names[r->nfields] = name;
+            }
+            r->nfields++;
+            if (rc == TIO_F_END) break;
+        }
+        if (r->o.header) {
+            r->start_line = line;
+            if (in->mapped) {
+                r->data_pos = (uint64_t)j;
+            } else {
+                memmove(r->carry, r->carry + j, r->carry_len - j);
+                r->carry_len -= j;
+            }
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+int tio_text_field_count(const tio_text_reader *r) { return r->nfields; }
+
+const char *tio_text_field_name(const tio_text_reader *r, int i)
+{
+    return r->names && i >= 0 && i < r->nfields ? r->names[i] : NULL;
+}
+
+char tio_text_delimiter(const tio_text_reader *r) { return r->delim; }
+
+int tio_text_select(tio_text_reader *r, const int *fields, int nfields)
+{
+    free(r->sel);
+    free(r->selpos);
+    r->sel = NULL;
+    r->selpos = NULL;
+    r->nsel = 0;
+    r->maxsel = -1;
+    if (nfields <= 0) return 0;
+    r->sel = malloc((size_t)nfields * sizeof *r->sel);
+    int mx = 0;
+    for (int k = 0; k < nfields; k++) {
+        if (fields[k] < 0) return -1;
+        if (fields[k] > mx) mx = fields[k];
+    }
+    r->selpos = malloc(((size_t)mx + 1) * sizeof *r->selpos);
+    if (!r->sel || !r->selpos) return -1;
+    for (int k = 0; k <= mx; k++) r->selpos[k] = -1;
+    for (int k = 0; k < nfields; k++) {
+        r->sel[k] = fields[k];
+        if (r->selpos[fields[k]] < 0) r->selpos[fields[k]] = k;
+    }
+    r->nsel = nfields;
+    r->maxsel = mx;
+    return 0;
+}
+
+/* ---- run ------------------------------------------------------------------------------------ */
+/* Fills b with the next block; 0 at end of input, 1 done, -1 on a read error. */
+static int tio_next_block(tio_text_reader *r, tio_block *b)
+{
+    const size_t B = r->o.block_size;
+    if (r->in->mapped) {
+        uint64_t size = r->in->size;
+        if (r->data_pos >= size) return 0;
+        const char *p = (const char *)r->in->data + r->data_pos;
+        size_t n = (size_t)(size - r->data_pos);
+        size_t e = n;
+        if (n > B) {
+            e = tio_record_end(p, n, r->delim, r->ws, B, 0);
+            if (e == (size_t)-1) e = n;
+        }
+        b->p = p;
+        b->n = e;
+        r->data_pos += e;
+        return 1;
+    }
+    /* read until the carry holds a block's worth and a record end, or the input ends */
+    for (;;) {
+        if (r->carry_len >= B || r->eof) {
+            size_t e = r->eof ? r->carry_len : tio_record_end(r->carry, r->carry_len, r->delim,
+                                                              r->ws, 0, 1);
+            if (e != (size_t)-1) {
+                if (e == 0) return 0;
+                if (b->cap < e) {
+                    char *nb = realloc(b->buf, e);
+                    if (!nb) { errno = ENOMEM; return -1; }
+                    b->buf = nb;
+                    b->cap = e;
+                }
+                memcpy(b->buf, r->carry, e);
+                memmove(r->carry, r->carry + e, r->carry_len - e);
+                r->carry_len -= e;
+                b->p = b->buf;
+                b->n = e;
+                return 1;
+            }
+        }
+        size_t want = r->carry_len >= B ? r->carry_len : B - r->carry_len;
+        if (tio_fill_carry(r, want) < 0) return -1;
+    }
+}
+
+static void *tio_worker(void *arg)
+{
+    tio_text_reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        tio_block *pick = NULL;
+        for (int k = 0; k < r->nblocks; k++) {
+            tio_block *b = &r->blocks[k];
+            if (b->state == TIO_BLK_READY && (!pick || b->seq < pick->seq)) pick = b;
+        }
+        if (!pick) {
+            if (r->quit) break;
+            pthread_cond_wait(&r->work_cv, &r->mu);
+            continue;
+        }
+        pick->state = TIO_BLK_BUSY;
+        pthread_mutex_unlock(&r->mu);
+        tio_parse_block(r, pick);
+        pthread_mutex_lock(&r->mu);
+        pick->state = TIO_BLK_DONE;
+        pthread_cond_broadcast(&r->done_cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void tio_format_text(char *dst, size_t dstlen, const char *s, size_t len)
+{
+    size_t max = dstlen > 8 ? dstlen - 8 : 0;
+    if (len > max) {
+        snprintf(dst, dstlen, "%.*s...", (int)max, s);
+    } else {
+        memcpy(dst, s, len);
+        dst[len] = '\0';
+    }
+}
+
+/* Hands one parsed block to the sink. 0, or the run's return value. */
+static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
+                       const tio_text_sink *sink, char *err, size_t errlen)
+{
+    char text[128];
+    switch (b->err) {
+    case TIO_E_NUMBER:
+        tio_format_text(text, sizeof text, b->err_s, b->err_len);
+        snprintf(err, errlen, "%s:%llu:%d: '%s' is not a number", r->in->name,
+                 (unsigned long long)(first_line + b->err_line), b->err_field, text);
+        return 1;
+    case TIO_E_QUOTE:
+        snprintf(err, errlen, "%s:%llu:%d: unterminated quoted field", r->in->name,
+                 (unsigned long long)(first_line + b->err_line), b->err_field);
+        return 1;
+    case TIO_E_MISSING:
+        snprintf(err, errlen, "%s:%llu:%d: missing field (the line has %d field%s)", r->in->name,
+                 (unsigned long long)(first_line + b->err_line), b->err_field, b->err_nfields,
+                 b->err_nfields == 1 ? "" : "s");
+        return 1;
+    case TIO_E_NOMEM:
+        snprintf(err, errlen, "%s: out of memory", r->in->name);
+        return -1;
+    default:
+        break;
+    }
+    if (sink->invalid)
+        for (size_t k = 0; k < b->ninv; k++)
+            sink->invalid(sink->user, first_line + b->inv[k].line, b->inv[k].field, b->inv[k].s,
+                          b->inv[k].len, b->inv[k].missing);
+    for (int k = 0; k < r->nsel; k++) {
+        tio_col *c = &b->cols[k];
+        if (c->n && sink->values && sink->values(sink->user, k, c->is_float, c->v, c->n) != 0)
+            return 2;
+    }
+    return 0;
+}
+
+static int tio_run_serial(tio_text_reader *r, const tio_text_sink *sink, uint64_t line,
+                          uint64_t done_bytes, char *err, size_t errlen)
+{
+    tio_block *b = &r->blocks[0];
+    for (;;) {
+        int got = tio_next_block(r, b);
+        if (got < 0) { snprintf(err, errlen, "%s: %s", r->in->name, strerror(errno)); return -1; }
+        if (got == 0) break;
+        tio_parse_block(r, b);
+        int ret = tio_consume(r, b, line, sink, err, errlen);
+        if (ret) return ret;
+        line += b->lines;
+        done_bytes += b->n;
+        if (sink->progress) sink->progress(sink->user, done_bytes);
+    }
+    return 0;
+}
+
+int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_t errlen)
+{
+    int threads = r->o.threads;
+    if (threads <= 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = nc > 0 ? (int)nc : 1;
+    }
+    if (threads > TIO_MAX_THREADS) threads = TIO_MAX_THREADS;
+    /* a small input is not worth threads */
+    if (r->in->mapped && r->in->size <= r->o.block_size) threads = 1;
+    int nblocks = threads == 1 ? 1 : 2 * threads;
+    r->blocks = calloc((size_t)nblocks, sizeof *r->blocks);
+    if (!r->blocks) { snprintf(err, errlen, "%s: out of memory", r->in->name); return -1; }
+    r->nblocks = nblocks;
+    for (int k = 0; k < nblocks; k++) {
+        r->blocks[k].cols = calloc((size_t)(r->nsel ? r->nsel : 1), sizeof(tio_col));
+        if (!r->blocks[k].cols) { snprintf(err, errlen, "%s: out of memory", r->in->name); return -1; }
+    }
+    uint64_t line = r->start_line + 1, done_bytes = r->data_pos;
+    int ret = 0;
+    if (threads == 1) return tio_run_serial(r, sink, line, done_bytes, err, errlen);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->work_cv, NULL);
+    pthread_cond_init(&r->done_cv, NULL);
+    pthread_t tids[TIO_MAX_THREADS];
+    int started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&tids[started], NULL, tio_worker, r) != 0) break;
+    if (started == 0) {
+        pthread_cond_destroy(&r->done_cv);
+        pthread_cond_destroy(&r->work_cv);
+        pthread_mutex_destroy(&r->mu);
+        return tio_run_serial(r, sink, line, done_bytes, err, errlen);
+    }
+    uint64_t prod = 0, cons = 0;
+    int input_done = 0;
+    for (;;) {
+        while (!input_done && prod - cons < (uint64_t)nblocks) {
+            tio_block *b = &r->blocks[prod % (uint64_t)nblocks];
+            int got = tio_next_block(r, b);
+            if (got < 0) {
+                snprintf(err, errlen, "%s: %s", r->in->name, strerror(errno));
+                ret = -1;
+                input_done = 1;
+                break;
+            }
+            if (got == 0) { input_done = 1; break; }
+            pthread_mutex_lock(&r->mu);
+            b->seq = prod;
+            b->state = TIO_BLK_READY;
+            pthread_cond_broadcast(&r->work_cv);
+            pthread_mutex_unlock(&r->mu);
+            prod++;
+        }
+        if (ret || cons == prod) break;
+        tio_block *b = &r->blocks[cons % (uint64_t)nblocks];
+        pthread_mutex_lock(&r->mu);
+        while (b->state != TIO_BLK_DONE) pthread_cond_wait(&r->done_cv, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+        ret = tio_consume(r, b, line, sink, err, errlen);
+        line += b->lines;
+        done_bytes += b->n;
+        pthread_mutex_lock(&r->mu);
+        b->state = TIO_BLK_FREE;
+        pthread_mutex_unlock(&r->mu);
+        cons++;
+        if (ret) break;
+        if (sink->progress) sink->progress(sink->user, done_bytes);
+    }
+    /* stop: let running blocks finish, drop the ones not started */
+    pthread_mutex_lock(&r->mu);
+    for (int k = 0; k < nblocks; k++)
+        if (r->blocks[k].state == TIO_BLK_READY) r->blocks[k].state = TIO_BLK_FREE;
+    r->quit = 1;
+    pthread_cond_broadcast(&r->work_cv);
+    pthread_mutex_unlock(&r->mu);
+    for (int k = 0; k < started; k++) pthread_join(tids[k], NULL);
+    pthread_cond_destroy(&r->done_cv);
+    pthread_cond_destroy(&r->work_cv);
+    pthread_mutex_destroy(&r->mu);
+    return ret;
+}
+
+void tio_text_close(tio_text_reader *r)
+{
+    if (!r) return;
+    for (int k = 0; k < r->nfields && r->names; k++) free(r->names[k]);
+    free(r->names);
+    free(r->sel);
+    free(r->selpos);
+    free(r->carry);
+    if (r->blocks) {
+        for (int k = 0; k < r->nblocks; k++) {
+            for (int c = 0; c < (r->nsel ? r->nsel : 1); c++) free(r->blocks[k].cols[c].v);
+            free(r->blocks[k].cols);
+            free(r->blocks[k].buf);
+            free(r->blocks[k].inv);
+        }
+        free(r->blocks);
+    }
+    free(r);
+}
