@@ -15,11 +15,13 @@
  *     so every finite double is a whole number of chunk-0 units. The largest double (< 2^1024)
  *     touches chunks up to 66; chunk 67 (weight 2^1056) takes carries, so 68 chunks hold any sum of
  *     up to 2^64 finite doubles (|sum| < 2^1088) with room to spare.
- *   - nadds counts adds since the last normalisation. Each add changes a chunk by less than 2^32
- *     in magnitude and a normalised chunk lies in [0, 2^32), so the int64 digits cannot overflow
- *     while nadds <= TALLY_EXACT_MAX_ADDS (2^30; the true limit is about 2^31). The add functions
- *     normalise on their own when the counter reaches the limit; whoever adds chunks directly
- *     (a GPU kernel) must keep to the same budget per chunk between normalisations.
+ *   - nadds counts adds since the last normalisation, with the invariant
+ *     |chunk[i]| < (nadds + 1) * 2^32: a normalised chunk lies in [0, 2^32), each add changes a
+ *     chunk by less than 2^32, and a merge sets nadds = nadds_dst + nadds_src + 1. So the int64
+ *     digits cannot overflow while nadds <= TALLY_EXACT_MAX_ADDS (2^30; the true limit is about
+ *     2^31). The add and merge functions normalise on their own when the counter reaches the
+ *     limit; whoever adds into the chunks directly (a GPU kernel: atomicAdd of one double's three
+ *     32-bit pieces) must keep the same invariant and normalise before it would break.
  *   - flags: NaN, +inf and -inf seen (these values are not in the chunks), ANY (some value was
  *     added) and NONNEGZERO (some added value was not -0.0). Merging ORs the flags.
  *
@@ -141,7 +143,9 @@ static inline TALLY_HD void tally_exact_add(tally_exact *a, double x) {
 
 /* dst += src, exactly. src is not changed. */
 static inline TALLY_HD void tally_exact_merge(tally_exact *dst, const tally_exact *src) {
-    if ((uint64_t)dst->nadds + src->nadds + 1 >= TALLY_EXACT_MAX_ADDS) {
+    /* Invariant: |chunk| < (nadds + 1) * 2^32 (a normalised accumulator counts as one add). */
+    uint64_t total = (uint64_t)dst->nadds + src->nadds + 1;
+    if (total >= TALLY_EXACT_MAX_ADDS) {
         tally_exact s = *src;
         tally_exact_normalize(&s);
         tally_exact_normalize(dst);
@@ -152,7 +156,7 @@ static inline TALLY_HD void tally_exact_merge(tally_exact *dst, const tally_exac
         return;
     }
     for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) dst->chunk[i] += src->chunk[i];
-    dst->nadds += src->nadds;
+    dst->nadds = (uint32_t)total;
     dst->flags |= src->flags;
 }
 

@@ -139,13 +139,16 @@ XINLINE XV XFN(load_part)(const void *x, uint64_t i, int k, int kind) {
 }
 
 /* Runs v through levels k0..L-1 of one accumulator set; the last residue is ORed into *res
- * (fast) or added exactly lane by lane (careful). */
-XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, int careful, tally_exact *acc) {
+ * (fast) or added exactly lane by lane (careful). The residue after level L-2 (what L-1 levels
+ * would have left) is ORed into *res1, so the driver knows when fewer levels would do. */
+XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int careful,
+                       tally_exact *acc) {
     for (int k = k0; k < L; k++) {
         XV s = XV_ADD(S[k], v);
         XV q = XV_SUB(s, S[k]);
         S[k] = s;
         v = XV_SUB(v, q);
+        if (!careful && k == L - 2) *res1 = XV_OR(*res1, v);
     }
     if (!careful) {
         *res = XV_OR(*res, v);
@@ -162,38 +165,53 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, int careful, tally_e
 
 /* One vector of input (k < XW: only the first k lanes are data). */
 XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *res,
-                       int careful, tally_exact *acc) {
+                       XV *res1, int careful, tally_exact *acc) {
     if (kind <= XK_SUM_F64) {
         *vmax = XV_MAXABS(*vmax, v);
-        XFN(feed)(S, 0, L, v, res, careful, acc);
+        XFN(feed)(S, 0, L, v, res, res1, careful, acc);
     } else {
         XV d = XV_SUB(v, vmean);
         XV hi = XV_MUL(d, d);
         XV lo = XV_FMS(d, d, hi);
         if (k < XW) { hi = XV_KEEP(hi, k); lo = XV_KEEP(lo, k); }
         *vmax = XV_MAXABS(*vmax, hi);
-        XFN(feed)(S, 0, L, hi, res, careful, acc);
-        XFN(feed)(S, 1, L, lo, res, careful, acc);
+        XFN(feed)(S, 0, L, hi, res, res1, careful, acc);
+        XFN(feed)(S, 1, L, lo, res, res1, careful, acc);
     }
 }
 
-/* Runs one block of len <= XBLK elements. Returns 1 if the OR of the last residues has a
- * nonzero magnitude (fast mode only); *bmax is the block's max |level-0 input|, *finite whether
- * the level-0 accumulators stayed finite. */
-XINLINE int XFN(block)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind, int L,
-                       XV vmean, int careful, tally_exact *acc, double *bmax, int *finite) {
-    XV vmax = XV_ZERO(), res = XV_ZERO();
+static inline unsigned XFN(orbits)(XV v) { /* 1 if some lane has a nonzero magnitude */
+    double lane[XW];
+    uint64_t orbits = 0;
+    XV_STORE(lane, v);
+    for (int j = 0; j < XW; j++) orbits |= tally_exact_bits_(lane[j]);
+    return (orbits << 1) != 0; /* a -0 residue (from x = -0) is no residue */
+}
+
+/* Runs one block of len <= XBLK elements through L levels. Returns bit 0: some last residue is
+ * nonzero (fast mode only); bit 1: some residue after level L-2 is nonzero. *bmax is the block's
+ * max |level-0 input|, *finite whether the level-0 accumulators stayed finite. */
+XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
+                            int L, XV vmean, int careful, tally_exact *acc, double *bmax,
+                            int *finite) {
+    XV S[XU][XL_MAX]; /* a local copy the compiler can keep in registers */
+    for (int w = 0; w < XU; w++)
+        for (int k = 0; k < XL_MAX; k++) S[w][k] = Sm[w][k];
+    XV vmax = XV_ZERO(), res = XV_ZERO(), res1 = XV_ZERO();
     int i = 0;
     for (; i + XU * XW <= len; i += XU * XW)
         for (int u = 0; u < XU; u++)
             XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax, &res,
-                      careful, acc);
+                      &res1, careful, acc);
     int u = 0;
     for (; i + XW <= len; i += XW, u++)
-        XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax, &res, careful, acc);
+        XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax, &res, &res1,
+                  careful, acc);
     if (i < len)
         XFN(step)(S[u], XFN(load_part)(x, i0 + i, len - i, kind), len - i, kind, L, vmean, &vmax,
-                  &res, careful, acc);
+                  &res, &res1, careful, acc);
+    for (int w = 0; w < XU; w++)
+        for (int k = 0; k < XL_MAX; k++) Sm[w][k] = S[w][k];
     double lane[XW];
     unsigned bad = 0;
     for (int w = 0; w < XU; w++) bad |= XV_NONZERO_MASK(XV_SUB(S[w][0], S[w][0]));
@@ -202,15 +220,33 @@ XINLINE int XFN(block)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, in
     double mx = 0;
     for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
     *bmax = mx;
-    XV_STORE(lane, res);
-    uint64_t orbits = 0;
-    for (int j = 0; j < XW; j++) orbits |= tally_exact_bits_(lane[j]);
-    return (orbits << 1) != 0; /* a -0 residue (from x = -0) is no residue */
+    if (careful) return 0;
+    return XFN(orbits)(res) | (L >= 2 ? XFN(orbits)(res1) << 1 : 2u);
 }
 
-XINLINE void XFN(flush)(XV S[XU][XL_MAX], const double *C, int L, tally_exact *acc) {
+/* The block with a run-time level count, each case compiled with a constant one. */
+static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
+                             int L, XV vmean, int careful, tally_exact *acc, double *bmax,
+                             int *finite) {
+    switch (kind * 8 + careful * 4 + L) {
+#define XCASE(K, CA, LL)                                                                         \
+    case K * 8 + CA * 4 + LL:                                                                    \
+        return XFN(block)(S, x, i0, len, K, LL, vmean, CA, acc, bmax, finite);
+        XCASE(XK_SUM_F32, 0, 1) XCASE(XK_SUM_F32, 0, 2) XCASE(XK_SUM_F32, 0, 3)
+        XCASE(XK_SUM_F32, 1, 3)
+        XCASE(XK_SUM_F64, 0, 1) XCASE(XK_SUM_F64, 0, 2) XCASE(XK_SUM_F64, 0, 3)
+        XCASE(XK_SUM_F64, 1, 3)
+        XCASE(XK_SQ_F32, 0, 2) XCASE(XK_SQ_F32, 0, 3) XCASE(XK_SQ_F32, 1, 3)
+        XCASE(XK_SQ_F64, 0, 2) XCASE(XK_SQ_F64, 0, 3) XCASE(XK_SQ_F64, 1, 3)
+#undef XCASE
+    default:
+        return 0; /* not reached */
+    }
+}
+
+static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
     for (int u = 0; u < XU; u++)
-        for (int k = 0; k < L; k++) {
+        for (int k = 0; k < XL_MAX; k++) {
             double lane[XW];
             XV_STORE(lane, XV_SUB(S[u][k], XV_SET1(C[k]))); /* exact: same binade */
             for (int j = 0; j < XW; j++)
@@ -219,87 +255,92 @@ XINLINE void XFN(flush)(XV S[XU][XL_MAX], const double *C, int L, tally_exact *a
         }
 }
 
-XINLINE void XFN(run)(const void *x, uint64_t n, int kind, int L, double mean, int omit_nan,
-                      tally_exact *acc) {
+/* Level counts: sums start with one level and go up to three when residues appear, and back
+ * down after a run of blocks that did not need the last level; squared deviations need two at
+ * least (lo enters at level 1). */
+static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_nan,
+                     tally_exact *acc) {
     if (n == 0) return;
+    const int Lmin = kind <= XK_SUM_F64 ? 1 : 2, Lmax = XL_MAX;
+    int L = Lmin, easy_run = 0;
     int m = XM_INIT;
-    double C[XL_MAX] = {0, 0, 0};
-    tally_xgrids_(m, L, C);
+    double C[XL_MAX];
+    tally_xgrids_(m, XL_MAX, C);
     double bound = tally_xpow2_(m); /* 2^m */
     XV S[XU][XL_MAX], saved[XU][XL_MAX];
     for (int u = 0; u < XU; u++)
-        for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k < L ? k : 0]);
+        for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k]);
     XV vmean = XV_SET1(mean);
     /* adds per lane per level in one block (upper bound): the vectors are dealt round-robin */
     const unsigned per_block = (unsigned)((((XBLK + XW - 1) / XW) + XU - 1) / XU) *
                                (kind <= XK_SUM_F64 ? 1u : 2u);
+    const size_t esize = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
     unsigned cnt = 0;
     int any_fast = 0, nonneg = kind > XK_SUM_F64;
     for (uint64_t i0 = 0; i0 < n; i0 += XBLK) {
         int len = (int)(n - i0 < XBLK ? n - i0 : XBLK);
-        for (int u = 0; u < XU; u++)
-            for (int k = 0; k < L; k++) saved[u][k] = S[u][k];
+        const void *xb = (const char *)x + i0 * esize;
+        memcpy(saved, S, sizeof S);
         for (;;) {
             double bmax;
             int finite;
-            int resid = XFN(block)(S, x, i0, len, kind, L, vmean, 0, acc, &bmax, &finite);
+            unsigned r = XFN(block_l)(S, x, i0, len, kind, L, vmean, 0, acc, &bmax, &finite);
             if (finite && bmax > bound && bmax <= tally_xpow2_(XM_FAST_MAX)) {
-                /* grow the bound: flush what the accumulators hold at the block start */
-                for (int u = 0; u < XU; u++)
-                    for (int k = 0; k < L; k++) S[u][k] = saved[u][k];
-                XFN(flush)(S, C, L, acc);
+                /* grow the bound: flush what the accumulators held at the block start */
+                memcpy(S, saved, sizeof S);
+                XFN(flush)(S, C, acc);
                 m = tally_xceil_log2_(bmax);
-                tally_xgrids_(m, L, C);
+                tally_xgrids_(m, XL_MAX, C);
                 bound = tally_xpow2_(m);
                 for (int u = 0; u < XU; u++)
-                    for (int k = 0; k < L; k++) saved[u][k] = S[u][k] = XV_SET1(C[k]);
+                    for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k]);
+                memcpy(saved, S, sizeof S);
                 cnt = 0;
                 continue;
             }
-            if (!finite || bmax > bound) {
-                for (int u = 0; u < XU; u++)
-                    for (int k = 0; k < L; k++) S[u][k] = saved[u][k];
-                tally_xslow_((kind == XK_SUM_F32 || kind == XK_SQ_F32)
-                                 ? (const void *)((const float *)x + i0)
-                                 : (const void *)((const double *)x + i0),
-                             (uint64_t)len, kind, mean, omit_nan, acc);
+            if (!finite || bmax > bound) { /* NaN, inf or values beyond 2^1010 */
+                memcpy(S, saved, sizeof S);
+                tally_xslow_(xb, (uint64_t)len, kind, mean, omit_nan, acc);
                 break;
             }
-            if (resid) {
-                for (int u = 0; u < XU; u++)
-                    for (int k = 0; k < L; k++) S[u][k] = saved[u][k];
-                XFN(block)(S, x, i0, len, kind, L, vmean, 1, acc, &bmax, &finite);
+            if (r & 1) {
+                memcpy(S, saved, sizeof S);
+                if (L < Lmax) {
+                    L++;
+                    easy_run = 0;
+                    continue;
+                }
+                XFN(block_l)(S, x, i0, len, kind, L, vmean, 1, acc, &bmax, &finite);
+            } else if (L > Lmin && !(r & 2) && ++easy_run >= 8) {
+                L--;
+                easy_run = 0;
             }
             any_fast = 1;
-            if (!nonneg)
-                nonneg = bmax > 0 || tally_xhas_nonnegzero_(kind == XK_SUM_F32
-                                                                ? (const void *)((const float *)x + i0)
-                                                                : (const void *)((const double *)x + i0),
-                                                            (uint64_t)len, kind);
+            if (!nonneg) nonneg = bmax > 0 || tally_xhas_nonnegzero_(xb, (uint64_t)len, kind);
             cnt += per_block;
             if (cnt + per_block > (1u << XT_BITS)) {
-                XFN(flush)(S, C, L, acc);
+                XFN(flush)(S, C, acc);
                 cnt = 0;
             }
             break;
         }
     }
-    XFN(flush)(S, C, L, acc);
+    XFN(flush)(S, C, acc);
     if (any_fast)
         acc->flags |= TALLY_EXACT_F_ANY | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
 }
 
 static void XFN(sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc) {
-    XFN(run)(x, n, XK_SUM_F32, 2, 0.0, omit_nan, acc);
+    XFN(run)(x, n, XK_SUM_F32, 0.0, omit_nan, acc);
 }
 static void XFN(sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc) {
-    XFN(run)(x, n, XK_SUM_F64, 3, 0.0, omit_nan, acc);
+    XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc);
 }
 static void XFN(sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan,
                            tally_exact *acc) {
-    XFN(run)(x, n, XK_SQ_F32, 3, mean, omit_nan, acc);
+    XFN(run)(x, n, XK_SQ_F32, mean, omit_nan, acc);
 }
 static void XFN(sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan,
                            tally_exact *acc) {
-    XFN(run)(x, n, XK_SQ_F64, 3, mean, omit_nan, acc);
+    XFN(run)(x, n, XK_SQ_F64, mean, omit_nan, acc);
 }

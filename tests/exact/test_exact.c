@@ -1,0 +1,521 @@
+/* Tests of the exact float sums: the superaccumulator (core/exact_sum.h) and the per-ISA kernels
+ * (cpu/exact_kernels.h), against an independent reference: a plain two's-complement big integer
+ * in units of 2^-1074 with its own round-half-even, written here without the superaccumulator
+ * and without any float accumulation. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/exact_sum.h"
+#include "cpu/exact_kernels.h"
+
+/* ---- reference ------------------------------------------------------------------------------
+ * ref.w[0..REF_WORDS-1]: little-endian 32-bit words of a two's-complement integer N; the value is
+ * N * 2^-1074. 2^1024 * 2^64 needs 1074 + 1088 + 1 bits: 70 words hold 2240. */
+#define REF_WORDS 70
+typedef struct {
+    uint32_t w[REF_WORDS];
+    int nan, pinf, ninf, any, nonnegzero;
+} ref_t;
+
+static void ref_init(ref_t *r) { memset(r, 0, sizeof *r); }
+
+static uint64_t bits_of(double x) {
+    uint64_t b;
+    memcpy(&b, &x, 8);
+    return b;
+}
+static double from_bits(uint64_t b) {
+    double x;
+    memcpy(&x, &b, 8);
+    return x;
+}
+
+/* N += sign * mag * 2^shift, mag < 2^64. */
+static void ref_add_int(ref_t *r, uint64_t mag, int shift, int negative) {
+    /* spread mag << shift over words: up to 4 words */
+    int wi = shift / 32, bs = shift % 32;
+    uint32_t part[4];
+    unsigned __int128 v = (unsigned __int128)mag << bs;
+    for (int i = 0; i < 4; i++) part[i] = (uint32_t)(v >> (32 * i));
+    if (!negative) {
+        uint64_t carry = 0;
+        for (int i = wi; i < REF_WORDS; i++) {
+            uint64_t add = (i - wi < 4 ? part[i - wi] : 0) + carry;
+            if (add == 0 && i - wi >= 4) break;
+            uint64_t s = (uint64_t)r->w[i] + add;
+            r->w[i] = (uint32_t)s;
+            carry = s >> 32;
+        }
+    } else {
+        uint64_t borrow = 0;
+        for (int i = wi; i < REF_WORDS; i++) {
+            uint64_t sub = (i - wi < 4 ? part[i - wi] : 0) + borrow;
+            if (sub == 0 && i - wi >= 4) break;
+            uint64_t cur = r->w[i];
+            r->w[i] = (uint32_t)(cur - sub);
+            borrow = cur < sub;
+        }
+    }
+}
+
+static void ref_add(ref_t *r, double x) {
+    uint64_t b = bits_of(x);
+    int e = (int)((b >> 52) & 0x7ff);
+    uint64_t m = b & ((1ull << 52) - 1);
+    if (e == 0x7ff) {
+        r->any = r->nonnegzero = 1;
+        if (m) r->nan = 1;
+        else if (b >> 63) r->ninf = 1;
+        else r->pinf = 1;
+        return;
+    }
+    r->any = 1;
+    if (b != 0x8000000000000000ull) r->nonnegzero = 1;
+    if (e) m |= 1ull << 52;
+    else e = 1;
+    /* x = m * 2^(e - 1075) = m * 2^(e - 1) units of 2^-1074 */
+    if (m) ref_add_int(r, m, e - 1, (int)(b >> 63));
+}
+
+/* Adds d*d exactly, from the 106-bit integer square of d's significand. */
+static void ref_add_square(ref_t *r, double d) {
+    uint64_t b = bits_of(d);
+    int e = (int)((b >> 52) & 0x7ff);
+    uint64_t m = b & ((1ull << 52) - 1);
+    r->any = r->nonnegzero = 1;
+    if (e == 0x7ff) {
+        if (m) r->nan = 1;
+        else r->pinf = 1;
+        return;
+    }
+    if (e) m |= 1ull << 52;
+    else e = 1;
+    if (m == 0) return;
+    /* d^2 = m^2 * 2^(2e - 2150) = m^2 * 2^(2e - 1076) units; tests keep 2e - 1076 >= 0 */
+    unsigned __int128 sq = (unsigned __int128)m * m;
+    int sh = 2 * e - 1076;
+    assert_true(sh >= 0);
+    ref_add_int(r, (uint64_t)sq & ((1ull << 53) - 1), sh, 0);
+    ref_add_int(r, (uint64_t)(sq >> 53), sh + 53, 0);
+}
+
+static int ref_bit(const uint32_t *w, int i) { return (int)(w[i / 32] >> (i % 32) & 1); }
+
+static double ref_round(const ref_t *r0) {
+    if (r0->nan || (r0->pinf && r0->ninf)) return NAN;
+    if (r0->pinf) return INFINITY;
+    if (r0->ninf) return -INFINITY;
+    uint32_t w[REF_WORDS];
+    memcpy(w, r0->w, sizeof w);
+    int neg = (int)(w[REF_WORDS - 1] >> 31);
+    if (neg) { /* two's complement negate */
+        uint64_t carry = 1;
+        for (int i = 0; i < REF_WORDS; i++) {
+            uint64_t s = (uint64_t)(uint32_t)~w[i] + carry;
+            w[i] = (uint32_t)s;
+            carry = s >> 32;
+        }
+    }
+    int h = REF_WORDS * 32 - 1;
+    while (h >= 0 && !ref_bit(w, h)) h--;
+    if (h < 0) return (r0->any && !r0->nonnegzero) ? -0.0 : 0.0;
+    double v;
+    if (h < 53) { /* below 2^-1021: fits the subnormal/first-binade grid exactly */
+        uint64_t mant = 0;
+        for (int i = h; i >= 0; i--) mant = mant << 1 | (uint64_t)ref_bit(w, i);
+        v = ldexp((double)mant, -1074);
+    } else {
+        int cut = h - 52;
+        uint64_t mant = 0;
+        for (int i = h; i >= cut; i--) mant = mant << 1 | (uint64_t)ref_bit(w, i);
+        int round = ref_bit(w, cut - 1), sticky = 0;
+        for (int i = 0; i < cut - 1 && !sticky; i++) sticky = ref_bit(w, i);
+        if (round && (sticky || (mant & 1))) mant++;
+        v = ldexp((double)mant, cut - 1074); /* inf when beyond DBL_MAX */
+    }
+    return neg ? -v : v;
+}
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void) { /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static double unif(void) { return (double)(rnd() >> 11) * 0x1p-53; }
+
+static int same(double a, double b) {
+    if (a != a && b != b) return 1;
+    return bits_of(a) == bits_of(b);
+}
+
+static const char *isa_names[] = {"auto", "scalar", "avx2", "avx512"};
+static int isa_ok(tally_isa isa) {
+#if defined(TALLY_X86)
+    if (isa == TALLY_ISA_AVX2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (isa == TALLY_ISA_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return 1;
+#else
+    return isa == TALLY_ISA_SCALAR;
+#endif
+}
+static int skipped_msg_done[4];
+static int isa_usable(tally_isa isa) {
+    if (isa_ok(isa)) return 1;
+    if (!skipped_msg_done[isa]) {
+        printf("[   INFO   ] this CPU lacks %s: its exact kernels are not tested here\n",
+               isa_names[isa]);
+        skipped_msg_done[isa] = 1;
+    }
+    return 0;
+}
+
+enum { K_SUM = 0, K_SQ = 1 };
+
+/* Runs one kernel of isa over x (f32 if xf is set) and returns the rounded result. */
+static double run_kernel(tally_isa isa, int kind, const float *xf, const double *xd, uint64_t n,
+                         double mean, int omit_nan, tally_exact *out) {
+    const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+    tally_exact a;
+    tally_exact_init(&a);
+    if (kind == K_SUM) {
+        if (xf) k->sum_f32(xf, n, omit_nan, &a);
+        else k->sum_f64(xd, n, omit_nan, &a);
+    } else {
+        if (xf) k->sqdev_f32(xf, n, mean, omit_nan, &a);
+        else k->sqdev_f64(xd, n, mean, omit_nan, &a);
+    }
+    if (out) *out = a;
+    return tally_exact_round(&a);
+}
+
+static double reference(int kind, const float *xf, const double *xd, uint64_t n, double mean,
+                        int omit_nan) {
+    ref_t r;
+    ref_init(&r);
+    for (uint64_t i = 0; i < n; i++) {
+        double v = xf ? (double)xf[i] : xd[i];
+        if (v != v && omit_nan) continue;
+        if (kind == K_SUM) ref_add(&r, v);
+        else ref_add_square(&r, v - mean);
+    }
+    return ref_round(&r);
+}
+
+static int failures;
+static void check(const char *what, double got, double want, tally_isa isa, int kind, int f32,
+                  uint64_t n, int omit) {
+    if (!same(got, want)) {
+        printf("MISMATCH %s isa=%s %s %s n=%llu omit_nan=%d: got %a want %a\n", what,
+               isa_names[isa], kind == K_SUM ? "sum" : "sqdev", f32 ? "f32" : "f64",
+               (unsigned long long)n, omit, got, want);
+        failures++;
+    }
+}
+
+/* Checks every ISA on x against the reference; also a random split + merge. */
+static void check_all(const char *what, int kind, const float *xf, const double *xd, uint64_t n,
+                      double mean, int omit_nan) {
+    double want = reference(kind, xf, xd, n, mean, omit_nan);
+    for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+        if (!isa_usable(isa)) continue;
+        double got = run_kernel(isa, kind, xf, xd, n, mean, omit_nan, NULL);
+        check(what, got, want, isa, kind, xf != NULL, n, omit_nan);
+        if (n >= 2) { /* split at random points into 3 pieces, merge */
+            uint64_t a = rnd() % n, b = rnd() % n;
+            if (a > b) { uint64_t t = a; a = b; b = t; }
+            tally_exact p[3];
+            uint64_t lo[3] = {0, a, b}, hi[3] = {a, b, n};
+            for (int j = 0; j < 3; j++)
+                run_kernel(isa, kind, xf ? xf + lo[j] : NULL, xd ? xd + lo[j] : NULL,
+                           hi[j] - lo[j], mean, omit_nan, &p[j]);
+            tally_exact_merge(&p[0], &p[1]);
+            tally_exact_merge(&p[2], &p[0]);
+            check("merged", tally_exact_round(&p[2]), want, isa, kind, xf != NULL, n, omit_nan);
+        }
+    }
+}
+
+static const uint64_t sizes[] = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, 255, 256,
+                                 257, 511, 512, 513, 1023, 1025, 4097, 16383, 16385, 100003};
+
+typedef double (*gen_fn)(uint64_t i, int f32);
+
+static void run_shape(const char *name, gen_fn gen, int kinds_mask, uint64_t extra_n) {
+    uint64_t maxn = extra_n > 100003 ? extra_n : 100003;
+    double *xd = malloc(maxn * sizeof *xd);
+    float *xf = malloc(maxn * sizeof *xf);
+    assert_non_null(xd);
+    assert_non_null(xf);
+    int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+    for (int si = 0; si <= nsizes; si++) {
+        uint64_t n = si < nsizes ? sizes[si] : extra_n;
+        if (si == nsizes && extra_n == 0) break;
+        for (int f32 = 0; f32 <= 1; f32++) {
+            for (uint64_t i = 0; i < n; i++) {
+                double v = gen(i, f32);
+                if (f32) xf[i] = (float)v;
+                else xd[i] = v;
+            }
+            for (int kind = K_SUM; kind <= K_SQ; kind++) {
+                if (!(kinds_mask >> kind & 1)) continue;
+                double mean = 0;
+                if (kind == K_SQ && n > 0) { /* some mean near the data (any double is fine) */
+                    double v = f32 ? xf[n / 2] : xd[n / 2];
+                    mean = v == v && v - v == 0 ? v * 0.999 : 1.0;
+                }
+                for (int omit = 0; omit <= 1; omit++)
+                    check_all(name, kind, f32 ? xf : NULL, f32 ? NULL : xd, n, mean, omit);
+            }
+        }
+    }
+    free(xd);
+    free(xf);
+    assert_int_equal(failures, 0);
+}
+
+/* ---- data shapes ---------------------------------------------------------------------------- */
+static double g_price(uint64_t i, int f32) {
+    (void)i; (void)f32;
+    return (double)(500 + rnd() % 4500) / 100.0; /* 5.00 .. 49.99 */
+}
+static double g_wide(uint64_t i, int f32) { /* random sign, exponents over the whole range */
+    (void)i;
+    int e = f32 ? (int)(rnd() % 270) - 149 : (int)(rnd() % 2000) - 1000;
+    double v = ldexp(1.0 + unif(), e);
+    return rnd() & 1 ? -v : v;
+}
+static double g_moderate(uint64_t i, int f32) { /* 2^-20 .. 2^20, both signs */
+    (void)i; (void)f32;
+    double v = ldexp(1.0 + unif(), (int)(rnd() % 40) - 20);
+    return rnd() & 1 ? -v : v;
+}
+static double cancel_prev;
+static double g_cancel(uint64_t i, int f32) { /* x, -x pairs of big values, plus tiny ones */
+    (void)f32;
+    if (i % 2 == 1) return -cancel_prev;
+    if (rnd() % 16 == 0) return ldexp(unif(), -60);
+    cancel_prev = ldexp(1.0 + unif(), 40 + (int)(rnd() % 20));
+    return rnd() & 1 ? cancel_prev : (cancel_prev = -cancel_prev);
+}
+static double g_subnormal(uint64_t i, int f32) {
+    (void)i;
+    double v = f32 ? ldexp((double)(rnd() % (1u << 23)), -149) : from_bits(rnd() >> 12);
+    return rnd() & 1 ? -v : v;
+}
+static double g_huge(uint64_t i, int f32) { /* near DBL_MAX / FLT_MAX, mostly positive */
+    (void)i;
+    double v = f32 ? ldexp(1.0 + unif(), 120 + (int)(rnd() % 8)) : ldexp(1.0 + unif(), 1016 + (int)(rnd() % 8));
+    if (f32 && v > FLT_MAX) v = FLT_MAX;
+    return rnd() % 8 == 0 ? -v : v;
+}
+static double g_huge_cancel(uint64_t i, int f32) { /* near-DBL_MAX values whose sum is finite */
+    if (i % 2 == 1) return -cancel_prev * 0.5;
+    (void)f32;
+    cancel_prev = f32 ? ldexp(1.0 + unif(), 126) : ldexp(1.0 + unif(), 1022);
+    if (f32) cancel_prev = (float)cancel_prev;
+    if (rnd() & 1) cancel_prev = -cancel_prev;
+    return cancel_prev;
+}
+static double g_specials(uint64_t i, int f32) { /* NaN / inf / -0 sprinkled in moderate data */
+    (void)i; (void)f32;
+    uint64_t r = rnd() % 64;
+    if (r == 0) return NAN;
+    if (r == 1) return INFINITY;
+    if (r == 2) return -INFINITY;
+    if (r < 6) return -0.0;
+    return g_moderate(i, f32);
+}
+static double g_nan_rare(uint64_t i, int f32) { /* one NaN in a while: omit_nan must skip */
+    (void)f32;
+    if (i % 1000 == 999) return NAN;
+    return g_price(i, f32);
+}
+static double g_infs_one_sign(uint64_t i, int f32) {
+    (void)f32;
+    if (i % 777 == 5) return -INFINITY;
+    return (double)(rnd() % 100) - 50;
+}
+static double g_negzero(uint64_t i, int f32) { (void)i; (void)f32; return -0.0; }
+static double g_zeros(uint64_t i, int f32) {
+    (void)i; (void)f32;
+    return rnd() % 100 == 0 ? 0.0 : -0.0;
+}
+static double g_const(uint64_t i, int f32) { /* same value everywhere: max stress on each lane */
+    (void)i;
+    return f32 ? (double)(float)63.99 : 63.99;
+}
+static double g_outliers(uint64_t i, int f32) { /* narrow data, bound grows now and then */
+    (void)f32;
+    if (rnd() % 5000 == 0) return ldexp(1.0 + unif(), (int)(i / 1000 % 90));
+    if (rnd() % 7000 == 0) return ldexp(unif(), -90);
+    return g_price(i, f32);
+}
+static double g_ints(uint64_t i, int f32) {
+    (void)i; (void)f32;
+    return (double)((int64_t)(rnd() % 2000001) - 1000000);
+}
+
+static void test_price(void **s) { (void)s; run_shape("price", g_price, 3, 1000003); }
+static void test_wide(void **s) { (void)s; run_shape("wide", g_wide, 1, 0); }
+static void test_moderate(void **s) { (void)s; run_shape("moderate", g_moderate, 3, 300001); }
+static void test_cancel(void **s) { (void)s; run_shape("cancel", g_cancel, 3, 0); }
+static void test_subnormal(void **s) { (void)s; run_shape("subnormal", g_subnormal, 1, 0); }
+static void test_huge(void **s) { (void)s; run_shape("huge", g_huge, 1, 0); }
+static void test_huge_cancel(void **s) { (void)s; run_shape("huge_cancel", g_huge_cancel, 1, 0); }
+static void test_specials(void **s) { (void)s; run_shape("specials", g_specials, 3, 0); }
+static void test_nan_rare(void **s) { (void)s; run_shape("nan_rare", g_nan_rare, 3, 0); }
+static void test_infs(void **s) { (void)s; run_shape("inf_one_sign", g_infs_one_sign, 3, 0); }
+static void test_negzero(void **s) { (void)s; run_shape("negzero", g_negzero, 3, 0); }
+static void test_zeros(void **s) { (void)s; run_shape("zeros", g_zeros, 3, 0); }
+static void test_const(void **s) { (void)s; run_shape("const", g_const, 3, 1 << 20); }
+static void test_outliers(void **s) { (void)s; run_shape("outliers", g_outliers, 3, 0); }
+static void test_ints(void **s) { (void)s; run_shape("ints", g_ints, 3, 0); }
+
+/* ---- hand-made cases on the superaccumulator ------------------------------------------------ */
+static double acc_of(int n, const double *v) {
+    tally_exact a;
+    tally_exact_init(&a);
+    for (int i = 0; i < n; i++) tally_exact_add(&a, v[i]);
+    double got = tally_exact_round(&a);
+    ref_t r;
+    ref_init(&r);
+    for (int i = 0; i < n; i++) ref_add(&r, v[i]);
+    assert_true(same(got, ref_round(&r)));
+    return got;
+}
+#define ACC(...) acc_of((int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)), (double[]){__VA_ARGS__})
+#define ASSERT_SAME(a, b) assert_true(same((a), (b)))
+
+static void test_hard_cases(void **s) {
+    (void)s;
+    const double two53 = 0x1p53, tiny = 0x1p-1074;
+    ASSERT_SAME(ACC(two53, 1.0), two53);                      /* tie -> even */
+    ASSERT_SAME(ACC(two53, 1.0, 0x1p-100), two53 + 2);        /* just above the tie */
+    ASSERT_SAME(ACC(two53, 1.0, -0x1p-100), two53);
+    ASSERT_SAME(ACC(two53 + 2, 1.0), two53 + 4);              /* tie, odd -> up */
+    ASSERT_SAME(ACC(1.0, 0x1p-53), 1.0);
+    ASSERT_SAME(ACC(1.0, 0x1p-53, tiny), 1.0 + 0x1p-52);
+    ASSERT_SAME(ACC(1.0, -0x1p-54), 1.0);                     /* tie below 1: even is 1.0 */
+    ASSERT_SAME(ACC(1.0, -0x1p-54, -0x1p-106), 1.0 - 0x1p-53);
+    ASSERT_SAME(ACC(1.0, -0x1p-53), 1.0 - 0x1p-53);           /* exact below 1 */
+    ASSERT_SAME(ACC(1e100, 1.0, -1e100), 1.0);                /* catastrophic cancellation */
+    ASSERT_SAME(ACC(0x1p1000, 0x1p-1000, -0x1p1000), 0x1p-1000);
+    ASSERT_SAME(ACC(DBL_MAX, 0x1p970), INFINITY);             /* DBL_MAX + half ulp: tie, odd */
+    ASSERT_SAME(ACC(DBL_MAX, 0x1p970, -tiny), DBL_MAX);
+    ASSERT_SAME(ACC(-DBL_MAX, -0x1p970), -INFINITY);
+    ASSERT_SAME(ACC(DBL_MAX, DBL_MAX), INFINITY);
+    ASSERT_SAME(ACC(DBL_MAX, DBL_MAX, -DBL_MAX), DBL_MAX);    /* no intermediate overflow */
+    ASSERT_SAME(ACC(-DBL_MAX, -DBL_MAX, DBL_MAX, 1.0), -DBL_MAX);
+    ASSERT_SAME(ACC(tiny, tiny), 2 * tiny);
+    ASSERT_SAME(ACC(0x1p-1022 - tiny, tiny), 0x1p-1022);      /* subnormal to normal */
+    ASSERT_SAME(ACC(0x1p-1022, -tiny), 0x1p-1022 - tiny);
+    ASSERT_SAME(ACC(-tiny, tiny), 0.0);
+    ASSERT_SAME(ACC(1.0, -1.0), 0.0);                         /* exact zero is +0 */
+    ASSERT_SAME(ACC(-0.0), -0.0);                             /* all -0: -0 */
+    ASSERT_SAME(ACC(-0.0, -0.0, -0.0), -0.0);
+    ASSERT_SAME(ACC(-0.0, 0.0), 0.0);
+    ASSERT_SAME(ACC(-1.0, 1.0, -0.0), 0.0);
+    {
+        tally_exact a;
+        tally_exact_init(&a);
+        ASSERT_SAME(tally_exact_round(&a), 0.0);               /* empty: +0 */
+    }
+    assert_true(isnan(ACC(1.0, NAN, 2.0)));
+    assert_true(isnan(ACC(INFINITY, -INFINITY)));
+    ASSERT_SAME(ACC(INFINITY, 1.0, INFINITY), INFINITY);
+    ASSERT_SAME(ACC(-INFINITY, DBL_MAX), -INFINITY);
+    assert_true(isnan(ACC(INFINITY, NAN)));
+    /* 2^53 + 1 patterns at many scales */
+    for (int e = -1000; e <= 960; e += 37) {
+        double hi = ldexp(1.0, e + 53), lo = ldexp(1.0, e);
+        ASSERT_SAME(ACC(hi, lo), hi);
+        ASSERT_SAME(ACC(hi, lo, lo), hi + 2 * lo);
+        ASSERT_SAME(ACC(hi, lo, ldexp(1.0, e - 60)), hi + 2 * lo);
+        ASSERT_SAME(ACC(-hi, -lo, -ldexp(1.0, e - 60)), -hi - 2 * lo);
+    }
+}
+
+static void test_merge_and_headroom(void **s) {
+    (void)s;
+    /* Doubling an accumulator by merging it into itself: 2^64 * DBL_MAX stays exact inside
+     * (rounds to inf), and subtracting the same back gives exactly 0. */
+    tally_exact a, b;
+    tally_exact_init(&a);
+    tally_exact_init(&b);
+    tally_exact_add(&a, DBL_MAX);
+    tally_exact_add(&b, -DBL_MAX);
+    for (int i = 0; i < 63; i++) {
+        tally_exact_merge(&a, &a);
+        tally_exact_merge(&b, &b);
+    }
+    ASSERT_SAME(tally_exact_round(&a), INFINITY);
+    ASSERT_SAME(tally_exact_round(&b), -INFINITY);
+    tally_exact c = a;
+    tally_exact_add(&c, 1.0);
+    tally_exact_merge(&c, &b);
+    ASSERT_SAME(tally_exact_round(&c), 1.0);
+    /* many adds straight into the chunks' budget: nadds triggers normalisation */
+    tally_exact d;
+    tally_exact_init(&d);
+    d.nadds = TALLY_EXACT_MAX_ADDS - 5;
+    for (int i = 0; i < 20; i++) tally_exact_add(&d, 0.1);
+    assert_true(d.nadds < 20);
+    ref_t r;
+    ref_init(&r);
+    for (int i = 0; i < 20; i++) ref_add(&r, 0.1);
+    ASSERT_SAME(tally_exact_round(&d), ref_round(&r));
+    /* normalising does not change the value */
+    tally_exact e;
+    tally_exact_init(&e);
+    for (int i = 0; i < 1000; i++) tally_exact_add(&e, g_wide(0, 0));
+    double before = tally_exact_round(&e);
+    tally_exact_normalize(&e);
+    ASSERT_SAME(tally_exact_round(&e), before);
+}
+
+/* The kernels on unaligned starts and lengths near the block size, for every ISA. */
+static void test_offsets(void **s) {
+    (void)s;
+    enum { N = 3000 };
+    static double xd[N];
+    static float xf[N];
+    for (int i = 0; i < N; i++) {
+        xd[i] = g_moderate(0, 0);
+        xf[i] = (float)g_price(0, 1);
+    }
+    for (int off = 0; off < 9; off++)
+        for (int len = 500; len < 530; len += 3) {
+            check_all("offset", K_SUM, NULL, xd + off, (uint64_t)len, 0, 0);
+            check_all("offset", K_SUM, xf + off, NULL, (uint64_t)len, 0, 0);
+        }
+    assert_int_equal(failures, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
+        cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
+        cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
+        cmocka_unit_test(test_nan_rare),    cmocka_unit_test(test_infs),
+        cmocka_unit_test(test_negzero),     cmocka_unit_test(test_zeros),
+        cmocka_unit_test(test_const),       cmocka_unit_test(test_outliers),
+        cmocka_unit_test(test_ints),        cmocka_unit_test(test_offsets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
