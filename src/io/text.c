@@ -211,7 +211,66 @@ static inline int tio_blank_line(const char *p, size_t n, size_t i, size_t *next
 }
 
 /* ---- parsing one block ---------------------------------------------------------------------- */
-static int tio_col_push(tio_col *c, int is_float, int64_t iv, double dv)
+static const double tio_fast_pow10[20] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
+                                          1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
+                                          1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+
+/* The common field, fused with splitting: [+-]digits[.digits], at most 19 digits, no exponent,
+ * mantissa <= 2^53 (so w / 10^k is one correctly rounded division, as in tio_parse_number).
+ * Returns TIO_NUM_INVALID when the text is anything else: the caller then takes the general
+ * path, which gives the same answer for everything this accepts. */
+static inline tio_num_kind tio_fast_number(const char *p, const char *e, const char **stop,
+                                           int64_t *iv, double *dv)
+{
+    const char *q = p;
+    int neg = 0;
+    if (q < e && (*q == '-' || *q == '+')) {
+        neg = *q == '-';
+        q++;
+    }
+    const char *d0 = q;
+    uint64_t m = 0;
+    while (q < e && (unsigned)(*q - '0') < 10) {
+        m = m * 10 + (uint64_t)(*q - '0');
+        q++;
+    }
+    size_t nint = (size_t)(q - d0);
+    if (q < e && *q == '.') {
+        q++;
+        const char *f0 = q;
+        while (q < e && (unsigned)(*q - '0') < 10) {
+            m = m * 10 + (uint64_t)(*q - '0');
+            q++;
+        }
+        size_t nfrac = (size_t)(q - f0);
+        if (nint + nfrac == 0 || nint + nfrac > 19) return TIO_NUM_INVALID;
+        if (q < e && (*q == 'e' || *q == 'E')) return TIO_NUM_INVALID;
+        if (m > (UINT64_C(1) << 53)) return TIO_NUM_INVALID;
+        double v = (double)m / tio_fast_pow10[nfrac];
+        *dv = neg ? -v : v;
+        *stop = q;
+        return TIO_NUM_FLOAT;
+    }
+    if (nint == 0 || nint > 18) return TIO_NUM_INVALID;
+    if (q < e && (*q == 'e' || *q == 'E')) return TIO_NUM_INVALID;
+    *iv = neg ? -(int64_t)m : (int64_t)m;
+    *stop = q;
+    return TIO_NUM_INT;
+}
+
+static int tio_col_push_slow(tio_col *c, int is_float, int64_t iv, double dv);
+
+static inline int tio_col_push(tio_col *c, int is_float, int64_t iv, double dv)
+{
+    if (c->n < c->cap && is_float == c->is_float) {
+        if (is_float) memcpy(&c->v[c->n++], &dv, 8);
+        else c->v[c->n++] = (uint64_t)iv;
+        return 0;
+    }
+    return tio_col_push_slow(c, is_float, iv, dv);
+}
+
+static int tio_col_push_slow(tio_col *c, int is_float, int64_t iv, double dv)
 {
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 4096;
@@ -264,8 +323,30 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
         b->cols[k].n = 0;
         b->cols[k].is_float = 0;
     }
+    /* one column of plain numbers, one per line: the common case gets its own loop */
+    const int one_column = !has_quotes && !r->ws && r->nsel == 1 && r->sel[0] == 0 &&
+                           r->nfields == 1;
     while (i < n) {
         size_t next;
+        if (one_column) {
+            tio_col *c = &b->cols[0];
+            while (i < n) {
+                const char *stop;
+                int64_t iv = 0;
+                double dv = 0;
+                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &dv);
+                if (kind == TIO_NUM_INVALID || stop >= p + n || *stop != '\n') break;
+                if (c->n < c->cap && (kind == TIO_NUM_FLOAT) == c->is_float) {
+                    if (c->is_float) memcpy(&c->v[c->n++], &dv, 8);
+                    else c->v[c->n++] = (uint64_t)iv;
+                } else if (tio_col_push_slow(c, kind == TIO_NUM_FLOAT, iv, dv) != 0) {
+                    goto nomem;
+                }
+                line++;
+                i = (size_t)(stop - p) + 1;
+            }
+            if (i >= n) break;
+        }
         if (tio_blank_line(p, n, i, &next)) {
             if (next <= n && next > 0 && p[next - 1] == '\n') line++;
             i = next;
@@ -276,6 +357,45 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
         int field = 0, got = 0, rc;
         for (;;) {
             tio_field f;
+            const int want = field <= r->maxsel && r->selpos[field] >= 0;
+            if (want && i < n && p[i] != '"') {
+                const char *stop;
+                int64_t iv = 0;
+                double dv = 0;
+                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &dv);
+                if (kind != TIO_NUM_INVALID) {
+                    size_t j = (size_t)(stop - p);
+                    int term;
+                    if (r->ws)
+                        term = j == n || p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n';
+                    else
+                        term = j == n || p[j] == r->delim || p[j] == '\n' ||
+                               (p[j] == '\r' && (j + 1 == n || p[j + 1] == '\n'));
+                    if (term) {
+                        if (tio_col_push(&b->cols[r->selpos[field]], kind == TIO_NUM_FLOAT, iv,
+                                         dv) != 0)
+                            goto nomem;
+                        got++;
+                        if (r->ws) {
+                            while (j < n && tio_is_blank(p[j])) j++;
+                        } else if (j < n && p[j] == '\r') {
+                            j++;
+                        }
+                        if (j >= n) {
+                            i = j;
+                            rc = TIO_F_END;
+                        } else if (p[j] == '\n') {
+                            i = j + 1;
+                            line++;
+                            rc = TIO_F_END;
+                        } else {
+                            i = r->ws ? j : j + 1;
+                            rc = TIO_F_MORE;
+                        }
+                        goto field_done;
+                    }
+                }
+            }
             rc = tio_next_field(r, p, n, &i, &line, &f);
             if (rc == TIO_F_UNTERMINATED) {
                 b->err = TIO_E_QUOTE;
@@ -286,7 +406,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                 b->lines = line;
                 return;
             }
-            if (field <= r->maxsel && r->selpos[field] >= 0) {
+            if (want) {
                 int64_t iv = 0;
                 double dv = 0;
                 tio_num_kind kind = f.bad ? TIO_NUM_INVALID : tio_parse_number(f.s, f.len, &iv, &dv);
@@ -307,6 +427,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                     goto nomem;
                 }
             }
+        field_done:
             if (rc == TIO_F_END) break;
             field++;
             if (field > r->maxsel && !has_quotes) {    /* nothing more wanted on this line */
