@@ -244,15 +244,58 @@ static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int l
     }
 }
 
-static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
-    for (int u = 0; u < XU; u++)
-        for (int k = 0; k < XL_MAX; k++) {
-            double lane[XW];
-            XV_STORE(lane, XV_SUB(S[u][k], XV_SET1(C[k]))); /* exact: same binade */
-            for (int j = 0; j < XW; j++)
-                if (lane[j] != 0) tally_exact_add_finite_(acc, lane[j]);
-            S[u][k] = XV_SET1(C[k]);
+/* Max |level-0 input| over x[i0 .. i0+len): a cheap first look that sets the first bound, so
+ * the first block of a call is not run twice. NaN/inf give NaN/inf or are missed: no harm, the
+ * block checks catch them. */
+XINLINE double XFN(blockmax)(const void *x, uint64_t i0, int len, int kind, XV vmean) {
+    XV vmax = XV_ZERO();
+    int i = 0;
+    for (; i + XW <= len; i += XW) {
+        XV v = XFN(load)(x, i0 + i, kind);
+        if (kind > XK_SUM_F64) {
+            XV d = XV_SUB(v, vmean);
+            v = XV_MUL(d, d);
         }
+        vmax = XV_MAXABS(vmax, v);
+    }
+    if (i < len) {
+        XV v = XFN(load_part)(x, i0 + i, len - i, kind);
+        if (kind > XK_SUM_F64) {
+            XV d = XV_SUB(v, vmean);
+            v = XV_KEEP(XV_MUL(d, d), len - i);
+        }
+        vmax = XV_MAXABS(vmax, v);
+    }
+    double lane[XW], mx = 0;
+    XV_STORE(lane, vmax);
+    for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
+    return mx;
+}
+
+/* Moves what the accumulators hold into the superaccumulator and restarts them at C. Each lane
+ * value S - C is exact (same binade), a multiple of u_k, and at most 2^(E-2) in magnitude (the
+ * invariant above); a sum of up to 8 of them is a multiple of u_k below 2^(E+1) = 2^53 u_k, so it
+ * is exact in any order. So lanes are summed in groups of 8 with plain adds, and only one exact
+ * add per group reaches the superaccumulator (a few per level instead of one per lane). */
+static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
+    for (int k = 0; k < XL_MAX; k++) {
+        double t = 0;
+        int cnt = 0;
+        for (int u = 0; u < XU; u++) {
+            double lane[XW];
+            XV_STORE(lane, XV_SUB(S[u][k], XV_SET1(C[k])));
+            S[u][k] = XV_SET1(C[k]);
+            for (int j = 0; j < XW; j++) {
+                t += lane[j];
+                if (++cnt == 8) {
+                    if (t != 0) tally_exact_add_finite_(acc, t);
+                    t = 0;
+                    cnt = 0;
+                }
+            }
+        }
+        if (t != 0) tally_exact_add_finite_(acc, t);
+    }
 }
 
 /* Level counts: sums start with one level and go up to three when residues appear, and back
@@ -262,15 +305,20 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                      tally_exact *acc) {
     if (n == 0) return;
     const int Lmin = kind <= XK_SUM_F64 ? 1 : 2, Lmax = XL_MAX;
-    int L = Lmin, easy_run = 0;
+    /* f32 values have 24 bits: one level of 40 usually holds them; f64 values need two */
+    int L = kind == XK_SUM_F32 ? 1 : 2, easy_run = 0;
+    XV vmean = XV_SET1(mean);
     int m = XM_INIT;
+    {
+        double mx = XFN(blockmax)(x, 0, (int)(n < XBLK ? n : XBLK), kind, vmean);
+        if (mx > 0 && mx <= tally_xpow2_(XM_FAST_MAX)) m = tally_xceil_log2_(mx);
+    }
     double C[XL_MAX];
     tally_xgrids_(m, XL_MAX, C);
     double bound = tally_xpow2_(m); /* 2^m */
     XV S[XU][XL_MAX], saved[XU][XL_MAX];
     for (int u = 0; u < XU; u++)
         for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k]);
-    XV vmean = XV_SET1(mean);
     /* adds per lane per level in one block (upper bound): the vectors are dealt round-robin */
     const unsigned per_block = (unsigned)((((XBLK + XW - 1) / XW) + XU - 1) / XU) *
                                (kind <= XK_SUM_F64 ? 1u : 2u);

@@ -1,0 +1,442 @@
+/* tally_bench_cpu: the CPU backend against the memory ceiling, on all cores.
+ *
+ *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]
+ *
+ * Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
+ *   - reductions: a tuned read-only SIMD loop (OpenMP, every thread sums its slice as 32-bit
+ *     integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
+ *   - scans: memcpy of the same bytes (each thread copies its slice), since a scan reads n and
+ *     writes n elements as a copy does;
+ *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
+ *     correctly rounded one.
+ * Each answer is checked once against a reference computed independently here (exact integer
+ * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up.
+ * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <omp.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+#include "tally.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int g_runs = 5;
+
+/* Median time of fn(arg) over g_runs runs, after one warm-up. */
+static double timeit(void (*fn)(void *), void *arg) {
+    double t[64];
+    fn(arg);
+    for (int r = 0; r < g_runs; r++) {
+        double t0 = now();
+        fn(arg);
+        t[r] = now() - t0;
+    }
+    qsort(t, (size_t)g_runs, sizeof t[0], cmp_double);
+    return t[g_runs / 2];
+}
+
+/* ---- baselines -------------------------------------------------------------------------------- */
+static volatile uint32_t g_sink;
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f")))
+static uint32_t read_avx512(const uint32_t *p, size_t words) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= words; i += 64) {
+        a0 = _mm512_add_epi32(a0, _mm512_loadu_si512(p + i));
+        a1 = _mm512_add_epi32(a1, _mm512_loadu_si512(p + i + 16));
+        a2 = _mm512_add_epi32(a2, _mm512_loadu_si512(p + i + 32));
+        a3 = _mm512_add_epi32(a3, _mm512_loadu_si512(p + i + 48));
+    }
+    uint32_t s = (uint32_t)_mm512_reduce_add_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
+    for (; i < words; i++) s += p[i];
+    return s;
+}
+__attribute__((target("avx2")))
+static uint32_t read_avx2(const uint32_t *p, size_t words) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 32 <= words; i += 32) {
+        a0 = _mm256_add_epi32(a0, _mm256_loadu_si256((const __m256i *)(p + i)));
+        a1 = _mm256_add_epi32(a1, _mm256_loadu_si256((const __m256i *)(p + i + 8)));
+        a2 = _mm256_add_epi32(a2, _mm256_loadu_si256((const __m256i *)(p + i + 16)));
+        a3 = _mm256_add_epi32(a3, _mm256_loadu_si256((const __m256i *)(p + i + 24)));
+    }
+    __m256i a = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
+    uint32_t l[8];
+    _mm256_storeu_si256((__m256i *)l, a);
+    uint32_t s = 0;
+    for (int j = 0; j < 8; j++) s += l[j];
+    for (; i < words; i++) s += p[i];
+    return s;
+}
+#endif
+static uint32_t read_plain(const uint32_t *p, size_t words) {
+    uint32_t s = 0;
+    for (size_t i = 0; i < words; i++) s += p[i];
+    return s;
+}
+static uint32_t (*read_fn)(const uint32_t *, size_t) = read_plain;
+static const char *read_name = "plain";
+
+typedef struct { const void *p; size_t bytes; void *dst; } buf_arg;
+
+static void base_read(void *a) {
+    const buf_arg *b = a;
+    const uint32_t *p = b->p;
+    size_t words = b->bytes / 4;
+    uint32_t total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        size_t lo = words * (size_t)t / (size_t)nt, hi = words * (size_t)(t + 1) / (size_t)nt;
+        total += read_fn(p + lo, hi - lo);
+    }
+    g_sink = total;
+}
+
+static void base_memcpy(void *a) {
+    const buf_arg *b = a;
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        size_t lo = b->bytes * (size_t)t / (size_t)nt / 64 * 64;
+        size_t hi = t + 1 == nt ? b->bytes : b->bytes * (size_t)(t + 1) / (size_t)nt / 64 * 64;
+        memcpy((char *)b->dst + lo, (const char *)b->p + lo, hi - lo);
+    }
+}
+
+typedef struct { const float *x; uint64_t n; float s; } naive_arg;
+static void base_naive(void *a) {
+    naive_arg *b = a;
+    float s = 0;
+    const float *x = b->x;
+    int64_t n = (int64_t)b->n;
+#pragma omp parallel for reduction(+ : s)
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    b->s = s;
+}
+
+/* ---- ours ------------------------------------------------------------------------------------- */
+typedef struct {
+    tally_context *ctx;
+    tally_type type;
+    const void *x;
+    void *out;
+    uint64_t n;
+    tally_op ops[3];
+    size_t nops;
+    tally_result res[3];
+    int scan;
+} our_arg;
+
+static void ours(void *a) {
+    our_arg *o = a;
+    tally_status s;
+    if (o->scan) s = tally_scan(o->ctx, TALLY_SUM, o->type, o->x, o->out, o->n, NULL);
+    else if (o->nops == 1) s = tally_reduce(o->ctx, o->ops[0], o->type, o->x, o->n, NULL, &o->res[0]);
+    else s = tally_reduce_many(o->ctx, o->type, o->x, o->n, o->ops, o->nops, NULL, o->res);
+    if (s != TALLY_OK) {
+        fprintf(stderr, "tally_bench_cpu: %s failed: %s (%s)\n", o->scan ? "tally_scan" : "tally_reduce",
+                tally_status_name(s), tally_last_error(o->ctx));
+        exit(1);
+    }
+}
+
+/* ---- table ------------------------------------------------------------------------------------ */
+static char g_table[16384];
+static size_t g_tlen;
+static int g_fail;
+
+static void row(const char *name, double bytes, double t_ours, const char *base, double t_base,
+                const char *note) {
+    char line[512];
+    snprintf(line, sizeof line, "| %-28s | %8.2f | %6.1f | %-20s | %8.2f | %6.1f | %5.2f | %s |\n",
+             name, t_ours * 1e3, bytes / t_ours / 1e9, base, t_base * 1e3, bytes / t_base / 1e9,
+             t_base / t_ours, note);
+    fputs(line, stdout);
+    fflush(stdout);
+    g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+}
+
+static void fail(const char *what) {
+    fprintf(stderr, "tally_bench_cpu: VALIDATION FAILED: %s\n", what);
+    g_fail = 1;
+}
+
+static const char *cpu_model(void) {
+    static char model[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return model;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ') c++;
+                snprintf(model, sizeof model, "%s", c);
+                model[strcspn(model, "\n")] = 0;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    return model;
+}
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static uint64_t rnd(void) {
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 2685821657736338717ull;
+}
+
+int main(int argc, char **argv) {
+    /* OpenMP threads that spin after a parallel region would steal the cores from tally's own
+     * threads (and the other way round): make them sleep. libgomp reads this at load time, so
+     * set it and start again. */
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+    }
+    uint64_t n = 1ull << 28;
+    int threads = 0;
+    const char *outpath = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) g_runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc) outpath = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (g_runs < 1) g_runs = 1;
+    if (g_runs > 63) g_runs = 63;
+    if (n < 1) n = 1;
+
+    tally_options opt;
+    tally_options_init(&opt);
+    opt.backend = TALLY_BACKEND_CPU;
+    opt.threads = threads;
+    tally_context *ctx;
+    if (tally_create(&ctx, &opt) != TALLY_OK) {
+        fprintf(stderr, "tally_bench_cpu: tally_create: %s\n", tally_create_error());
+        return 1;
+    }
+    int nth = tally_thread_count(ctx);
+    omp_set_num_threads(nth);
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) { read_fn = read_avx512; read_name = "AVX-512"; }
+    else if (__builtin_cpu_supports("avx2")) { read_fn = read_avx2; read_name = "AVX2"; }
+#endif
+
+    /* data, first touched by the threads that will read it */
+    int32_t *xi = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+    float *xf = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+    double *xd = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    void *out = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+    void *cpy = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+    if (!xi || !xf || !xd || !out || !cpy) {
+        fprintf(stderr, "tally_bench_cpu: out of memory for n = %" PRIu64 "\n", n);
+        return 1;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < (int64_t)n; i++) {
+        uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 32;
+        int cents = 500 + (int)(h % 4500);
+        xi[i] = (int32_t)(h >> 40) % 1000;
+        xf[i] = (float)cents / 100.0f;
+        xd[i] = (double)cents / 100.0;
+        ((int32_t *)out)[i] = 0;
+        ((int32_t *)cpy)[i] = 0;
+    }
+    (void)rnd;
+
+    /* ---- references (exact, computed once) ---- */
+    int64_t ri_sum = 0;
+    int32_t ri_min = INT32_MAX, ri_max = INT32_MIN;
+    float rf_min = INFINITY, rf_max = -INFINITY;
+    int64_t rf_fix = 0;       /* f32 values in [4, 64) are multiples of 2^-21 */
+    __int128 rd_fix = 0;      /* f64 values in [4, 64) are multiples of 2^-50 */
+    for (uint64_t i = 0; i < n; i++) {
+        ri_sum += xi[i];
+        if (xi[i] < ri_min) ri_min = xi[i];
+        if (xi[i] > ri_max) ri_max = xi[i];
+        if (xf[i] < rf_min) rf_min = xf[i];
+        if (xf[i] > rf_max) rf_max = xf[i];
+        rf_fix += (int64_t)ldexp((double)xf[i], 21); /* exact: an integer below 2^27 */
+        rd_fix += (__int128)ldexp(xd[i], 50);          /* exact: an integer below 2^56 */
+    }
+    /* int64 / __int128 -> double rounds to nearest-even; the power-of-two scaling is exact */
+    double rf_sum = ldexp((double)rf_fix, -21);
+    double rd_sum = ldexp((double)rd_fix, -50);
+
+    printf("tally_bench_cpu: n = %" PRIu64 " (2^%.2f), %d threads, isa %s, read loop %s, median of %d runs\n",
+           n, log2((double)n), nth, tally_isa_name(tally_active_isa(ctx)), read_name, g_runs);
+    char head[512];
+    snprintf(head, sizeof head,
+             "| %-28s | %8s | %6s | %-20s | %8s | %6s | %5s | %s |\n"
+             "|------------------------------|---------:|-------:|----------------------|---------:|-------:|------:|------|\n",
+             "op / type", "ours ms", "GB/s", "baseline", "base ms", "GB/s", "ratio", "answer");
+    fputs(head, stdout);
+
+    buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy};
+    double t_read4 = timeit(base_read, &b4);
+    double t_read8 = timeit(base_read, &b8);
+    double t_readi = timeit(base_read, &bi);
+    char note[256];
+
+    struct { const char *name; tally_type type; tally_op op; } singles[] = {
+        {"sum f32 (correctly rounded)", TALLY_F32, TALLY_SUM},
+        {"min f32", TALLY_F32, TALLY_MIN},
+        {"max f32", TALLY_F32, TALLY_MAX},
+        {"sum i32", TALLY_I32, TALLY_SUM},
+        {"min i32", TALLY_I32, TALLY_MIN},
+        {"max i32", TALLY_I32, TALLY_MAX},
+        {"sum f64 (correctly rounded)", TALLY_F64, TALLY_SUM},
+    };
+    for (size_t s = 0; s < sizeof singles / sizeof singles[0]; s++) {
+        our_arg o = {ctx, singles[s].type, NULL, NULL, n, {singles[s].op}, 1, {{0}}, 0};
+        o.x = singles[s].type == TALLY_F32 ? (const void *)xf
+            : singles[s].type == TALLY_F64 ? (const void *)xd : (const void *)xi;
+        ours(&o); /* validate first */
+        const tally_result *r = &o.res[0];
+        int ok;
+        if (singles[s].type == TALLY_I32) {
+            int64_t want = singles[s].op == TALLY_SUM ? ri_sum : singles[s].op == TALLY_MIN ? ri_min : ri_max;
+            ok = r->value.i64 == want;
+            snprintf(note, sizeof note, "%" PRId64 "%s", r->value.i64, ok ? "" : " WRONG");
+        } else {
+            double want = singles[s].type == TALLY_F64 ? rd_sum
+                        : singles[s].op == TALLY_SUM ? rf_sum
+                        : singles[s].op == TALLY_MIN ? (double)rf_min : (double)rf_max;
+            ok = memcmp(&r->value.f64, &want, 8) == 0;
+            snprintf(note, sizeof note, "%.17g%s", r->value.f64, ok ? " (exact)" : " WRONG");
+            if (singles[s].op != TALLY_SUM) snprintf(note, sizeof note, "%.9g%s", r->value.f64, ok ? "" : " WRONG");
+        }
+        if (!ok) fail(singles[s].name);
+        double t = timeit(ours, &o);
+        double bytes = (double)n * (singles[s].type == TALLY_F64 ? 8 : 4);
+        row(singles[s].name, bytes, t, singles[s].type == TALLY_F64 ? "read loop 8n bytes" : "read loop 4n bytes",
+            singles[s].type == TALLY_F64 ? t_read8 : singles[s].type == TALLY_F32 ? t_read4 : t_readi, note);
+    }
+    {
+        our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM, TALLY_MIN, TALLY_MAX}, 3, {{0}}, 0};
+        ours(&o);
+        int ok = o.res[0].value.f64 == rf_sum && o.res[1].value.f64 == rf_min && o.res[2].value.f64 == rf_max;
+        if (!ok) fail("fused sum+min+max f32");
+        snprintf(note, sizeof note, "%.17g, %.4g, %.4g%s", o.res[0].value.f64, o.res[1].value.f64,
+                 o.res[2].value.f64, ok ? "" : " WRONG");
+        row("sum+min+max f32 (fused)", (double)n * 4, timeit(ours, &o), "read loop 4n bytes", t_read4, note);
+    }
+    /* scans: out of place, against memcpy of the same bytes into another buffer */
+    {
+        buf_arg bc = {xi, n * 4, cpy};
+        double t_cpy = timeit(base_memcpy, &bc);
+        our_arg o = {ctx, TALLY_I32, xi, out, n, {TALLY_SUM}, 1, {{0}}, 1};
+        ours(&o);
+        uint32_t run = 0;
+        int ok = 1;
+        for (uint64_t i = 0; i < n && ok; i++) {
+            run += (uint32_t)xi[i];
+            ok = ((uint32_t *)out)[i] == run;
+        }
+        if (!ok) fail("inclusive scan i32");
+        snprintf(note, sizeof note, "last %" PRId32 "%s", ((int32_t *)out)[n - 1], ok ? " (checked all)" : " WRONG");
+        row("inclusive sum scan i32", (double)n * 4, timeit(ours, &o), "memcpy 4n bytes", t_cpy, note);
+
+        our_arg of = {ctx, TALLY_F32, xf, out, n, {TALLY_SUM}, 1, {{0}}, 1};
+        ours(&of);
+        /* float scans are deterministic but not exact: within 1e-2 relative of the exact prefix
+         * (a float carry chain over 2^28 elements drifts about 1e-4), and bitwise stable */
+        double pre = 0, worst = 0;
+        uint64_t h1 = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            pre += (double)xf[i]; /* within 2^-53 relative of the exact prefix */
+            double e = fabs((double)((float *)out)[i] - pre) / pre;
+            if (e > worst) worst = e;
+            uint32_t w;
+            memcpy(&w, (float *)out + i, 4);
+            h1 = h1 * 31 + w;
+        }
+        ours(&of);
+        uint64_t h2 = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t w;
+            memcpy(&w, (float *)out + i, 4);
+            h2 = h2 * 31 + w;
+        }
+        ok = worst < 1e-2 && h1 == h2;
+        if (!ok) fail("inclusive scan f32");
+        snprintf(note, sizeof note, "max rel. err %.1e, stable%s", worst, ok ? "" : " WRONG");
+        bc.p = xf;
+        double t_cpyf = timeit(base_memcpy, &bc);
+        row("inclusive sum scan f32", (double)n * 4, timeit(ours, &of), "memcpy 4n bytes", t_cpyf, note);
+    }
+    /* the naive OpenMP float reduction: fast and wrong */
+    {
+        our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM}, 1, {{0}}, 0};
+        naive_arg na = {xf, n, 0};
+        double t_naive = timeit(base_naive, &na);
+        double t_ours = timeit(ours, &o);
+        snprintf(note, sizeof note, "naive f32 %.9g vs exact %.17g (rel. err %.1e)", (double)na.s,
+                 o.res[0].value.f64, fabs((double)na.s - o.res[0].value.f64) / o.res[0].value.f64);
+        row("sum f32 vs OpenMP reduction", (double)n * 4, t_ours, "omp reduction(+:s)", t_naive, note);
+    }
+
+    if (outpath) {
+        FILE *f = fopen(outpath, "w");
+        if (!f) {
+            perror(outpath);
+            return 1;
+        }
+        time_t tt = time(NULL);
+        char date[64];
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&tt));
+        fprintf(f, "# CPU benchmark, %s\n\n", date);
+        fprintf(f, "- machine: %s, %ld cores online (lscpu), %d threads used\n", cpu_model(),
+                sysconf(_SC_NPROCESSORS_ONLN), nth);
+        fprintf(f, "- tally %s, ISA path %s; baselines compiled -O3, read loop %s\n", tally_version(),
+                tally_isa_name(tally_active_isa(ctx)), read_name);
+        fprintf(f, "- command: `");
+        for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
+        fprintf(f, "`\n- n = %" PRIu64 " elements; median of %d runs after one warm-up; every answer checked before timing\n",
+                n, g_runs);
+        fprintf(f, "- ratio = baseline time / our time (1.00 = as fast as the baseline)\n\n");
+        fputs(head, f);
+        fputs(g_table, f);
+        fclose(f);
+    }
+    tally_destroy(ctx);
+    free(xi);
+    free(xf);
+    free(xd);
+    free(out);
+    free(cpy);
+    return g_fail;
+}
