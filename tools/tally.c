@@ -375,6 +375,10 @@ static int cli_select_fields(const cli_opts *o, int nfields, const char *const *
             for (int i = 0; names && i < nfields; i++)
                 if (names[i] && strcmp(names[i], item) == 0) { found = i; break; }
             if (found < 0) {
+                if (!names && o->header && nfields == 0) {
+                    cli_error("field '%s': the input is empty (no header line)", item);
+                    return -2;
+                }
                 if (!names) cli_error("field '%s' is a name: names need -H/--header", item);
                 else cli_error("no field named '%s'", item);
                 return -1;
@@ -621,7 +625,7 @@ static tio_text_reader *cli_text_open(const cli_opts *o, tio_input *in, int *sel
     free(names);
     if (*nsel < 0) {
         tio_text_close(r);
-        *status = 2;
+        *status = *nsel == -2 ? 1 : 2;
         return NULL;
     }
     tio_text_select(r, sel, *nsel);
@@ -849,12 +853,8 @@ static int cli_reduce_binary(const cli_opts *o, tally_context *ctx, tio_input *i
     int rc = cli_open_binary(o, in, &a);
     if (rc) { free(a.owned); return rc; }
     int sel[4096], nsel;
-    const char **names = NULL;
-    if (o->fields && strchr(o->fields, '-') == NULL) {
-        /* names are not a thing for arrays; numbers only */
-    }
-    nsel = cli_select_fields(o, a.ncols, names, sel, 4096);
-    if (nsel < 0) { free(a.owned); return 2; }
+    nsel = cli_select_fields(o, a.ncols, NULL, sel, 4096);   /* arrays: numbers, no names */
+    if (nsel < 0) { free(a.owned); return nsel == -2 ? 1 : 2; }
     cli_field *fields = calloc((size_t)nsel, sizeof *fields);
     if (!fields) { free(a.owned); cli_error("out of memory"); return 1; }
     cli_plan plan;
@@ -949,11 +949,20 @@ static int cli_tmp_commit(const char *out)
     return 0;
 }
 
+/* Tests set TALLY_TEST_WRITE_LIMIT=N to make writing fail after N bytes (a full disk). */
+static long long g_write_limit = -1;
+
 static int cli_write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
-        ssize_t w = write(fd, c, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        size_t m = n > ((size_t)1 << 30) ? (size_t)1 << 30 : n;
+        if (g_write_limit >= 0) {
+            if (g_write_limit == 0) { errno = ENOSPC; return -1; }
+            if ((long long)m > g_write_limit) m = (size_t)g_write_limit;
+            g_write_limit -= (long long)m;
+        }
+        ssize_t w = write(fd, c, m);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return -1;
         c += w;
@@ -1130,10 +1139,18 @@ static int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int bi
         if (rc) cli_error("writing the output: %s", strerror(errno));
         goto done;
     }
+    const char *limit = getenv("TALLY_TEST_WRITE_LIMIT");
+    if (limit) g_write_limit = atoll(limit);
     int fd = cli_tmp_create(o->out);
     if (fd < 0) { rc = 1; goto done; }
-    if (cli_write_values(fd, o->text, type, vals, n) != 0 || close(fd) != 0) {
-        cli_error("%s: %s", o->out, strerror(errno ? errno : EIO));
+    int wr = cli_write_values(fd, o->text, type, vals, n);
+    int werr = errno;
+    if (close(fd) != 0 && wr == 0) {
+        wr = -1;
+        werr = errno;
+    }
+    if (wr != 0) {
+        cli_error("%s: %s", o->out, strerror(werr ? werr : EIO));
         cli_tmp_discard();
         rc = 1;
         goto done;
@@ -1300,7 +1317,7 @@ static int cli_demo(const cli_opts *o)
                "          pairwise f32 (NumPy-style)  %s\n"
                "          naive f32 running total     %s\n",
                ex, tio_format_double(sr.value.f64, b1), ok ? "ok" : "MISMATCH",
-               tio_format_float(pairwise, b2), tio_format_float(naive, b3));
+               tio_format_double((double)pairwise, b2), tio_format_double((double)naive, b3));
         bad |= !ok;
         s = tally_scan(ctx, TALLY_SUM, TALLY_U32, sold, scanned, 256, NULL);
         ok = s == TALLY_OK && memcmp(scanned, running, sizeof running) == 0;

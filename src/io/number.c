@@ -162,24 +162,61 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
     return TIO_NUM_FLOAT;
 }
 
-char *tio_format_double(double v, char *buf)
+/* Lays out the shortest digits: plain notation for decimal exponents -5..16 (693720, 0.001,
+ * 274966082.42), scientific beyond (1e+300, 5e-324). prec_max 17 for double, 9 for float. */
+static char *tio_format_shortest(double v, int prec_max, int is_float, char *buf)
 {
     if (isnan(v)) return strcpy(buf, "nan");
     if (isinf(v)) return strcpy(buf, v < 0 ? "-inf" : "inf");
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, 32, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+    if (v == 0) return strcpy(buf, signbit(v) ? "-0" : "0");
+    char e[40];
+    int prec = 1;
+    for (; prec <= prec_max; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, v);
+        if (is_float ? strtof(e, NULL) == (float)v : strtod(e, NULL) == v) break;
+    }
+    if (prec > prec_max) prec = prec_max;
+    /* e = [-]d[.ddd]e[+-]XX */
+    char digits[24];
+    int nd = 0, neg = e[0] == '-';
+    const char *q = e + neg;
+    for (; *q && *q != 'e'; q++)
+        if (*q != '.') digits[nd++] = *q;
+    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    digits[nd] = '\0';
+    int x = atoi(q + 1);
+    char *o = buf;
+    if (neg) *o++ = '-';
+    if (x < -5 || x > 16) {
+        *o++ = digits[0];
+        if (nd > 1) {
+            *o++ = '.';
+            memcpy(o, digits + 1, (size_t)nd - 1);
+            o += nd - 1;
+        }
+        sprintf(o, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+    } else if (x >= nd - 1) {
+        memcpy(o, digits, (size_t)nd);
+        o += nd;
+        for (int k = 0; k < x - (nd - 1); k++) *o++ = '0';
+        *o = '\0';
+    } else if (x >= 0) {
+        memcpy(o, digits, (size_t)x + 1);
+        o += x + 1;
+        *o++ = '.';
+        memcpy(o, digits + x + 1, (size_t)(nd - x - 1));
+        o += nd - x - 1;
+        *o = '\0';
+    } else {
+        *o++ = '0';
+        *o++ = '.';
+        for (int k = 0; k < -x - 1; k++) *o++ = '0';
+        memcpy(o, digits, (size_t)nd);
+        o[nd] = '\0';
     }
     return buf;
 }
 
-char *tio_format_float(float v, char *buf)
-{
-    if (isnan(v)) return strcpy(buf, "nan");
-    if (isinf(v)) return strcpy(buf, v < 0 ? "-inf" : "inf");
-    for (int prec = 1; prec <= 9; prec++) {
-        snprintf(buf, 32, "%.*g", prec, (double)v);
-        if (strtof(buf, NULL) == v) break;
-    }
-    return buf;
-}
+char *tio_format_double(double v, char *buf) { return tio_format_shortest(v, 17, 0, buf); }
+
+char *tio_format_float(float v, char *buf) { return tio_format_shortest((double)v, 9, 1, buf); }

@@ -29,8 +29,9 @@ typedef enum tio_num_kind { TIO_NUM_INVALID = 0, TIO_NUM_INT = 1, TIO_NUM_FLOAT 
  * An integer too large for int64 comes back as TIO_NUM_FLOAT. */
 tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv);
 
-/* Shortest text that reads back (strtod / strtof) to the same value: "0.1", "1e+300", "nan",
- * "inf", "-inf", "-0". buf needs 32 bytes. Returns buf. */
+/* Shortest text that reads back (strtod / strtof) to the same value, in plain notation for
+ * decimal exponents -5..16 and scientific beyond: "0.1", "693720", "1e+300", "nan", "inf",
+ * "-inf", "-0". buf needs 32 bytes. Returns buf. */
 char *tio_format_double(double v, char *buf);
 char *tio_format_float(float v, char *buf);
 
