@@ -177,8 +177,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median and best time of one call. Calls are batched so one sample lasts at least ~100 us. */
-static int time_variant(const lab_variant *v, void *bs, uint64_t n, float *scan_out, double first,
-                        double min_time, double *median, double *best, char *why)
+static int time_variant(const lab_backend *be, const lab_variant *v, void *bs, uint64_t n,
+                        float *scan_out, double first, double min_time, double *median,
+                        double *best, char *why)
 {
     double samples[256];
     int count = 0;
@@ -186,10 +187,15 @@ static int time_variant(const lab_variant *v, void *bs, uint64_t n, float *scan_
     double out[3];
     double start = now_s();
     while (count < 256) {
-        double t0 = now_s();
-        for (uint64_t k = 0; k < batch; ++k)
-            if (v->fn(bs, n, 0, out, scan_out, why)) return -1;
-        double t = (now_s() - t0) / (double)batch;
+        double t;
+        if (be->time_calls) {
+            if (be->time_calls(bs, v, n, batch, &t, why)) return -1;
+        } else {
+            double t0 = now_s();
+            for (uint64_t k = 0; k < batch; ++k)
+                if (v->fn(bs, n, 0, out, scan_out, why)) return -1;
+            t = (now_s() - t0) / (double)batch;
+        }
         samples[count++] = t;
         double elapsed = now_s() - start;
         if (count >= 3 && elapsed >= min_time) break;
@@ -203,7 +209,8 @@ static int time_variant(const lab_variant *v, void *bs, uint64_t n, float *scan_
 
 /* After every variant of one size: time the ceilings once more (keeping the faster run), then
  * express each variant as a share of the better ceiling of its family at that size. */
-static void finish_size(lab_row *rows, size_t count, void *bstate, float *scan_out, double min_time)
+static void finish_size(const lab_backend *be, lab_row *rows, size_t count, void *bstate,
+                        float *scan_out, double min_time)
 {
     double ceiling[2] = { 0, 0 };
     for (size_t r = 0; r < count; ++r) {
@@ -213,7 +220,7 @@ static void finish_size(lab_row *rows, size_t count, void *bstate, float *scan_o
         if (is_ceiling && row->seconds > 0) {
             double median, best;
             char why[LAB_WHY];
-            if (!time_variant(v, bstate, row->n, scan_out, row->seconds, 3 * min_time, &median, &best, why) &&
+            if (!time_variant(be, v, bstate, row->n, scan_out, row->seconds, 3 * min_time, &median, &best, why) &&
                 best < row->seconds) {
                 row->seconds = best;
                 row->median_seconds = median;
@@ -263,7 +270,7 @@ static void print_table(FILE *f, const lab_report *rep)
                 const lab_row *row = &rep->rows[r];
                 if (row->backend != rep->backends[b] || family_of(row->variant->kind) != fam) continue;
                 if (!header) {
-                    fprintf(f, "\n%-20s %14s %11s %12s %9s %7s  %-15s %s\n",
+                    fprintf(f, "\n%-24s %14s %11s %12s %9s %7s  %-15s %s\n",
                             fam == LAB_SCAN ? "scan (inclusive)" : "reduce (sum)", "size", "time",
                             "elements/s", "GB/s", "% ceil", "check", "err/sum|x|");
                     header = 1;
@@ -276,7 +283,7 @@ static void print_table(FILE *f, const lab_report *rep)
                 snprintf(pb, sizeof pb, row->pct_ceiling >= 0 ? "%.1f" : "-", row->pct_ceiling);
                 if (isnan(row->error)) snprintf(eb, sizeof eb, "-");
                 else snprintf(eb, sizeof eb, "%.2e", row->error);
-                fprintf(f, "  %-18s %14s %11s %12s %9s %7s  %-15s %s%s%s\n", row->variant->name,
+                fprintf(f, "  %-22s %14s %11s %12s %9s %7s  %-15s %s%s%s\n", row->variant->name,
                         lab_commas(row->n, nb, sizeof nb), fmt_time(row->seconds, tb, sizeof tb),
                         fmt_rate(rate, rb, sizeof rb), gb, pb, lab_verdict_name(row->verdict), eb,
                         row->note[0] ? "  " : "", row->note);
@@ -488,7 +495,7 @@ int tally_lab_bench_main(int argc, char **argv)
         for (size_t b = 0; b < NUM_BACKENDS; ++b)
             for (size_t k = 0; k < all_backends[b]->count; ++k) {
                 const lab_variant *v = &all_backends[b]->variants[k];
-                printf("%-5s %-8s %-18s %s\n", all_backends[b]->name, lab_family_name(v->kind), v->name, v->about);
+                printf("%-5s %-8s %-22s %s\n", all_backends[b]->name, lab_family_name(v->kind), v->name, v->about);
             }
         return 0;
     }
@@ -601,7 +608,7 @@ int tally_lab_bench_main(int argc, char **argv)
                 if (row->verdict == LAB_WRONG || row->verdict == LAB_NOT_CAUGHT) ok = 0;
                 if (o.validate_only || n == 0) continue;
                 /* Ceilings get longer, so a busy moment does not lower the bar. */
-                if (time_variant(v, states[b], n, out, first, is_ceiling ? 3 * o.min_time : o.min_time,
+                if (time_variant(be, v, states[b], n, out, first, is_ceiling ? 3 * o.min_time : o.min_time,
                                  &row->median_seconds, &row->seconds, row->note)) {
                     row->verdict = LAB_FAILED;
                     ok = 0;
@@ -609,7 +616,7 @@ int tally_lab_bench_main(int argc, char **argv)
                 }
             }
             if (!o.validate_only && n > 0)
-                finish_size(&rep.rows[first_row], rep.nrows - first_row, states[b], out, o.min_time);
+                finish_size(be, &rep.rows[first_row], rep.nrows - first_row, states[b], out, o.min_time);
         }
         free(in);
         free(out);

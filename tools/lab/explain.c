@@ -201,7 +201,7 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
              opsname, lab_commas(n, a, sizeof a), is_float ? " in dollars" : " in cents");
     text(f, 14, 24, "font-size=\"15\" font-weight=\"bold\" fill=\"#222\"", t1);
     snprintf(t1, sizeof t1, "%d step%s: node l combines node l + stride, the stride halves (%s, %s, ..., 1); "
-             "levels over %d nodes are drawn as bars", L, L == 1 ? "" : "s",
+             "levels over %d nodes: bars of run means, zoomed", L, L == 1 ? "" : "s",
              lab_commas(lv[L > 0 ? 1 : 0].m, a, sizeof a), L > 1 ? lab_commas(lv[2].m, b, sizeof b) : "1", FULL_MAX);
     text(f, 14, 44, "fill=\"#555\"", t1);
 
@@ -252,8 +252,11 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
             }
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ebe6dc\"/>\n", PX, row_y[k], PW, rows[k].h);
             int cmin = (int)(pmin[k] * (uint64_t)C / lv[k].m), cmax = (int)(pmax[k] * (uint64_t)C / lv[k].m);
+            /* Zoomed so the spread shows: the lowest bar keeps a third of the height. */
+            double base = bottom - 0.5 * (top - bottom);
+            if (base < 0 || top <= bottom) base = 0;
             for (int cidx = 0; cidx < C; ++cidx) {
-                double bh = top > 0 ? rows[k].h * mean[cidx] / top : 0;
+                double bh = top > base ? rows[k].h * (mean[cidx] - base) / (top - base) : rows[k].h;
                 const char *fill = col;
                 if ((k == 0 || show_path_min) && cidx == cmin) fill = MIN_C;
                 else if ((k == 0 || show_path_max) && cidx == cmax) fill = MAX_C;

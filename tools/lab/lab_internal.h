@@ -105,6 +105,10 @@ typedef struct lab_backend {
      * pointer stays valid until the next load. */
     int (*load)(void *bstate, const float *in, uint64_t n, char *why);
     const char *(*describe)(void *bstate); /* "AMD EPYC, 2 threads, avx2" */
+    /* Optional (GPUs): runs v->fn reps times without checking and stores the device time of one
+     * call (from device timestamps) in *seconds. NULL: the bench times calls on the host clock. */
+    int (*time_calls)(void *bstate, const lab_variant *v, uint64_t n, uint64_t reps,
+                      double *seconds, char *why);
     const lab_variant *variants;
     size_t count;
 } lab_backend;

@@ -538,6 +538,6 @@ static int cpu_load(void *bstate, const float *in, uint64_t n, char *why)
 static const char *cpu_describe(void *bstate) { return ((cpu_state *)bstate)->description; }
 
 const lab_backend lab_cpu_backend = {
-    "cpu", cpu_available, cpu_open, cpu_close, cpu_load, cpu_describe,
+    "cpu", cpu_available, cpu_open, cpu_close, cpu_load, cpu_describe, NULL,
     cpu_variants, sizeof cpu_variants / sizeof cpu_variants[0],
 };
