@@ -1,0 +1,307 @@
+/* Scans: sum, prod, min, max, and, or, xor of every type, inclusive and exclusive (identity or
+ * init), in place and not, on every ISA path and thread count {1,2,3}, against a reference that
+ * follows tally.h's definition: integers wrap modulo 2^bits; float sum/prod are evaluated in
+ * fixed blocks of 4096 elements (out = carry op running-fold-from-block-start); min/max are
+ * IEEE minimum/maximum. */
+#include "reference.h"
+
+#define SCAN_BLOCK 4096
+
+static const uint64_t scan_sizes[] = {0, 1, 2, 3, 7, 16, 17, 63, 65, 1000, 4095, 4096, 4097,
+                                      8191, 8193, 16385, 32767, 32769, 65537, 131073, 262147, 800001};
+#define N_SCAN_SIZES (sizeof scan_sizes / sizeof scan_sizes[0])
+
+/* ---- reference ---------------------------------------------------------------------------- */
+static uint64_t get_bits(tally_type t, const void *x, uint64_t i)
+{
+    uint64_t v = 0;
+    memcpy(&v, (const char *)x + i * tally_type_size(t), tally_type_size(t));
+    return v;
+}
+static void put_bits(tally_type t, void *x, uint64_t i, uint64_t v)
+{
+    memcpy((char *)x + i * tally_type_size(t), &v, tally_type_size(t));
+}
+/* bits as a signed/unsigned value for comparisons */
+static __int128 bits_value(tally_type t, uint64_t b)
+{
+    size_t w = tally_type_size(t) * 8;
+    if (t_is_signed(t) && w < 64 && ((b >> (w - 1)) & 1)) return (__int128)(int64_t)(b | ~((1ull << w) - 1));
+    if (t_is_signed(t)) return (__int128)(int64_t)b;
+    return (__int128)b;
+}
+
+static uint64_t int_op(tally_type t, tally_op op, uint64_t a, uint64_t b)
+{
+    size_t w = tally_type_size(t) * 8;
+    uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+    switch (op) {
+    case TALLY_SUM: return (a + b) & mask;
+    case TALLY_PROD: return (a * b) & mask;
+    case TALLY_MIN: return bits_value(t, b) < bits_value(t, a) ? b : a;
+    case TALLY_MAX: return bits_value(t, b) > bits_value(t, a) ? b : a;
+    case TALLY_AND: return a & b;
+    case TALLY_OR: return a | b;
+    default: return a ^ b;
+    }
+}
+
+static uint64_t int_identity(tally_type t, tally_op op)
+{
+    size_t w = tally_type_size(t) * 8;
+    uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+    switch (op) {
+    case TALLY_PROD: return 1;
+    case TALLY_MIN: return t_is_signed(t) ? mask >> 1 : mask;
+    case TALLY_MAX: return t_is_signed(t) ? (mask >> 1) + 1 : 0;
+    case TALLY_AND: return mask;
+    default: return 0;
+    }
+}
+
+#define REF_FLOAT_SCAN(name, C)                                                                \
+    static C fmin_##name(C a, C b)                                                             \
+    {                                                                                          \
+        if (isnan(a) || isnan(b)) return isnan(a) ? a : b;                                     \
+        if (a == b) return signbit(a) ? a : b;                                                 \
+        return a < b ? a : b;                                                                  \
+    }                                                                                          \
+    static C fmax_##name(C a, C b)                                                             \
+    {                                                                                          \
+        if (isnan(a) || isnan(b)) return isnan(a) ? a : b;                                     \
+        if (a == b) return signbit(a) ? b : a;                                                 \
+        return a > b ? a : b;                                                                  \
+    }                                                                                          \
+    static void ref_scan_##name(tally_op op, const C *x, C *o, uint64_t n, int excl,           \
+                                int has_init, double init)                                     \
+    {                                                                                          \
+        C c;                                                                                   \
+        if (has_init) c = (C)init;                                                             \
+        else if (op == TALLY_SUM) c = excl ? (C)0.0 : (C)-0.0;                                \
+        else if (op == TALLY_PROD) c = 1;                                                      \
+        else c = op == TALLY_MIN ? (C)INFINITY : (C)-INFINITY;                                 \
+        if (op == TALLY_MIN || op == TALLY_MAX) {                                              \
+            for (uint64_t i = 0; i < n; i++) {                                                 \
+                C v = x[i];                                                                    \
+                if (excl) o[i] = c;                                                            \
+                c = op == TALLY_MIN ? fmin_##name(c, v) : fmax_##name(c, v);                   \
+                if (!excl) o[i] = c;                                                           \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (uint64_t b0 = 0; b0 < n; b0 += SCAN_BLOCK) {                                      \
+            uint64_t e = n - b0 < SCAN_BLOCK ? n : b0 + SCAN_BLOCK;                            \
+            C l = 0;                                                                           \
+            for (uint64_t i = b0; i < e; i++) {                                                \
+                C v = x[i];                                                                    \
+                if (excl) o[i] = i == b0 ? c : (op == TALLY_SUM ? c + l : c * l);              \
+                l = i == b0 ? v : (op == TALLY_SUM ? l + v : l * v);                           \
+                if (!excl) o[i] = op == TALLY_SUM ? c + l : c * l;                             \
+            }                                                                                  \
+            c = op == TALLY_SUM ? c + l : c * l;                                               \
+        }                                                                                      \
+    }
+REF_FLOAT_SCAN(f32, float)
+REF_FLOAT_SCAN(f64, double)
+
+static void ref_scan(tally_type t, tally_op op, const void *x, void *o, uint64_t n,
+                     const tally_scan_options *so)
+{
+    if (t == TALLY_F32) {
+        ref_scan_f32(op, x, o, n, so->exclusive, so->has_init, so->init.f64);
+        return;
+    }
+    if (t == TALLY_F64) {
+        ref_scan_f64(op, x, o, n, so->exclusive, so->has_init, so->init.f64);
+        return;
+    }
+    size_t w = tally_type_size(t) * 8;
+    uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+    uint64_t c = int_identity(t, op);
+    if (so->has_init) c = (t_is_signed(t) ? (uint64_t)so->init.i64 : so->init.u64) & mask;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = get_bits(t, x, i);
+        if (so->exclusive) put_bits(t, o, i, c);
+        c = int_op(t, op, c, v);
+        if (!so->exclusive) put_bits(t, o, i, c);
+    }
+}
+
+static int same_elements(tally_type t, const void *a, const void *b, uint64_t n, uint64_t *bad)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        int eq;
+        if (t == TALLY_F32) {
+            float x = ((const float *)a)[i], y = ((const float *)b)[i];
+            eq = (isnan(x) && isnan(y)) || memcmp(&x, &y, 4) == 0;
+        } else if (t == TALLY_F64) {
+            eq = same_double(((const double *)a)[i], ((const double *)b)[i]);
+        } else {
+            eq = get_bits(t, a, i) == get_bits(t, b, i);
+        }
+        if (!eq) { *bad = i; return 0; }
+    }
+    return 1;
+}
+
+static const tally_op scan_ops[] = {TALLY_SUM, TALLY_PROD, TALLY_MIN, TALLY_MAX,
+                                    TALLY_AND, TALLY_OR, TALLY_XOR};
+
+/* full: every mode, in place and not, on every thread count; else (big sizes) inclusive and
+ * exclusive-with-init, in place on 2 threads only. */
+static void check_scans(isa_ctxs *c, tally_type t, const void *x, uint64_t n, void *want,
+                        void *got, const char *what, int full)
+{
+    size_t bytes = n * tally_type_size(t);
+    for (size_t oi = 0; oi < 7; oi++) {
+        tally_op op = scan_ops[oi];
+        if (t_is_float(t) && oi >= 4) break;
+        for (int mode = 0; mode < 3; mode++) { /* inclusive, exclusive, exclusive + init */
+            if (!full && mode == 1) continue;
+            tally_scan_options so;
+            memset(&so, 0, sizeof so);
+            so.exclusive = mode > 0;
+            so.has_init = mode == 2;
+            if (t_is_float(t)) so.init.f64 = op == TALLY_PROD ? 1.5 : -2.25;
+            else if (t_is_signed(t)) so.init.i64 = op == TALLY_PROD ? -3 : -77;
+            else so.init.u64 = op == TALLY_PROD ? 3 : 77;
+            ref_scan(t, op, x, want, n, &so);
+            for (int k = 0; k < N_THREADS; k++) {
+                for (int inplace = 0; inplace <= 1; inplace++) {
+                    if (!full && inplace != (k == 1)) continue;
+                    memset(got, 0xA5, bytes);
+                    if (inplace) memcpy(got, x, bytes);
+                    tally_status s = tally_scan(c->ctx[k], op, t, inplace ? got : x, got, n, &so);
+                    uint64_t bad = 0;
+                    if (s != TALLY_OK || !same_elements(t, got, want, n, &bad)) {
+                        print_error("scan %s %s mode=%d inplace=%d n=%llu %s threads=%d (%s): "
+                                    "status %s, first difference at %llu\n",
+                                    tally_op_name(op), tally_type_name(t), mode, inplace,
+                                    (unsigned long long)n, tally_isa_name(c->isa),
+                                    test_threads[k], what, tally_status_name(s),
+                                    (unsigned long long)bad);
+                        fail();
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void test_scans(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    rng_state = 1234;
+    uint64_t maxn = scan_sizes[N_SCAN_SIZES - 1];
+    void *x = malloc(maxn * 8 + 8), *want = malloc(maxn * 8 + 8), *got = malloc(maxn * 8 + 8);
+    for (int t = 0; t < TALLY_TYPE_COUNT; t++) {
+        for (size_t s = 0; s < N_SCAN_SIZES; s++) {
+            uint64_t n = scan_sizes[s];
+            /* the biggest sizes only where they add rounds (bytes > 3 threads x 128 KiB x 2) */
+            if (n > 200000 && n * tally_type_size((tally_type)t) > 1000000) continue;
+            fill((tally_type)t, x, n, t_is_float((tally_type)t) && s % 2 ? DATA_PROD : DATA_RANDOM);
+            check_scans(c, (tally_type)t, x, n, want, got, "random", n <= 20000);
+        }
+        if (t_is_float((tally_type)t)) {
+            fill((tally_type)t, x, 70001, DATA_SPECIAL);
+            check_scans(c, (tally_type)t, x, 70001, want, got, "NaN/inf/-0", 0);
+        }
+    }
+    free(x);
+    free(want);
+    free(got);
+}
+
+static void test_scan_big(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    rng_state = 77;
+    uint64_t n = big_n();
+    void *x = malloc(n * 8), *want = malloc(n * 8), *got = malloc(n * 8);
+    static const tally_type types[] = {TALLY_I32, TALLY_F32, TALLY_F64, TALLY_U8};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        fill(types[t], x, n, DATA_RANDOM);
+        size_t bytes = n * tally_type_size(types[t]);
+        tally_scan_options so;
+        memset(&so, 0, sizeof so);
+        ref_scan(types[t], TALLY_SUM, x, want, n, &so);
+        for (int k = 0; k < N_THREADS; k++) {
+            memset(got, 0, bytes);
+            assert_int_equal(tally_scan(c->ctx[k], TALLY_SUM, types[t], x, got, n, NULL), TALLY_OK);
+            uint64_t bad = 0;
+            if (!same_elements(types[t], got, want, n, &bad)) {
+                print_error("big sum scan %s threads=%d: first difference at %llu\n",
+                            tally_type_name(types[t]), test_threads[k], (unsigned long long)bad);
+                fail();
+            }
+        }
+    }
+    free(x);
+    free(want);
+    free(got);
+}
+
+/* A few results stated outright, and proof that the comparison can fail. */
+static void test_scan_examples(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    int32_t a[5] = {3, 1, 4, 1, 5}, o[5];
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_SUM, TALLY_I32, a, o, 5, NULL), TALLY_OK);
+    int32_t w1[5] = {3, 4, 8, 9, 14};
+    assert_memory_equal(o, w1, sizeof o);
+    tally_scan_options ex = {1, 1, {.i64 = 10}};
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_SUM, TALLY_I32, a, o, 5, &ex), TALLY_OK);
+    int32_t w2[5] = {10, 13, 14, 18, 19};
+    assert_memory_equal(o, w2, sizeof o);
+    ex.has_init = 0;
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_MAX, TALLY_I32, a, a, 5, &ex), TALLY_OK);
+    int32_t w3[5] = {INT32_MIN, 3, 3, 4, 4};
+    assert_memory_equal(a, w3, sizeof a);
+    uint8_t u[3] = {200, 100, 1}, uo[3];
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_SUM, TALLY_U8, u, uo, 3, NULL), TALLY_OK);
+    assert_int_equal(uo[1], 44); /* 300 mod 256 */
+    assert_int_equal(uo[2], 45);
+    int8_t s8[2] = {127, 1}, so8[2];
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_SUM, TALLY_I8, s8, so8, 2, NULL), TALLY_OK);
+    assert_int_equal(so8[1], -128);
+    float f[3] = {-0.0f, NAN, 1.0f}, fo[3];
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_MIN, TALLY_F32, f, fo, 3, NULL), TALLY_OK);
+    assert_true(fo[0] == 0 && signbit(fo[0]) && isnan(fo[1]) && isnan(fo[2]));
+    assert_int_equal(tally_scan(c->ctx[0], TALLY_SUM, TALLY_F32, f, fo, 1, NULL), TALLY_OK);
+    assert_true(fo[0] == 0 && signbit(fo[0])); /* inclusive sum keeps -0 */
+    /* a reference with a plain running float sum differs from the blocked definition */
+    uint64_t n = 3 * SCAN_BLOCK + 5;
+    float *x = malloc(n * 4), *want = malloc(n * 4);
+    rng_state = 3;
+    for (uint64_t i = 0; i < n; i++) x[i] = (float)rnd_unit();
+    tally_scan_options inc;
+    memset(&inc, 0, sizeof inc);
+    ref_scan(TALLY_F32, TALLY_SUM, x, want, n, &inc);
+    float run = 0;
+    int differs = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        run += x[i];
+        differs |= run != want[i];
+    }
+    assert_true(differs);
+    uint64_t bad;
+    want[n - 1] = nextafterf(want[n - 1], 10.0f);
+    assert_int_equal(tally_scan(c->ctx[2], TALLY_SUM, TALLY_F32, x, x, n, NULL), TALLY_OK);
+    assert_false(same_elements(TALLY_F32, x, want, n, &bad));
+    assert_true(bad == n - 1);
+    free(x);
+    free(want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ISA_TESTS(test_scans),
+        ISA_TESTS(test_scan_big),
+        ISA_TESTS(test_scan_examples),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
