@@ -554,7 +554,7 @@ const lab_variant cuda_variants[] = {
     { "gpu-read-ceiling", LAB_CEIL_READ, LAB_CHECK_NONE,
       "read ceiling: 16-byte loads on every SM, integer adds", v_read_ceiling, NULL, 0, 0 },
     { "n2-multipass", LAB_REDUCE, LAB_CHECK_BOUND,
-      "seed 004 #0: N/2 multi-pass, a[i] += a[i + n/2], one launch per halving", v_n2, b_tree_pairwise, 0, 0 },
+      "seed 004 #0: N/2 multi-pass, a[i] += a[i + n/2], one launch per halving (on a copy)", v_n2, b_tree_pairwise, 0, 0 },
     { "naive-accumulate", LAB_REDUCE, LAB_CHECK_BOUND,
       "seed 004 #1: grid-stride sum per thread, one float atomicAdd each", v_naive, b_naive, 0, 0 },
     { "workgroup-tree-2pass", LAB_REDUCE, LAB_CHECK_BOUND,
