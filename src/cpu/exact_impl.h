@@ -114,6 +114,65 @@ static inline void tally_xslow_(const void *x, uint64_t n, int kind, double mean
         tally_exact_add_finite_(acc, lo);
     }
 }
+/* Residues that the levels could not hold (data spanning more than ~40 L bits) are collected by
+ * exponent before they reach the superaccumulator: bin[e] holds a sum of signed 53-bit
+ * significands that all scale by 2^(e-1075) (e = the biased exponent, 1 for subnormals), so an
+ * add is one integer add. A bin takes at most 1024 adds (|bin| < 2^63) before it is spilled
+ * exactly into the superaccumulator; every bin is spilled at the end of a call, which leaves the
+ * bins zero again. One set per thread (thread-local: 20 KiB, zero at thread start). */
+typedef struct {
+    int64_t bin[2048];
+    uint16_t cnt[2048];  /* adds since the last spill; 0: not in the dirty list */
+    uint16_t dirty[2048];
+    int ndirty;
+} tally_xbins;
+
+static inline void tally_xbins_spill_(tally_exact *acc, int64_t v, int e) {
+    /* v * 2^(e-1075), |v| < 2^63: its lowest bit sits at bit p >= 14 of the fixed-point number,
+     * and |v| << (p mod 32) spans at most 94 bits: three chunks, each changed by < 2^32. */
+    int p = e - 1075 + TALLY_EXACT_BIAS;
+    int i = p >> 5, s = p & 31;
+    int64_t neg = v < 0 ? -1 : 0;
+    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    uint64_t rest = a >> (32 - s); /* < 2^62 */
+    int64_t c0 = (int64_t)((a << s) & 0xffffffffu);
+    int64_t c1 = (int64_t)(rest & 0xffffffffu);
+    int64_t c2 = (int64_t)(rest >> 32);
+    acc->chunk[i] += (c0 ^ neg) - neg;
+    acc->chunk[i + 1] += (c1 ^ neg) - neg;
+    acc->chunk[i + 2] += (c2 ^ neg) - neg;
+    if (++acc->nadds >= TALLY_EXACT_MAX_ADDS) tally_exact_normalize(acc);
+}
+
+static inline void tally_xbins_add_(tally_xbins *b, tally_exact *acc, double r) {
+    uint64_t x = tally_exact_bits_(r);
+    int e = (int)((x >> 52) & 0x7ff);
+    int64_t m = (int64_t)(x & 0x000fffffffffffffull);
+    if (e) m |= (int64_t)1 << 52;
+    else e = 1;
+    int64_t neg = -(int64_t)(x >> 63);
+    m = (m ^ neg) - neg; /* branch-free: the sign is random in wide data */
+    if (b->cnt[e] == 0) b->dirty[b->ndirty++] = (uint16_t)e;
+    b->bin[e] += m;
+    if (++b->cnt[e] == 1024) {
+        tally_xbins_spill_(acc, b->bin[e], e);
+        b->bin[e] = 0;
+        b->cnt[e] = 1; /* stays in the dirty list */
+    }
+}
+
+static inline void tally_xbins_flush_(tally_xbins *b, tally_exact *acc) {
+    for (int j = 0; j < b->ndirty; j++) {
+        int e = b->dirty[j];
+        if (b->bin[e]) tally_xbins_spill_(acc, b->bin[e], e);
+        b->bin[e] = 0;
+        b->cnt[e] = 0;
+    }
+    b->ndirty = 0;
+}
+
+static _Thread_local tally_xbins tally_xbins_tls;
+
 /* 1 if some element of a block of zeros is not -0.0. */
 static inline int tally_xhas_nonnegzero_(const void *x, uint64_t n, int kind) {
     for (uint64_t i = 0; i < n; i++) {
@@ -152,13 +211,19 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int carefu
     }
     if (!careful) {
         *res = XV_OR(*res, v);
+    } else if (XW == 1) { /* scalar: adding a zero is harmless and cheaper than a branch */
+        double lane[XW];
+        XV_STORE(lane, v);
+        tally_xbins_add_(&tally_xbins_tls, acc, lane[0]);
     } else {
         unsigned mask = XV_NONZERO_MASK(v);
         if (mask) {
             double lane[XW];
             XV_STORE(lane, v);
-            for (int j = 0; j < XW; j++)
-                if (mask >> j & 1) tally_exact_add_finite_(acc, lane[j]);
+            do { /* over the set bits: no branch per lane to mispredict */
+                tally_xbins_add_(&tally_xbins_tls, acc, lane[__builtin_ctz(mask)]);
+                mask &= mask - 1;
+            } while (mask);
         }
     }
 }
@@ -374,6 +439,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         }
     }
     XFN(flush)(S, C, acc);
+    tally_xbins_flush_(&tally_xbins_tls, acc);
     if (any_fast)
         acc->flags |= TALLY_EXACT_F_ANY | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
 }

@@ -364,6 +364,13 @@ static double g_outliers(uint64_t i, int f32) { /* narrow data, bound grows now 
     if (rnd() % 7000 == 0) return ldexp(unif(), -90);
     return g_price(i, f32);
 }
+static double g_far(uint64_t i, int f32) { /* a huge value, then many tiny ones of one binade:
+                                              * the leftovers pile into one exponent bin */
+    (void)f32;
+    if (i % 4096 == 0) return (i / 4096) % 2 ? -0x1.8p100 : 0x1.8p100; /* cancel in pairs */
+    double v = ldexp(1.0 + unif(), -50);
+    return rnd() % 3 ? v : -v;
+}
 static double g_ints(uint64_t i, int f32) {
     (void)i; (void)f32;
     return (double)((int64_t)(rnd() % 2000001) - 1000000);
@@ -383,6 +390,7 @@ static void test_negzero(void **s) { (void)s; run_shape("negzero", g_negzero, 3,
 static void test_zeros(void **s) { (void)s; run_shape("zeros", g_zeros, 3, 0); }
 static void test_const(void **s) { (void)s; run_shape("const", g_const, 3, 1 << 20); }
 static void test_outliers(void **s) { (void)s; run_shape("outliers", g_outliers, 3, 0); }
+static void test_far(void **s) { (void)s; run_shape("far", g_far, 3, 400001); }
 static void test_ints(void **s) { (void)s; run_shape("ints", g_ints, 3, 0); }
 
 /* ---- hand-made cases on the superaccumulator ------------------------------------------------ */
@@ -516,6 +524,7 @@ int main(void) {
         cmocka_unit_test(test_negzero),     cmocka_unit_test(test_zeros),
         cmocka_unit_test(test_const),       cmocka_unit_test(test_outliers),
         cmocka_unit_test(test_ints),        cmocka_unit_test(test_offsets),
+        cmocka_unit_test(test_far),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
