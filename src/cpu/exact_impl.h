@@ -45,9 +45,17 @@
  *   - an accumulator that is not finite means NaN/inf (or huge values) in the block: restore the
  *     accumulators saved before the block and add the block element by element, exactly;
  *   - max > 2^m: restore, flush, raise m, run the block again (rare: m only grows);
- *   - some residue != 0: restore and rerun the block in careful mode, which adds each nonzero
- *     residue exactly to the superaccumulator.
+ *   - some residue != 0: restore and run the block again with one more level (up to 3), or,
+ *     with 3 levels already, in careful mode, which hands each nonzero residue to per-exponent
+ *     integer bins (tally_xbins below) that reach the superaccumulator exactly.
  * The NaN/inf and max tests cost nothing per element beyond one max; the residue test one OR.
+ * The level count L adapts: the level-0 grid does not depend on L (level k only ever sees the
+ * residues of level k-1), so blocks run with different L share the same accumulators. A block
+ * also reports whether L-1 levels would have left no residue; after 8 such blocks in a row L
+ * drops by one. So f32 price-like data runs with one level (24-bit values, 40-bit level),
+ * f64 price-like with two, and data spanning a huge range pays for three plus the bins.
+ * The first block's max is looked at before the loop, so a call does not start with a wasted
+ * pass (the CPU backend calls these kernels on 64 KiB pieces).
  */
 #include <math.h>
 
