@@ -52,6 +52,7 @@ typedef uint64_t tk_u64u __attribute__((may_alias, aligned(1)));
 #define TK_SMIN_f32 INT32_MIN
 #define TK_SMIN_f64 INT64_MIN
 
+#define TK_MAYBE_UNUSED __attribute__((unused))
 #define TK_MIN(a, b) ((b) < (a) ? (b) : (a))
 #define TK_MAX(a, b) ((b) > (a) ? (b) : (a))
 
@@ -170,7 +171,7 @@ TALLY_INT_TYPES(TK_INT_KERNELS)
         memcpy(&v, &b, sizeof v);                                                                \
         return tally_key_from_f64((double)v);                                                    \
     }                                                                                            \
-    static void minmax_##name(const void *vx, uint64_t n, tally_minmax *mm)                      \
+    static TK_MAYBE_UNUSED void minmax_##name(const void *vx, uint64_t n, tally_minmax *mm)      \
     {                                                                                            \
         const TK_UB_##name *x = vx;                                                              \
         TK_SB_##name mn = TK_SMAX_##name, mx = TK_SMIN_##name; /* both NaN keys: never real */   \
@@ -284,8 +285,8 @@ TK_FMINMAX(f64, double)
 
 /* Ops whose result does not depend on grouping: a running carry. */
 #define TK_SCAN_ASSOC(opname, name, C, OPEXPR)                                                   \
-    static void scan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
-                                            tally_carry *cy)                                     \
+    static TK_MAYBE_UNUSED void scan_incl_##opname##_##name(const void *vi, void *vo,            \
+                                                            uint64_t n, tally_carry *cy)         \
     {                                                                                            \
         const C *x = vi;                                                                         \
         C *o = vo;                                                                               \
@@ -297,8 +298,8 @@ TK_FMINMAX(f64, double)
         }                                                                                        \
         cy->name = c;                                                                            \
     }                                                                                            \
-    static void scan_excl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
-                                            tally_carry *cy)                                     \
+    static TK_MAYBE_UNUSED void scan_excl_##opname##_##name(const void *vi, void *vo,            \
+                                                            uint64_t n, tally_carry *cy)         \
     {                                                                                            \
         const C *x = vi;                                                                         \
         C *o = vo;                                                                               \
@@ -310,7 +311,8 @@ TK_FMINMAX(f64, double)
         }                                                                                        \
         cy->name = c;                                                                            \
     }                                                                                            \
-    static void scan_total_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)        \
+    static TK_MAYBE_UNUSED void scan_total_##opname##_##name(const void *vi, uint64_t n,         \
+                                                             tally_carry *cy)                    \
     {                                                                                            \
         const C *x = vi;                                                                         \
         C c = cy->name;                                                                          \
@@ -378,6 +380,8 @@ TALLY_INT_TYPES(TK_INT_SCANS)
     TK_SCAN_ASSOC(min, name, C, tk_fmin_##name(a, b))                                            \
     TK_SCAN_ASSOC(max, name, C, tk_fmax_##name(a, b))
 TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
+
+#include "cpu/kernels_simd.h"
 
 /* ---- the table ------------------------------------------------------------------------------ */
 #define TK_ENTRY(fn) [TALLY_##E] = fn##_##name

@@ -2,6 +2,7 @@
  * CMakeLists.txt), always built and always usable. */
 #define TALLY_KTABLE tally_cpu_kernels_scalar
 #define TALLY_KNAME "scalar"
+#define TALLY_KSCALAR 1
 #include "cpu/kernels_body.h"
 
 const tally_cpu_kernels *tally_cpu_kernels_for(tally_isa isa)

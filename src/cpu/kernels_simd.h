@@ -1,0 +1,214 @@
+/* Hand-vectorised kernels for the loops the compiler does not vectorise by itself: float
+ * extremes (order keys with NaN masking) and integer sum scans (an in-register prefix).
+ * Written once with GCC vector types over the register width TK_VB (32 bytes for AVX2, 64 for
+ * AVX-512) and included only by kernels_body.h. Each replaces the plain kernel of the same
+ * name in the table (the #defines at the end); the results are identical by construction
+ * (integer arithmetic, or exact selections of input values). */
+#if !defined(TALLY_KSCALAR) && defined(__AVX512F__) && defined(__AVX512BW__)
+#define TK_VB 64
+#elif !defined(TALLY_KSCALAR) && defined(__AVX2__)
+#define TK_VB 32
+#else
+#define TK_VB 0
+#endif
+
+#if TK_VB
+#include <immintrin.h>
+
+typedef int32_t tk_vi32 __attribute__((vector_size(TK_VB)));
+typedef uint32_t tk_vu32 __attribute__((vector_size(TK_VB)));
+typedef int64_t tk_vi64 __attribute__((vector_size(TK_VB)));
+typedef uint64_t tk_vu64 __attribute__((vector_size(TK_VB)));
+
+#if TK_VB == 64
+#define TK_VI __m512i
+static inline tk_vi32 tk_vmin_i32(tk_vi32 a, tk_vi32 b) { return (tk_vi32)_mm512_min_epi32((TK_VI)a, (TK_VI)b); }
+static inline tk_vi32 tk_vmax_i32(tk_vi32 a, tk_vi32 b) { return (tk_vi32)_mm512_max_epi32((TK_VI)a, (TK_VI)b); }
+static inline tk_vi64 tk_vmin_i64(tk_vi64 a, tk_vi64 b) { return (tk_vi64)_mm512_min_epi64((TK_VI)a, (TK_VI)b); }
+static inline tk_vi64 tk_vmax_i64(tk_vi64 a, tk_vi64 b) { return (tk_vi64)_mm512_max_epi64((TK_VI)a, (TK_VI)b); }
+#else
+#define TK_VI __m256i
+static inline tk_vi32 tk_vmin_i32(tk_vi32 a, tk_vi32 b) { return (tk_vi32)_mm256_min_epi32((TK_VI)a, (TK_VI)b); }
+static inline tk_vi32 tk_vmax_i32(tk_vi32 a, tk_vi32 b) { return (tk_vi32)_mm256_max_epi32((TK_VI)a, (TK_VI)b); }
+static inline tk_vi64 tk_vmin_i64(tk_vi64 a, tk_vi64 b)
+{
+    return (tk_vi64)_mm256_blendv_epi8((TK_VI)a, (TK_VI)b, _mm256_cmpgt_epi64((TK_VI)a, (TK_VI)b));
+}
+static inline tk_vi64 tk_vmax_i64(tk_vi64 a, tk_vi64 b)
+{
+    return (tk_vi64)_mm256_blendv_epi8((TK_VI)a, (TK_VI)b, _mm256_cmpgt_epi64((TK_VI)b, (TK_VI)a));
+}
+#endif
+
+/* Float extremes: keys k (two's complement order of the bits), NaN lanes masked to the
+ * identity, NaNs counted per lane; two independent accumulators per result. */
+#define TK_VMINMAX(name, VS, VU, S, SB)                                                          \
+    static void vminmax_##name(const void *vx, uint64_t n, tally_minmax *mm)                     \
+    {                                                                                            \
+        const char *x = vx;                                                                      \
+        const uint64_t L = TK_VB / sizeof(S);                                                    \
+        const VS absm = (VS){0} + (S)TK_ABS_##name, inf = (VS){0} + (S)TK_INF_##name;            \
+        const VS smax = (VS){0} + TK_SMAX_##name, smin = (VS){0} + TK_SMIN_##name;               \
+        S mn = TK_SMAX_##name, mx = TK_SMIN_##name;                                              \
+        uint64_t nans = 0, i = 0;                                                                \
+        while (n - i >= 2 * L) {                                                                 \
+            /* lane NaN counts stay far below 2^31 per run */                                    \
+            uint64_t end = i + ((n - i) / (2 * L)) * (2 * L);                                    \
+            if (end - i > (1ull << 30)) end = i + (1ull << 30);                                  \
+            VS mn0 = smax, mn1 = smax, mx0 = smin, mx1 = smin, nc0 = {0}, nc1 = {0};             \
+            for (; i < end; i += 2 * L) {                                                        \
+                VS b0, b1;                                                                       \
+                memcpy(&b0, x + i * sizeof(S), TK_VB);                                           \
+                memcpy(&b1, x + (i + L) * sizeof(S), TK_VB);                                     \
+                VS k0 = b0 ^ (VS)((VU)(b0 >> (sizeof(S) * 8 - 1)) >> 1);                         \
+                VS k1 = b1 ^ (VS)((VU)(b1 >> (sizeof(S) * 8 - 1)) >> 1);                         \
+                VS n0 = (b0 & absm) > inf, n1 = (b1 & absm) > inf;                               \
+                mn0 = tk_vmin_##SB(mn0, (k0 & ~n0) | (smax & n0));                               \
+                mn1 = tk_vmin_##SB(mn1, (k1 & ~n1) | (smax & n1));                               \
+                mx0 = tk_vmax_##SB(mx0, (k0 & ~n0) | (smin & n0));                               \
+                mx1 = tk_vmax_##SB(mx1, (k1 & ~n1) | (smin & n1));                               \
+                nc0 -= n0;                                                                       \
+                nc1 -= n1;                                                                       \
+            }                                                                                    \
+            mn0 = tk_vmin_##SB(mn0, mn1);                                                        \
+            mx0 = tk_vmax_##SB(mx0, mx1);                                                        \
+            nc0 += nc1;                                                                          \
+            for (uint64_t j = 0; j < L; j++) {                                                   \
+                mn = TK_MIN(mn, mn0[j]);                                                         \
+                mx = TK_MAX(mx, mx0[j]);                                                         \
+                nans += (uint64_t)nc0[j];                                                        \
+            }                                                                                    \
+        }                                                                                        \
+        const TK_UB_##name *t = (const TK_UB_##name *)(x + i * sizeof(S));                       \
+        for (uint64_t j = 0; j < n - i; j++) {                                                   \
+            TK_UT_##name b = t[j];                                                               \
+            TK_SB_##name k = tk_key_##name(b);                                                   \
+            int isnan_ = (b & TK_ABS_##name) > TK_INF_##name;                                    \
+            mn = TK_MIN(mn, isnan_ ? TK_SMAX_##name : k);                                        \
+            mx = TK_MAX(mx, isnan_ ? TK_SMIN_##name : k);                                        \
+            nans += (uint64_t)isnan_;                                                            \
+        }                                                                                        \
+        mm->nans += nans;                                                                        \
+        if (nans < n) tk_fold_minmax(mm, tk_key64_##name(mn), tk_key64_##name(mx));              \
+    }
+TK_VMINMAX(f32, tk_vi32, tk_vu32, int32_t, i32)
+TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
+
+/* In-register inclusive prefix of L lanes: log2(L) shifted adds (zeros shifted in). */
+#define TK_M16_1 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
+#define TK_M16_2 0, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
+#define TK_M16_4 0, 0, 0, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27
+#define TK_M16_8 0, 0, 0, 0, 0, 0, 0, 0, 16, 17, 18, 19, 20, 21, 22, 23
+#define TK_M16_LAST 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15
+#define TK_M8_1 0, 8, 9, 10, 11, 12, 13, 14
+#define TK_M8_2 0, 0, 8, 9, 10, 11, 12, 13
+#define TK_M8_4 0, 0, 0, 0, 8, 9, 10, 11
+#define TK_M8_LAST 7, 7, 7, 7, 7, 7, 7, 7
+#define TK_M4_1 0, 4, 5, 6
+#define TK_M4_2 0, 0, 4, 5
+#define TK_M4_LAST 3, 3, 3, 3
+#define TK_PREFIX_16(V, v, z)                                                                    \
+    v += __builtin_shuffle(z, v, (V){TK_M16_1});                                                 \
+    v += __builtin_shuffle(z, v, (V){TK_M16_2});                                                 \
+    v += __builtin_shuffle(z, v, (V){TK_M16_4});                                                 \
+    v += __builtin_shuffle(z, v, (V){TK_M16_8})
+#define TK_PREFIX_8(V, v, z)                                                                     \
+    v += __builtin_shuffle(z, v, (V){TK_M8_1});                                                  \
+    v += __builtin_shuffle(z, v, (V){TK_M8_2});                                                  \
+    v += __builtin_shuffle(z, v, (V){TK_M8_4})
+#define TK_PREFIX_4(V, v, z)                                                                     \
+    v += __builtin_shuffle(z, v, (V){TK_M4_1});                                                  \
+    v += __builtin_shuffle(z, v, (V){TK_M4_2})
+#define TK_PREFIX(L, V, v, z) TK_PREFIX_##L(V, v, z)
+#define TK_LAST(L) TK_M##L##_LAST
+#define TK_XPREFIX(L, V, v, z) TK_PREFIX(L, V, v, z)
+#define TK_XLAST(L) TK_LAST(L)
+
+#if TK_VB == 64
+#define TK_L32 16
+#define TK_L64 8
+#else
+#define TK_L32 8
+#define TK_L64 4
+#endif
+
+/* Integer sum scans (wrapping, in the unsigned type): inclusive, exclusive and the total. */
+#define TK_VSCAN_SUM(name, C, U, VU, L)                                                          \
+    static void vscan_incl_sum_##name(const void *vi, void *vo, uint64_t n, tally_carry *cy)     \
+    {                                                                                            \
+        const char *x = vi;                                                                      \
+        char *o = vo;                                                                            \
+        const VU z = {0};                                                                        \
+        VU c = z + (U)cy->name;                                                                  \
+        uint64_t i = 0;                                                                          \
+        for (; i + L <= n; i += L) {                                                             \
+            VU v;                                                                                \
+            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
+            TK_XPREFIX(L, VU, v, z);                                                             \
+            v += c;                                                                              \
+            memcpy(o + i * sizeof(U), &v, sizeof v);                                             \
+            c = __builtin_shuffle(v, (VU){TK_XLAST(L)});                                         \
+        }                                                                                        \
+        U s = c[0];                                                                              \
+        for (; i < n; i++) {                                                                     \
+            U v;                                                                                 \
+            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
+            s += v;                                                                              \
+            memcpy(o + i * sizeof(U), &s, sizeof s);                                             \
+        }                                                                                        \
+        cy->name = (C)s;                                                                         \
+    }                                                                                            \
+    static void vscan_excl_sum_##name(const void *vi, void *vo, uint64_t n, tally_carry *cy)     \
+    {                                                                                            \
+        const char *x = vi;                                                                      \
+        char *o = vo;                                                                            \
+        const VU z = {0};                                                                        \
+        VU c = z + (U)cy->name;                                                                  \
+        uint64_t i = 0;                                                                          \
+        for (; i + L <= n; i += L) {                                                             \
+            VU v, in;                                                                            \
+            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
+            in = v;                                                                              \
+            TK_XPREFIX(L, VU, v, z);                                                             \
+            v += c;                                                                              \
+            VU ex = v - in;                                                                      \
+            memcpy(o + i * sizeof(U), &ex, sizeof ex);                                           \
+            c = __builtin_shuffle(v, (VU){TK_XLAST(L)});                                         \
+        }                                                                                        \
+        U s = c[0];                                                                              \
+        for (; i < n; i++) {                                                                     \
+            U v;                                                                                 \
+            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
+            memcpy(o + i * sizeof(U), &s, sizeof s);                                             \
+            s += v;                                                                              \
+        }                                                                                        \
+        cy->name = (C)s;                                                                         \
+    }                                                                                            \
+    static void vscan_total_sum_##name(const void *vi, uint64_t n, tally_carry *cy)              \
+    {                                                                                            \
+        const U *x = vi;                                                                         \
+        U s = (U)cy->name;                                                                       \
+        for (uint64_t i = 0; i < n; i++) s += x[i];                                              \
+        cy->name = (C)s;                                                                         \
+    }
+TK_VSCAN_SUM(i32, int32_t, uint32_t, tk_vu32, TK_L32)
+TK_VSCAN_SUM(u32, uint32_t, uint32_t, tk_vu32, TK_L32)
+TK_VSCAN_SUM(i64, int64_t, uint64_t, tk_vu64, TK_L64)
+TK_VSCAN_SUM(u64, uint64_t, uint64_t, tk_vu64, TK_L64)
+
+/* The table (kernels_body.h) picks these up under the plain names. */
+#define minmax_f32 vminmax_f32
+#define minmax_f64 vminmax_f64
+#define scan_incl_sum_i32 vscan_incl_sum_i32
+#define scan_excl_sum_i32 vscan_excl_sum_i32
+#define scan_total_sum_i32 vscan_total_sum_i32
+#define scan_incl_sum_u32 vscan_incl_sum_u32
+#define scan_excl_sum_u32 vscan_excl_sum_u32
+#define scan_total_sum_u32 vscan_total_sum_u32
+#define scan_incl_sum_i64 vscan_incl_sum_i64
+#define scan_excl_sum_i64 vscan_excl_sum_i64
+#define scan_total_sum_i64 vscan_total_sum_i64
+#define scan_incl_sum_u64 vscan_incl_sum_u64
+#define scan_excl_sum_u64 vscan_excl_sum_u64
+#define scan_total_sum_u64 vscan_total_sum_u64
+#endif /* TK_VB */
