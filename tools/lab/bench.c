@@ -290,6 +290,10 @@ static void print_table(FILE *f, const lab_report *rep)
             }
         }
     }
+    fprintf(f, "\n%% ceil: GB/s against the better of the one-core and all-core ceilings at the same size.\n"
+               "check: exact variants must equal the correctly rounded sum bit for bit; the others must be\n"
+               "within the worst-case error bound of their algorithm; off-by-one must be caught.\n");
+    if (rep->load[0]) fprintf(f, "%s.\n", rep->load);
 }
 
 static void json_num(FILE *f, double v)
@@ -317,6 +321,8 @@ static void print_json(FILE *f, const lab_report *rep, int ok)
     json_str(f, rep->date);
     fprintf(f, ",\n  \"command\": ");
     json_str(f, rep->command);
+    fprintf(f, ",\n  \"load\": ");
+    json_str(f, rep->load);
     fprintf(f, ",\n  \"element_type\": \"f32\",\n  \"data\": ");
     json_str(f, rep->data_name);
     fprintf(f, ",\n  \"seed\": %llu,\n  \"backends\": [", (unsigned long long)rep->seed);
@@ -477,6 +483,16 @@ static uint64_t memory_cap(void)
     return (uint64_t)pages * (uint64_t)page / 2 / 12;
 }
 
+static void read_loadavg(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return;
+    double a = 0, b = 0, c = 0;
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, size, "%.2f %.2f %.2f", a, b, c);
+    fclose(f);
+}
+
 static void join_command(int argc, char **argv, char *buf, size_t size)
 {
     size_t o = (size_t)snprintf(buf, size, "tally");
@@ -512,6 +528,8 @@ int tally_lab_bench_main(int argc, char **argv)
     gmtime_r(&t, &tmv);
     strftime(rep.date, sizeof rep.date, "%Y-%m-%d %H:%M:%S UTC", &tmv);
 
+    char load_start[32];
+    read_loadavg(load_start, sizeof load_start);
     void *states[4] = { 0 };
     for (size_t b = 0; b < NUM_BACKENDS; ++b) {
         const lab_backend *be = all_backends[b];
@@ -622,6 +640,10 @@ int tally_lab_bench_main(int argc, char **argv)
         free(out);
     }
     if (progress) fprintf(stderr, "\r%-60s\r", "");
+    char load_end[32];
+    read_loadavg(load_end, sizeof load_end);
+    if (load_start[0])
+        snprintf(rep.load, sizeof rep.load, "load average %s at the start, %s at the end", load_start, load_end);
 
     if (o.json) print_json(stdout, &rep, ok);
     else if (o.csv) print_csv(stdout, &rep);

@@ -194,6 +194,11 @@ int lab_write_html(const char *path, const lab_report *rep, char *why)
     lab_xml_escape(f, tally_version());
     fputs(" &#183; <code>", f);
     lab_xml_escape(f, rep->command);
+    if (rep->load[0]) {
+        fputs("</code><br/>", f);
+        lab_xml_escape(f, rep->load);
+        fputs(" (other work on the machine shows up as noise).<code>", f);
+    }
     fprintf(f, "</code><br/>f32 %s data (seed %llu). Each variant is checked against an exact reference "
                "(a superaccumulator; double-double running sums for scans) before it is timed; the "
                "time is the fastest of repeated calls (the JSON output also has the median).</p>\n", rep->data_name, (unsigned long long)rep->seed);

@@ -119,7 +119,7 @@ static void fmt_node(double v, int is_float, char *buf, size_t size)
 int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height, char *why)
 {
     if (n == 0) { snprintf(why, LAB_WHY, "a tree needs at least one element"); return -1; }
-    if (n > (UINT64_C(1) << 26)) { snprintf(why, LAB_WHY, "n is at most 2^26 for a tree picture"); return -1; }
+    if (n > (UINT64_C(1) << 24)) { snprintf(why, LAB_WHY, "n is at most 2^24 for a tree picture"); return -1; }
     if (!(ops & 7)) ops = LAB_TREE_SUM;
     int L = 0;
     while ((UINT64_C(1) << L) < n) ++L;   /* levels 0..L; the last has one node */
@@ -302,7 +302,7 @@ int lab_svg_two_pass(FILE *f, uint64_t n, double *height, char *why)
     const int G = 256, WG = 256;
     int substituted = 0;
     if (n < (uint64_t)G * WG) { n = UINT64_C(1) << 20; substituted = 1; }
-    if (n > (UINT64_C(1) << 30)) { snprintf(why, LAB_WHY, "n is at most 2^30 for the two-pass picture"); return -1; }
+    if (n > (UINT64_C(1) << 28)) { snprintf(why, LAB_WHY, "n is at most 2^28 for the two-pass picture"); return -1; }
     float *x = malloc(sizeof(float) * n);
     if (!x) { snprintf(why, LAB_WHY, "out of memory"); return -1; }
     lab_fill(x, n, LAB_DATA_PRICES, 1);
@@ -392,15 +392,14 @@ int lab_svg_two_pass(FILE *f, uint64_t n, double *height, char *why)
 int lab_svg_scan(FILE *f, uint64_t n, double *height, char *why)
 {
     if (n == 0) { snprintf(why, LAB_WHY, "a scan picture needs at least one element"); return -1; }
-    if (n > (UINT64_C(1) << 28)) { snprintf(why, LAB_WHY, "n is at most 2^28 for the scan picture"); return -1; }
+    if (n > (UINT64_C(1) << 30)) { snprintf(why, LAB_WHY, "n is at most 2^30 for the scan picture"); return -1; }
     int steps = 0;
     while ((UINT64_C(1) << steps) < n) ++steps;
     int small = n <= FULL_MAX;
-    uint64_t *cur = malloc(sizeof(uint64_t) * n);
-    if (!cur) { snprintf(why, LAB_WHY, "out of memory"); return -1; }
+    uint64_t cur[FULL_MAX];
     uint64_t hist[8][FULL_MAX]; /* Hillis-Steele after each step, for small n */
-    for (uint64_t i = 0; i < n; ++i) cur[i] = lab_copies_sold(i);
     if (small) {
+        for (uint64_t i = 0; i < n; ++i) cur[i] = lab_copies_sold(i);
         for (int s = 0; s < steps; ++s) {
             uint64_t d = UINT64_C(1) << s, next[FULL_MAX];
             for (uint64_t i = 0; i < n; ++i) next[i] = cur[i] + (i >= d ? cur[i - d] : 0);
@@ -482,7 +481,6 @@ int lab_svg_scan(FILE *f, uint64_t n, double *height, char *why)
          ? "Grey boxes are unchanged in that step (nothing d places to their left); every step needs all reads done before any write."
          : "Blelloch's work-efficient scan: an up-sweep of partial sums, then a down-sweep; tally uses one pass with decoupled look-back on GPUs.");
     fputs("</svg>\n", f);
-    free(cur);
     *height = h;
     return 0;
 }

@@ -176,6 +176,7 @@ typedef struct lab_row {
 typedef struct lab_report {
     const char *command;
     char date[64];
+    char load[96];        /* "load average 0.12 0.30 0.25 (start), 0.50 ... (end)": noise on a shared machine */
     const char *data_name;
     uint64_t seed;
     int nbackends;
