@@ -28,6 +28,7 @@ static inline __m128i tally_xavx2_lanes_(int k) { /* first k of 4 i32 lanes all-
 #define XV_LOAD_F64_PART(p, k) _mm256_maskload_pd((p), _mm256_cvtepi32_epi64(tally_xavx2_lanes_(k)))
 #define XV_LOAD_F32_PART(p, k) _mm256_cvtps_pd(_mm_maskload_ps((p), tally_xavx2_lanes_(k)))
 #define XV_KEEP(v, k) _mm256_and_pd((v), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(tally_xavx2_lanes_(k))))
+#define XV_KEEP_ORD(a, x) _mm256_and_pd((a), _mm256_cmp_pd((x), (x), _CMP_ORD_Q)) /* a where x is not NaN */
 #define XV_NONZERO_MASK(v) ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((v), _mm256_setzero_pd(), _CMP_NEQ_UQ)))
 #include "cpu/exact_impl.h"
 

@@ -26,6 +26,7 @@
 #define XV_LOAD_F64_PART(p, k) _mm512_maskz_loadu_pd((__mmask8)((1u << (k)) - 1), (p))
 #define XV_LOAD_F32_PART(p, k) _mm512_cvtps_pd(_mm256_maskz_loadu_ps((__mmask8)((1u << (k)) - 1), (p)))
 #define XV_KEEP(v, k) _mm512_maskz_mov_pd((__mmask8)((1u << (k)) - 1), (v))
+#define XV_KEEP_ORD(a, x) _mm512_maskz_mov_pd(_mm512_cmp_pd_mask((x), (x), _CMP_ORD_Q), (a)) /* a where x is not NaN */
 #define XV_NONZERO_MASK(v) ((unsigned)_mm512_cmp_pd_mask((v), _mm512_setzero_pd(), _CMP_NEQ_UQ))
 #include "cpu/exact_impl.h"
 

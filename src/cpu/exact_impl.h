@@ -6,7 +6,8 @@
  *   XV_MAXABS(acc, v) = lanewise max(acc, |v|) (any value where v is NaN), XV_STORE(double*, v),
  *   XV_LOAD_F64(p), XV_LOAD_F32(p) (XW floats widened exactly), XV_LOAD_F64_PART(p, k),
  *   XV_LOAD_F32_PART(p, k) (first k < XW lanes, the rest +0.0), XV_KEEP(v, k) (first k lanes of
- *   v, the rest +0.0), XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN).
+ *   v, the rest +0.0), XV_KEEP_ORD(a, x) (lanes of a where x is not NaN, the rest +0.0),
+ *   XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN).
  *
  * ---- The method ------------------------------------------------------------------------------
  * Level-0 inputs v (x itself for sums, d*d for squared deviations) are bounded by a running power
@@ -181,18 +182,18 @@ static inline void tally_xbins_flush_(tally_xbins *b, tally_exact *acc) {
 
 static _Thread_local tally_xbins tally_xbins_tls;
 
-/* 1 if some element of a block of zeros is not -0.0. */
-static inline int tally_xhas_nonnegzero_(const void *x, uint64_t n, int kind) {
-    for (uint64_t i = 0; i < n; i++) {
-        if (kind == XK_SUM_F32) {
-            uint32_t b;
-            memcpy(&b, (const float *)x + i, 4);
-            if (b != 0x80000000u) return 1;
-        } else if (tally_exact_bits_(((const double *)x)[i]) != 0x8000000000000000ull) {
-            return 1;
-        }
+/* For a block whose level-0 inputs are all zero (NaNs skipped): bit 0 if some element is not
+ * NaN (something was added), bit 1 if some element is neither NaN nor -0.0. */
+static inline unsigned tally_xzero_block_flags_(const void *x, uint64_t n, int kind) {
+    unsigned f = 0;
+    for (uint64_t i = 0; i < n && f != 3; i++) {
+        double v = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? (double)((const float *)x)[i]
+                                                              : ((const double *)x)[i];
+        if (v != v) continue;
+        f |= 1;
+        if (tally_exact_bits_(v) != 0x8000000000000000ull) f |= 2;
     }
-    return 0;
+    return f;
 }
 #endif
 
@@ -236,10 +237,15 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int carefu
     }
 }
 
-/* One vector of input (k < XW: only the first k lanes are data). */
+/* One vector of input (k < XW: only the first k lanes are data). mode: XMODE_* bits. With
+ * omit_nan, NaN lanes become +0 (adding nothing) so that sparse NaNs keep the fast path; the
+ * flags for blocks of nothing but zeros and NaNs come from tally_xzero_block_flags_. */
+enum { XMODE_CAREFUL = 1, XMODE_OMIT = 2 };
 XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *res,
-                       XV *res1, int careful, tally_exact *acc) {
+                       XV *res1, int mode, tally_exact *acc) {
+    const int careful = mode & XMODE_CAREFUL;
     if (kind <= XK_SUM_F64) {
+        if (mode & XMODE_OMIT) v = XV_KEEP_ORD(v, v);
         *vmax = XV_MAXABS(*vmax, v);
         XFN(feed)(S, 0, L, v, res, res1, careful, acc);
     } else {
@@ -247,6 +253,7 @@ XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, 
         XV hi = XV_MUL(d, d);
         XV lo = XV_FMS(d, d, hi);
         if (k < XW) { hi = XV_KEEP(hi, k); lo = XV_KEEP(lo, k); }
+        if (mode & XMODE_OMIT) { hi = XV_KEEP_ORD(hi, v); lo = XV_KEEP_ORD(lo, v); }
         *vmax = XV_MAXABS(*vmax, hi);
         XFN(feed)(S, 0, L, hi, res, res1, careful, acc);
         XFN(feed)(S, 1, L, lo, res, res1, careful, acc);
@@ -265,7 +272,7 @@ static inline unsigned XFN(orbits)(XV v) { /* 1 if some lane has a nonzero magni
  * nonzero (fast mode only); bit 1: some residue after level L-2 is nonzero. *bmax is the block's
  * max |level-0 input|, *finite whether the level-0 accumulators stayed finite. */
 XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
-                            int L, XV vmean, int careful, tally_exact *acc, double *bmax,
+                            int L, XV vmean, int mode, tally_exact *acc, double *bmax,
                             int *finite) {
     XV S[XU][XL_MAX]; /* a local copy the compiler can keep in registers */
     for (int w = 0; w < XU; w++)
@@ -275,14 +282,14 @@ XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int l
     for (; i + XU * XW <= len; i += XU * XW)
         for (int u = 0; u < XU; u++)
             XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax, &res,
-                      &res1, careful, acc);
+                      &res1, mode, acc);
     int u = 0;
     for (; i + XW <= len; i += XW, u++)
         XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax, &res, &res1,
-                  careful, acc);
+                  mode, acc);
     if (i < len)
         XFN(step)(S[u], XFN(load_part)(x, i0 + i, len - i, kind), len - i, kind, L, vmean, &vmax,
-                  &res, &res1, careful, acc);
+                  &res, &res1, mode, acc);
     for (int w = 0; w < XU; w++)
         for (int k = 0; k < XL_MAX; k++) Sm[w][k] = S[w][k];
     double lane[XW];
@@ -293,24 +300,26 @@ XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int l
     double mx = 0;
     for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
     *bmax = mx;
-    if (careful) return 0;
+    if (mode & XMODE_CAREFUL) return 0;
     return XFN(orbits)(res) | (L >= 2 ? XFN(orbits)(res1) << 1 : 2u);
 }
 
-/* The block with a run-time level count, each case compiled with a constant one. */
+/* The block with a run-time level count and mode, each case compiled with constant ones. */
 static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
-                             int L, XV vmean, int careful, tally_exact *acc, double *bmax,
+                             int L, XV vmean, int mode, tally_exact *acc, double *bmax,
                              int *finite) {
-    switch (kind * 8 + careful * 4 + L) {
-#define XCASE(K, CA, LL)                                                                         \
-    case K * 8 + CA * 4 + LL:                                                                    \
-        return XFN(block)(S, x, i0, len, K, LL, vmean, CA, acc, bmax, finite);
-        XCASE(XK_SUM_F32, 0, 1) XCASE(XK_SUM_F32, 0, 2) XCASE(XK_SUM_F32, 0, 3)
-        XCASE(XK_SUM_F32, 1, 3)
-        XCASE(XK_SUM_F64, 0, 1) XCASE(XK_SUM_F64, 0, 2) XCASE(XK_SUM_F64, 0, 3)
-        XCASE(XK_SUM_F64, 1, 3)
-        XCASE(XK_SQ_F32, 0, 2) XCASE(XK_SQ_F32, 0, 3) XCASE(XK_SQ_F32, 1, 3)
-        XCASE(XK_SQ_F64, 0, 2) XCASE(XK_SQ_F64, 0, 3) XCASE(XK_SQ_F64, 1, 3)
+    switch (kind * 16 + mode * 4 + L) {
+#define XCASE(K, MO, LL)                                                                         \
+    case K * 16 + MO * 4 + LL:                                                                   \
+        return XFN(block)(S, x, i0, len, K, LL, vmean, MO, acc, bmax, finite);
+#define XCASES(K, LMIN_IS_1)                                                                     \
+    XCASE(K, 0, 2) XCASE(K, 0, 3) XCASE(K, 1, 3) XCASE(K, 2, 2) XCASE(K, 2, 3) XCASE(K, 3, 3)    \
+    LMIN_IS_1
+        XCASES(XK_SUM_F32, XCASE(XK_SUM_F32, 0, 1) XCASE(XK_SUM_F32, 2, 1))
+        XCASES(XK_SUM_F64, XCASE(XK_SUM_F64, 0, 1) XCASE(XK_SUM_F64, 2, 1))
+        XCASES(XK_SQ_F32, )
+        XCASES(XK_SQ_F64, )
+#undef XCASES
 #undef XCASE
     default:
         return 0; /* not reached */
@@ -398,6 +407,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
     const size_t esize = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
     unsigned cnt = 0;
     int any_fast = 0, nonneg = kind > XK_SUM_F64;
+    const int omode = omit_nan ? XMODE_OMIT : 0;
     for (uint64_t i0 = 0; i0 < n; i0 += XBLK) {
         int len = (int)(n - i0 < XBLK ? n - i0 : XBLK);
         const void *xb = (const char *)x + i0 * esize;
@@ -405,7 +415,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         for (;;) {
             double bmax;
             int finite;
-            unsigned r = XFN(block_l)(S, x, i0, len, kind, L, vmean, 0, acc, &bmax, &finite);
+            unsigned r = XFN(block_l)(S, x, i0, len, kind, L, vmean, omode, acc, &bmax, &finite);
             if (finite && bmax > bound && bmax <= tally_xpow2_(XM_FAST_MAX)) {
                 /* grow the bound: flush what the accumulators held at the block start */
                 memcpy(S, saved, sizeof S);
@@ -431,13 +441,19 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                     easy_run = 0;
                     continue;
                 }
-                XFN(block_l)(S, x, i0, len, kind, L, vmean, 1, acc, &bmax, &finite);
+                XFN(block_l)(S, x, i0, len, kind, L, vmean, omode | XMODE_CAREFUL, acc, &bmax,
+                             &finite);
             } else if (L > Lmin && !(r & 2) && ++easy_run >= 8) {
                 L--;
                 easy_run = 0;
             }
-            any_fast = 1;
-            if (!nonneg) nonneg = bmax > 0 || tally_xhas_nonnegzero_(xb, (uint64_t)len, kind);
+            if (bmax > 0) {
+                any_fast = nonneg = 1;
+            } else if (!any_fast || !nonneg) {
+                unsigned f = tally_xzero_block_flags_(xb, (uint64_t)len, kind);
+                any_fast |= (int)(f & 1);
+                nonneg |= (int)(f >> 1);
+            }
             cnt += per_block;
             if (cnt + per_block > (1u << XT_BITS)) {
                 XFN(flush)(S, C, acc);

@@ -26,6 +26,7 @@ static inline double tally_xscalar_or_(double a, double b) {
 #define XV_LOAD_F64_PART(p, k) ((void)(p), (void)(k), 0.0) /* never used: XW = 1 */
 #define XV_LOAD_F32_PART(p, k) ((void)(p), (void)(k), 0.0)
 #define XV_KEEP(v, k) ((void)(k), (v))
+#define XV_KEEP_ORD(a, x) ((x) == (x) ? (a) : 0.0) /* a where x is not NaN */
 #define XV_NONZERO_MASK(v) ((unsigned)((v) != 0))
 #include "cpu/exact_impl.h"
 

@@ -354,6 +354,14 @@ static double g_zeros(uint64_t i, int f32) {
     (void)i; (void)f32;
     return rnd() % 100 == 0 ? 0.0 : -0.0;
 }
+static double g_negzero_nan(uint64_t i, int f32) { /* omit_nan: -0; else NaN */
+    (void)i; (void)f32;
+    return rnd() % 50 == 0 ? NAN : -0.0;
+}
+static double g_nan_only(uint64_t i, int f32) { (void)i; (void)f32; return NAN; }
+static double g_price_nan(uint64_t i, int f32) { /* sparse NaNs (missing values) */
+    return rnd() % 300 == 0 ? NAN : g_price(i, f32);
+}
 static double g_const(uint64_t i, int f32) { /* same value everywhere: max stress on each lane */
     (void)i;
     return f32 ? (double)(float)63.99 : 63.99;
@@ -390,6 +398,9 @@ static void test_negzero(void **s) { (void)s; run_shape("negzero", g_negzero, 3,
 static void test_zeros(void **s) { (void)s; run_shape("zeros", g_zeros, 3, 0); }
 static void test_const(void **s) { (void)s; run_shape("const", g_const, 3, 1 << 20); }
 static void test_outliers(void **s) { (void)s; run_shape("outliers", g_outliers, 3, 0); }
+static void test_negzero_nan(void **s) { (void)s; run_shape("negzero_nan", g_negzero_nan, 3, 0); }
+static void test_nan_only(void **s) { (void)s; run_shape("nan_only", g_nan_only, 3, 0); }
+static void test_price_nan(void **s) { (void)s; run_shape("price_nan", g_price_nan, 3, 0); }
 static void test_far(void **s) { (void)s; run_shape("far", g_far, 3, 400001); }
 static void test_ints(void **s) { (void)s; run_shape("ints", g_ints, 3, 0); }
 
@@ -524,7 +535,8 @@ int main(void) {
         cmocka_unit_test(test_negzero),     cmocka_unit_test(test_zeros),
         cmocka_unit_test(test_const),       cmocka_unit_test(test_outliers),
         cmocka_unit_test(test_ints),        cmocka_unit_test(test_offsets),
-        cmocka_unit_test(test_far),
+        cmocka_unit_test(test_far),         cmocka_unit_test(test_negzero_nan),
+        cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
