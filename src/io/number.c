@@ -57,6 +57,7 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
         neg = *p == '-';
         p++;
     }
+    const char *after_sign = p;
     uint64_t mant = 0;     /* the first 19 significant digits */
     int ndig = 0;          /* significant digits held in mant */
     int64_t exp10 = 0;     /* value = mant * 10^exp10 (+ dropped digits) */
@@ -104,6 +105,7 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
         }
         if (!any) {
             /* inf, infinity, nan: only without digits, after the optional sign */
+            p = after_sign;
             if (tio_word_is(p, end, "inf") || tio_word_is(p, end, "infinity")) {
                 *dv = neg ? -INFINITY : INFINITY;
                 return TIO_NUM_FLOAT;

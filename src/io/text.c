@@ -730,6 +730,11 @@ static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
                        const tio_text_sink *sink, char *err, size_t errlen)
 {
     char text[128];
+    /* the skipped values first: a block stops at its first fatal error, so all came before it */
+    if (sink->invalid)
+        for (size_t k = 0; k < b->ninv; k++)
+            sink->invalid(sink->user, first_line + b->inv[k].line, b->inv[k].field, b->inv[k].s,
+                          b->inv[k].len, b->inv[k].missing);
     switch (b->err) {
     case TIO_E_NUMBER:
         tio_format_text(text, sizeof text, b->err_s, b->err_len);
@@ -751,10 +756,6 @@ static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
     default:
         break;
     }
-    if (sink->invalid)
-        for (size_t k = 0; k < b->ninv; k++)
-            sink->invalid(sink->user, first_line + b->inv[k].line, b->inv[k].field, b->inv[k].s,
-                          b->inv[k].len, b->inv[k].missing);
     for (int k = 0; k < r->nsel; k++) {
         tio_col *c = &b->cols[k];
         if (c->n && sink->values && sink->values(sink->user, k, c->is_float, c->v, c->n) != 0)

@@ -101,7 +101,8 @@ static void test_invalid(void **state)
     (void)state;
     static const char *bad[] = {"", " ", "abc", "1,5", "0x10", "1e", "1e+", "--1", "1.2.3", ".",
                                 "+", "-", "1 2", "nan1", "infinit", "in", "1e5x", "e5", "1_000",
-                                "+-1", "1..2", "$5", "5%", "\"5\"", "1e-", "0x1p3", "١"};
+                                "+-1", "1..2", "$5", "5%", "\"5\"", "1e-", "0x1p3", "١",
+                                ".inf", "-.nan", ".e5", "inf.", "1.e"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t iv;
         double dv;
