@@ -55,7 +55,7 @@ int main(void)
             int e = (int)((h >> 32) % 41) - 20;      /* x = m * 2^(e - 23): |x| < 2^(e + 1) */
             float x = ldexpf((float)m, e - 23);
             lab_exact_add(&acc, x);
-            units += (__int128)m << (e - 23 + 43);
+            units += (__int128)m * ((__int128)1 << (e - 23 + 43));
         }
         double want = ldexp((double)units, -43);   /* __int128 -> double rounds correctly */
         char what[64];
@@ -63,8 +63,17 @@ int main(void)
         expect_eq(lab_exact_round(&acc), want, what);
     }
 
-    /* lab_reference_compute on prices agrees with the same integer sum (prices are cents / 100
-     * rounded to f32, so compare with the f32 values' exact sum in double-double). */
+    /* The bench's reference: sum, min and max of f32 data. */
+    {
+        float x[5] = { 3.5f, -1.25f, 16777216.0f, 1.0f, -0.0f };
+        lab_reference ref;
+        lab_reference_compute(x, 5, &ref);
+        expect_eq(ref.sum, 16777219.25, "reference sum of f32 values (more bits than an f32 holds)");
+        expect_eq(ref.min, -1.25, "reference min");
+        expect_eq(ref.max, 16777216.0, "reference max");
+        if (!(ref.sum_abs >= 16777221.75)) { fprintf(stderr, "FAIL sum_abs %.17g\n", ref.sum_abs); ++failures; }
+    }
+
     if (failures) { fprintf(stderr, "%d failure(s)\n", failures); return 1; }
     printf("exact reference: all checks passed\n");
     return 0;
