@@ -32,7 +32,7 @@
  * holds 50 - T = 40 bits of the input. E is clamped to >= -1022 (C must be normal); then u is
  * 2^-1074, every v is a multiple of u, and r = 0: more headroom only.
  * Whatever is left after the last level (r != 0: data spanning more than ~40*L bits) is added
- * exactly to the superaccumulator lane by lane (the "careful" pass below). Every 2^T adds per lane
+ * exactly, lane by lane, through integer bins (the "careful" pass below). Every 2^T adds per lane
  * (and whenever m grows), each S - C (exact: same binade) is added exactly to the
  * superaccumulator and S restarts at C. The fast path needs E <= 1023, i.e. m <= 1010; blocks
  * with larger values (near DBL_MAX), NaN or inf go to the scalar exact path.
