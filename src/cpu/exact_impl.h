@@ -67,14 +67,16 @@
 
 #if defined(__GNUC__)
 #define XINLINE static inline __attribute__((always_inline))
+#define XENTRY static __attribute__((unused)) /* a file may stamp bodies it uses in part */
 #else
 #define XINLINE static inline
+#define XENTRY static
 #endif
 
-enum { XK_SUM_F32 = 0, XK_SUM_F64 = 1, XK_SQ_F32 = 2, XK_SQ_F64 = 3 };
-
-#ifndef TALLY_EXACT_IMPL_COMMON
+#ifndef TALLY_EXACT_IMPL_COMMON /* once per file, however many bodies it stamps */
 #define TALLY_EXACT_IMPL_COMMON
+enum { XK_SUM_F32 = 0, XK_SUM_F64 = 1, XK_SQ_F32 = 2, XK_SQ_F64 = 3 };
+enum { XMODE_CAREFUL = 1, XMODE_OMIT = 2 }; /* block modes, see XFN(step) */
 static inline double tally_xgrid_(int e) { /* 1.5 * 2^e, -1022 <= e <= 1023 */
     return tally_exact_double_(((uint64_t)(e + 1023) << 52) | (1ull << 51));
 }
@@ -240,7 +242,6 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int carefu
 /* One vector of input (k < XW: only the first k lanes are data). mode: XMODE_* bits. With
  * omit_nan, NaN lanes become +0 (adding nothing) so that sparse NaNs keep the fast path; the
  * flags for blocks of nothing but zeros and NaNs come from tally_xzero_block_flags_. */
-enum { XMODE_CAREFUL = 1, XMODE_OMIT = 2 };
 XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *res,
                        XV *res1, int mode, tally_exact *acc) {
     const int careful = mode & XMODE_CAREFUL;
@@ -468,17 +469,17 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         acc->flags |= TALLY_EXACT_F_ANY | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
 }
 
-static void XFN(sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc) {
+XENTRY void XFN(sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc) {
     XFN(run)(x, n, XK_SUM_F32, 0.0, omit_nan, acc);
 }
-static void XFN(sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc) {
+XENTRY void XFN(sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc) {
     XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc);
 }
-static void XFN(sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan,
+XENTRY void XFN(sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan,
                            tally_exact *acc) {
     XFN(run)(x, n, XK_SQ_F32, mean, omit_nan, acc);
 }
-static void XFN(sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan,
+XENTRY void XFN(sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan,
                            tally_exact *acc) {
     XFN(run)(x, n, XK_SQ_F64, mean, omit_nan, acc);
 }
