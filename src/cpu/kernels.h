@@ -55,6 +55,11 @@ typedef struct tally_cpu_kernels {
                                                         tally_carry *carry);
     void (*scan_excl[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
                                                         tally_carry *carry);
+    /* Copies bytes from an L1-resident buffer to memory with non-temporal stores where the ISA
+     * has them (no read-for-ownership of dst), then stream_fence() before the data is handed
+     * to another thread. */
+    void (*stream_copy)(void *dst, const void *src, uint64_t bytes);
+    void (*stream_fence)(void);
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
     void (*scan_total[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);

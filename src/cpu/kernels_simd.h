@@ -14,6 +14,44 @@
 
 #if TK_VB
 #include <immintrin.h>
+#endif
+
+static void tk_stream_copy(void *dst, const void *src, uint64_t bytes)
+{
+#if TK_VB
+    char *d = dst;
+    const char *s = src;
+    uint64_t head = (uint64_t)(-(uintptr_t)d) & (TK_VB - 1);
+    if (head > bytes) head = bytes;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    bytes -= head;
+    for (; bytes >= TK_VB; bytes -= TK_VB, d += TK_VB, s += TK_VB) {
+#if TK_VB == 64
+        __m512i v;
+        memcpy(&v, s, sizeof v);
+        _mm512_stream_si512((void *)d, v);
+#else
+        __m256i v;
+        memcpy(&v, s, sizeof v);
+        _mm256_stream_si256((__m256i *)d, v);
+#endif
+    }
+    memcpy(d, s, bytes);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static void tk_stream_fence(void)
+{
+#if TK_VB
+    _mm_sfence();
+#endif
+}
+
+#if TK_VB
 
 typedef int32_t tk_vi32 __attribute__((vector_size(TK_VB)));
 typedef uint32_t tk_vu32 __attribute__((vector_size(TK_VB)));

@@ -1,14 +1,42 @@
 /* Thread pool (see pool.h). A job is published by bumping a generation counter under the
  * mutex; workers spin briefly on it, then sleep on the condition variable. Completion is an
  * atomic countdown the caller spins (then yields) on. */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "cpu/pool.h"
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
-#define SPIN_WAKE 4000   /* polls before a worker sleeps */
-#define SPIN_YIELD 64    /* polls before a waiter starts to yield */
+#define SPIN_WAKE 4000   /* polls before a worker sleeps on the condition variable */
+#define SPIN_WAIT 2000   /* polls before a waiter (barrier, caller) sleeps in the kernel */
+
+/* Sleeps while *addr == val (returns at once if it already differs), or yields where there are
+ * no futexes. Wakes: all sleepers on addr. With more threads than free cores a spinning waiter
+ * would hold the core its partner needs, so waiters do not spin for long. */
+static void wait_while(atomic_uint *addr, unsigned val)
+{
+#if defined(__linux__)
+    syscall(SYS_futex, (void *)addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+#else
+    (void)addr;
+    (void)val;
+    sched_yield();
+#endif
+}
+static void wake_all(atomic_uint *addr)
+{
+#if defined(__linux__)
+    syscall(SYS_futex, (void *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+#else
+    (void)addr;
+#endif
+}
 
 struct worker {
     struct tally_pool *pool;
@@ -22,7 +50,8 @@ struct tally_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_uint_fast64_t gen;
-    atomic_int pending;
+    atomic_uint pending;   /* workers still running the job */
+    atomic_uint caller_asleep;
     atomic_int stop;
     tally_job_fn fn;
     void *arg;
@@ -30,6 +59,7 @@ struct tally_pool {
     /* barrier */
     _Alignas(64) atomic_uint bar_count;
     atomic_uint bar_gen;
+    atomic_uint bar_sleepers;
 };
 
 static inline void relax(void)
@@ -59,7 +89,8 @@ static void *worker_main(void *v)
         seen = g;
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) break;
         if (w->tid < p->nth) p->fn(p->arg, w->tid, p->nth);
-        atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel);
+        if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->caller_asleep))
+            wake_all(&p->pending);
     }
     return NULL;
 }
@@ -74,9 +105,15 @@ static void publish(tally_pool *p)
 
 static void wait_pending(tally_pool *p)
 {
-    for (int i = 0; atomic_load_explicit(&p->pending, memory_order_acquire) != 0; i++) {
-        if (i < SPIN_YIELD) relax();
-        else sched_yield();
+    unsigned v;
+    for (int i = 0; (v = atomic_load_explicit(&p->pending, memory_order_acquire)) != 0; i++) {
+        if (i < SPIN_WAIT) {
+            relax();
+            continue;
+        }
+        atomic_store(&p->caller_asleep, 1);
+        if (atomic_load(&p->pending) == v) wait_while(&p->pending, v);
+        atomic_store(&p->caller_asleep, 0);
     }
 }
 
@@ -93,6 +130,8 @@ tally_status tally_pool_create(int nthreads, tally_pool **out)
     atomic_init(&p->stop, 0);
     atomic_init(&p->bar_count, 0);
     atomic_init(&p->bar_gen, 0);
+    atomic_init(&p->bar_sleepers, 0);
+    atomic_init(&p->caller_asleep, 0);
     int nw = p->size - 1;
     if (nw > 0) {
         p->workers = calloc((size_t)nw, sizeof *p->workers);
@@ -141,7 +180,7 @@ void tally_pool_run(tally_pool *p, int nthreads, tally_job_fn fn, void *arg)
     p->fn = fn;
     p->arg = arg;
     p->nth = nthreads;
-    atomic_store_explicit(&p->pending, p->size - 1, memory_order_relaxed);
+    atomic_store_explicit(&p->pending, (unsigned)(p->size - 1), memory_order_relaxed);
     publish(p);
     fn(arg, 0, nthreads);
     wait_pending(p);
@@ -153,11 +192,17 @@ void tally_pool_barrier(tally_pool *p, int nthreads)
     unsigned g = atomic_load_explicit(&p->bar_gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&p->bar_count, 1, memory_order_acq_rel) + 1 == (unsigned)nthreads) {
         atomic_store_explicit(&p->bar_count, 0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&p->bar_gen, 1, memory_order_acq_rel);
+        atomic_fetch_add(&p->bar_gen, 1); /* seq_cst: ordered before the sleepers check */
+        if (atomic_load(&p->bar_sleepers)) wake_all(&p->bar_gen);
         return;
     }
     for (int i = 0; atomic_load_explicit(&p->bar_gen, memory_order_acquire) == g; i++) {
-        if (i < SPIN_YIELD * 16) relax();
-        else sched_yield();
+        if (i < SPIN_WAIT) {
+            relax();
+            continue;
+        }
+        atomic_fetch_add(&p->bar_sleepers, 1);
+        wait_while(&p->bar_gen, g); /* returns at once if the generation moved on */
+        atomic_fetch_sub(&p->bar_sleepers, 1);
     }
 }

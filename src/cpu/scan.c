@@ -67,13 +67,27 @@ typedef struct scan_job {
     uint64_t n, nblocks;
     size_t size;
     uint64_t per;        /* blocks per thread per round */
+    int nt;              /* write through an L1 buffer with non-temporal stores */
     tally_carry start;   /* carry into block 0 */
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
 
+/* Scans one block into out (directly, or via buf and streaming stores). */
+static inline void scan_block(const scan_job *j, uint64_t b, tally_carry *c, void *buf)
+{
+    uint64_t e = b * TALLY_SCAN_BLOCK, len = j->n - e < TALLY_SCAN_BLOCK ? j->n - e : TALLY_SCAN_BLOCK;
+    if (j->nt) {
+        j->kern(j->in + e * j->size, buf, len, c);
+        j->st->k->stream_copy(j->out + e * j->size, buf, len * j->size);
+    } else {
+        j->kern(j->in + e * j->size, j->out + e * j->size, len, c);
+    }
+}
+
 static void scan_thread(void *arg, int tid, int nth)
 {
     scan_job *j = arg;
+    _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
     const uint64_t B = TALLY_SCAN_BLOCK, R = j->per * (uint64_t)nth;
     tally_carry rc = j->start; /* carry into the round: every thread keeps the same copy */
     for (uint64_t r = 0; r * R < j->nblocks; r++) {
@@ -90,12 +104,10 @@ static void scan_thread(void *arg, int tid, int nth)
         tally_pool_barrier(j->st->pool, nth);
         tally_carry c = rc;
         for (uint64_t k = 0; k < my_lo && k < rb; k++) j->total(&tot[k], 1, &c);
-        for (uint64_t k = my_lo; k < my_hi; k++) {
-            uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
-            j->kern(j->in + e * j->size, j->out + e * j->size, len, &c);
-        }
+        for (uint64_t k = my_lo; k < my_hi; k++) scan_block(j, b0 + k, &c, buf);
         for (uint64_t k = 0; k < rb; k++) j->total(&tot[k], 1, &rc);
     }
+    if (j->nt) j->st->k->stream_fence();
 }
 
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
@@ -122,12 +134,13 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     if (j.per < 1) j.per = 1;
     uint64_t t = n * j.size / TALLY_SCAN_ROUND_BYTES;
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
+    /* Outputs much larger than the caches go around them, as a large memcpy does. */
+    j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
     if (nth == 1) {
+        _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
         tally_carry c = j.start;
-        for (uint64_t b = 0; b < j.nblocks; b++) {
-            uint64_t e = b * TALLY_SCAN_BLOCK, len = n - e < TALLY_SCAN_BLOCK ? n - e : TALLY_SCAN_BLOCK;
-            j.kern(j.in + e * j.size, j.out + e * j.size, len, &c);
-        }
+        for (uint64_t b = 0; b < j.nblocks; b++) scan_block(&j, b, &c, buf);
+        if (j.nt) st->k->stream_fence();
         return TALLY_OK;
     }
     tally_pool_run(st->pool, nth, scan_thread, &j);
