@@ -46,22 +46,24 @@
  *   - an accumulator that is not finite means NaN/inf (or huge values) in the block: restore the
  *     accumulators saved before the block and add the block element by element, exactly;
  *   - max > 2^m: restore, flush, raise m, run the block again (rare: m only grows);
- *   - some residue != 0: restore and run the block again with one more level (up to 3), or,
- *     with 3 levels already, in careful mode, which hands each nonzero residue to per-exponent
+ *   - some residue != 0: restore and run the block again with one more level (up to XL_MAX = 4),
+ *     or, with 4 levels already, in careful mode, which hands each nonzero residue to per-exponent
  *     integer bins (tally_xbins below) that reach the superaccumulator exactly.
  * The NaN/inf and max tests cost nothing per element beyond one max; the residue test one OR.
  * The level count L adapts: the level-0 grid does not depend on L (level k only ever sees the
  * residues of level k-1), so blocks run with different L share the same accumulators. A block
  * also reports whether L-1 levels would have left no residue; after 8 such blocks in a row L
  * drops by one. So f32 price-like data runs with one level (24-bit values, 40-bit level),
- * f64 price-like with two, and data spanning a huge range pays for three plus the bins.
+ * f64 price-like with two, squared deviations (106-bit exact squares over a range of sizes)
+ * three or four, and data spanning a huge range pays for four plus the bins. (With at most
+ * three levels, squared deviations of data spanning 2^-20..2^20 ran 8x slower, through the bins.)
  * The first block's max is looked at before the loop, so a call does not start with a wasted
  * pass (the CPU backend calls these kernels on 64 KiB pieces).
  */
 #include <math.h>
 
 #define XT_BITS 10
-#define XL_MAX 3
+#define XL_MAX 4
 #define XM_INIT (-1100)     /* "no nonzero value yet": every grid clamps to u = 2^-1074 */
 #define XM_FAST_MAX (1023 - XT_BITS - 3) /* E0 = m + T + 3 <= 1023 */
 
@@ -309,12 +311,13 @@ XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int l
 static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
                              int L, XV vmean, int mode, tally_exact *acc, double *bmax,
                              int *finite) {
-    switch (kind * 16 + mode * 4 + L) {
+    switch (kind * 32 + mode * 8 + L) {
 #define XCASE(K, MO, LL)                                                                         \
-    case K * 16 + MO * 4 + LL:                                                                   \
+    case K * 32 + MO * 8 + LL:                                                                   \
         return XFN(block)(S, x, i0, len, K, LL, vmean, MO, acc, bmax, finite);
 #define XCASES(K, LMIN_IS_1)                                                                     \
-    XCASE(K, 0, 2) XCASE(K, 0, 3) XCASE(K, 1, 3) XCASE(K, 2, 2) XCASE(K, 2, 3) XCASE(K, 3, 3)    \
+    XCASE(K, 0, 2) XCASE(K, 0, 3) XCASE(K, 0, 4) XCASE(K, 1, 4) XCASE(K, 2, 2) XCASE(K, 2, 3)    \
+    XCASE(K, 2, 4) XCASE(K, 3, 4)                                                                \
     LMIN_IS_1
         XCASES(XK_SUM_F32, XCASE(XK_SUM_F32, 0, 1) XCASE(XK_SUM_F32, 2, 1))
         XCASES(XK_SUM_F64, XCASE(XK_SUM_F64, 0, 1) XCASE(XK_SUM_F64, 2, 1))
@@ -381,7 +384,7 @@ static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
     }
 }
 
-/* Level counts: sums start with one level and go up to three when residues appear, and back
+/* Level counts: sums start with one level and go up to four when residues appear, and back
  * down after a run of blocks that did not need the last level; squared deviations need two at
  * least (lo enters at level 1). */
 static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_nan,
