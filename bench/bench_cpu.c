@@ -10,7 +10,8 @@
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
  * Each answer is checked once against a reference computed independently here (exact integer
- * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up.
+ * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up; the
+ * two sides of a row run alternately, so load from elsewhere hits both alike.
  * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32). */
 #include <inttypes.h>
 #include <math.h>
@@ -38,17 +39,26 @@ static int cmp_double(const void *a, const void *b) {
 
 static int g_runs = 5;
 
-/* Median time of fn(arg) over g_runs runs, after one warm-up. */
-static double timeit(void (*fn)(void *), void *arg) {
-    double t[64];
-    fn(arg);
+/* Both sides of a row, run alternately (baseline, ours, baseline, ours, ...) so that other load
+ * on the machine hits both alike; medians of g_runs runs each, after one warm-up each. */
+static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(void *),
+                     void *base_arg, double *t_ours, double *t_base) {
+    double to[64], tb[64];
+    base_fn(base_arg);
+    ours_fn(ours_arg);
     for (int r = 0; r < g_runs; r++) {
         double t0 = now();
-        fn(arg);
-        t[r] = now() - t0;
+        base_fn(base_arg);
+        double t1 = now();
+        ours_fn(ours_arg);
+        double t2 = now();
+        tb[r] = t1 - t0;
+        to[r] = t2 - t1;
     }
-    qsort(t, (size_t)g_runs, sizeof t[0], cmp_double);
-    return t[g_runs / 2];
+    qsort(to, (size_t)g_runs, sizeof to[0], cmp_double);
+    qsort(tb, (size_t)g_runs, sizeof tb[0], cmp_double);
+    *t_ours = to[g_runs / 2];
+    *t_base = tb[g_runs / 2];
 }
 
 /* ---- baselines -------------------------------------------------------------------------------- */
@@ -203,6 +213,16 @@ static const char *cpu_model(void) {
     return model;
 }
 
+/* "0.52 0.61 0.70": the load averages, to tell a quiet machine from a busy one */
+static void loadavg(char *buf, size_t size) {
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return;
+    double a, b, c;
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, size, "%.2f %.2f %.2f", a, b, c);
+    fclose(f);
+}
+
 static uint64_t rng = 0x243F6A8885A308D3ull;
 static uint64_t rnd(void) {
     rng ^= rng >> 12;
@@ -305,10 +325,9 @@ int main(int argc, char **argv) {
              "op / type", "ours ms", "GB/s", "baseline", "base ms", "GB/s", "ratio", "answer");
     fputs(head, stdout);
 
+    char load_start[64], load_end[64];
+    loadavg(load_start, sizeof load_start);
     buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy};
-    double t_read4 = timeit(base_read, &b4);
-    double t_read8 = timeit(base_read, &b8);
-    double t_readi = timeit(base_read, &bi);
     char note[256];
 
     struct { const char *name; tally_type type; tally_op op; } singles[] = {
@@ -340,10 +359,12 @@ int main(int argc, char **argv) {
             if (singles[s].op != TALLY_SUM) snprintf(note, sizeof note, "%.9g%s", r->value.f64, ok ? "" : " WRONG");
         }
         if (!ok) fail(singles[s].name);
-        double t = timeit(ours, &o);
+        double t, tb;
+        timepair(ours, &o, base_read, singles[s].type == TALLY_F64 ? &b8 : singles[s].type == TALLY_F32 ? &b4 : &bi,
+                 &t, &tb);
         double bytes = (double)n * (singles[s].type == TALLY_F64 ? 8 : 4);
         row(singles[s].name, bytes, t, singles[s].type == TALLY_F64 ? "read loop 8n bytes" : "read loop 4n bytes",
-            singles[s].type == TALLY_F64 ? t_read8 : singles[s].type == TALLY_F32 ? t_read4 : t_readi, note);
+            tb, note);
     }
     {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM, TALLY_MIN, TALLY_MAX}, 3, {{0}}, 0};
@@ -352,12 +373,14 @@ int main(int argc, char **argv) {
         if (!ok) fail("fused sum+min+max f32");
         snprintf(note, sizeof note, "%.17g, %.4g, %.4g%s", o.res[0].value.f64, o.res[1].value.f64,
                  o.res[2].value.f64, ok ? "" : " WRONG");
-        row("sum+min+max f32 (fused)", (double)n * 4, timeit(ours, &o), "read loop 4n bytes", t_read4, note);
+        double t, tb;
+        timepair(ours, &o, base_read, &b4, &t, &tb);
+        row("sum+min+max f32 (fused)", (double)n * 4, t, "read loop 4n bytes", tb, note);
     }
     /* scans: out of place, against memcpy of the same bytes into another buffer */
     {
         buf_arg bc = {xi, n * 4, cpy};
-        double t_cpy = timeit(base_memcpy, &bc);
+        double t, tb;
         our_arg o = {ctx, TALLY_I32, xi, out, n, {TALLY_SUM}, 1, {{0}}, 1};
         ours(&o);
         uint32_t run = 0;
@@ -368,7 +391,8 @@ int main(int argc, char **argv) {
         }
         if (!ok) fail("inclusive scan i32");
         snprintf(note, sizeof note, "last %" PRId32 "%s", ((int32_t *)out)[n - 1], ok ? " (checked all)" : " WRONG");
-        row("inclusive sum scan i32", (double)n * 4, timeit(ours, &o), "memcpy 4n bytes", t_cpy, note);
+        timepair(ours, &o, base_memcpy, &bc, &t, &tb);
+        row("inclusive sum scan i32", (double)n * 4, t, "memcpy 4n bytes", tb, note);
 
         our_arg of = {ctx, TALLY_F32, xf, out, n, {TALLY_SUM}, 1, {{0}}, 1};
         ours(&of);
@@ -395,20 +419,22 @@ int main(int argc, char **argv) {
         if (!ok) fail("inclusive scan f32");
         snprintf(note, sizeof note, "max rel. err %.1e, stable%s", worst, ok ? "" : " WRONG");
         bc.p = xf;
-        double t_cpyf = timeit(base_memcpy, &bc);
-        row("inclusive sum scan f32", (double)n * 4, timeit(ours, &of), "memcpy 4n bytes", t_cpyf, note);
+        timepair(ours, &of, base_memcpy, &bc, &t, &tb);
+        row("inclusive sum scan f32", (double)n * 4, t, "memcpy 4n bytes", tb, note);
     }
     /* the naive OpenMP float reduction: fast and wrong */
     {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM}, 1, {{0}}, 0};
         naive_arg na = {xf, n, 0};
-        double t_naive = timeit(base_naive, &na);
-        double t_ours = timeit(ours, &o);
+        double t_naive, t_ours;
+        timepair(ours, &o, base_naive, &na, &t_ours, &t_naive);
         snprintf(note, sizeof note, "naive f32 %.9g vs exact %.17g (rel. err %.1e)", (double)na.s,
                  o.res[0].value.f64, fabs((double)na.s - o.res[0].value.f64) / o.res[0].value.f64);
         row("sum f32 vs OpenMP reduction", (double)n * 4, t_ours, "omp reduction(+:s)", t_naive, note);
     }
 
+    loadavg(load_end, sizeof load_end);
+    printf("load average (1, 5, 15 min): %s at the start, %s at the end\n", load_start, load_end);
     if (outpath) {
         FILE *f = fopen(outpath, "w");
         if (!f) {
@@ -427,6 +453,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
         fprintf(f, "`\n- n = %" PRIu64 " elements; median of %d runs after one warm-up; every answer checked before timing\n",
                 n, g_runs);
+        fprintf(f, "- load average (1, 5, 15 min): %s at the start, %s at the end (other work on the machine\n"
+                   "  shares its cores and memory bandwidth; both columns of a row were measured together)\n",
+                load_start, load_end);
         fprintf(f, "- ratio = baseline time / our time (1.00 = as fast as the baseline)\n\n");
         fputs(head, f);
         fputs(g_table, f);
