@@ -18,14 +18,14 @@ typedef struct result {
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 
-static int on_values(void *user, int sel, int is_float, const void *vals, size_t n)
+static int on_values(void *user, int sel, int is_float, int scale, const void *vals, size_t n)
 {
     result *r = user;
     for (size_t k = 0; k < n; k++) {
         uint64_t bits;
         memcpy(&bits, (const char *)vals + 8 * k, 8);
-        if (!is_float) {
-            double d = (double)(int64_t)bits;   /* a block may be int or float: compare values */
+        if (!is_float) {          /* a block may be decimal or float: compare the values */
+            double d = tio_decimal_to_double((int64_t)bits, scale);
             memcpy(&bits, &d, 8);
         }
         r->hash[sel] = mix(r->hash[sel], bits);

@@ -27,6 +27,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!(isnan(dv) && isnan(ref)) && memcmp(&dv, &ref, 8) != 0) {
         abort();
     }
+    /* the exact-decimal form must round to the same double */
+    int64_t m;
+    int scale;
+    double dv2;
+    tio_num_kind k2 = tio_parse_number_scaled((const char *)data, size, &m, &scale, &dv2);
+    if (k2 == TIO_NUM_INVALID) abort();
+    double v2 = k2 == TIO_NUM_INT ? tio_decimal_to_double(m, scale) : dv2;
+    if (!(isnan(v2) && isnan(ref)) && v2 != ref) abort();
     char buf[40];
     double v = k == TIO_NUM_INT ? (double)iv : dv;
     tio_format_double(v, buf);

@@ -244,6 +244,7 @@ typedef struct cli_plan {
     tally_op ops[2][16];
     int n[2];
     int group[CLI_MAX_OPS], index[CLI_MAX_OPS];
+    int sum_index, count_index;     /* in group 0, always there */
 } cli_plan;
 
 static void cli_make_plan(const cli_opts *o, cli_plan *p)
@@ -263,6 +264,14 @@ static void cli_make_plan(const cli_opts *o, cli_plan *p)
         p->group[k] = g;
         p->index[k] = idx;
     }
+    /* sum and count ride along: a decimal column's mean is its exact sum / count */
+    p->sum_index = p->count_index = -1;
+    for (int j = 0; j < p->n[0]; j++) {
+        if (p->ops[0][j] == TALLY_SUM) p->sum_index = j;
+        if (p->ops[0][j] == TALLY_COUNT) p->count_index = j;
+    }
+    if (p->sum_index < 0) { p->sum_index = p->n[0]; p->ops[0][p->n[0]++] = TALLY_SUM; }
+    if (p->count_index < 0) { p->count_index = p->n[0]; p->ops[0][p->n[0]++] = TALLY_COUNT; }
 }
 
 static int cli_has_bitwise(const cli_opts *o)
@@ -272,8 +281,9 @@ static int cli_has_bitwise(const cli_opts *o)
     return 0;
 }
 
+/* scale > 0: the results are of integers v standing for v / 10^scale (a decimal column). */
 static void cli_fill_values(const cli_opts *o, const cli_plan *p, tally_result res[2][16],
-                            tally_type input, cli_value *out)
+                            tally_type input, int scale, cli_value *out)
 {
     for (int k = 0; k < o->nops; k++) {
         const tally_result *r = &res[p->group[k]][p->index[k]];
@@ -297,6 +307,21 @@ static void cli_fill_values(const cli_opts *o, const cli_plan *p, tally_result r
         case TALLY_I64: v->kind = V_I64; v->i = r->value.i64; break;
         case TALLY_U64: v->kind = V_U64; v->u = r->value.u64; break;
         default: v->kind = V_F64; v->d = r->value.f64; break;
+        }
+        if (scale > 0) {
+            if (op == CLI_OP_SUM || op == CLI_OP_MIN || op == CLI_OP_MAX) {
+                v->kind = V_F64;
+                v->d = tio_decimal_to_double(r->value.i64, scale);
+            } else if (op == CLI_OP_MEAN) {
+                const tally_result *rs = &res[0][p->sum_index], *rc = &res[0][p->count_index];
+                v->status = rs->status;
+                v->d = tio_decimal_to_double(rs->value.i64, scale) / (double)rc->value.u64;
+            } else if (op == CLI_OP_VAR || op == CLI_OP_SVAR || op == CLI_OP_STD ||
+                       op == CLI_OP_SSTD) {
+                double f = 1;
+                for (int k = 0; k < scale; k++) f *= 10;
+                v->d = v->d / (f * f);
+            }
         }
         if (op == CLI_OP_STD || op == CLI_OP_SSTD) v->d = sqrt(v->d);
         if ((op == CLI_OP_MIN || op == CLI_OP_MAX) && input == TALLY_F32) v->kind = V_F32;
@@ -397,6 +422,7 @@ static int cli_select_fields(const cli_opts *o, int nfields, const char *const *
 
 typedef struct cli_acc {
     int float_mode;
+    int scale;                 /* int64 mode: the values are v / 10^scale (0: integers) */
     tally_stream *s[2];
     int64_t *spool;            /* the int64 values so far, in case the field turns float */
     size_t spool_n, spool_cap;
@@ -417,6 +443,11 @@ typedef struct cli_text_job {
     size_t conv_cap;
     uint64_t invalid;
     int failed;                /* an error already reported */
+    int no_decimals;           /* prod asked: decimals are summed as doubles */
+    tio_input *in;
+    tio_text_reader *reader;
+    tio_text_options topts;
+    const int *file_fields;    /* 0-based file field of each selected field */
     /* scan */
     int scan;
     uint64_t *col;
@@ -461,9 +492,20 @@ static double *cli_conv(cli_text_job *j, size_t n)
     return j->conv;
 }
 
+static size_t cli_spool_max(void)
+{
+    /* tests set TALLY_TEST_SPOOL_VALUES to reach the spill file with small inputs */
+    static size_t max = 0;
+    if (!max) {
+        const char *e = getenv("TALLY_TEST_SPOOL_VALUES");
+        max = e && atoll(e) > 0 ? (size_t)atoll(e) : CLI_SPOOL_MEM / 8;
+    }
+    return max;
+}
+
 static int cli_spool_add(cli_acc *a, const int64_t *v, size_t n)
 {
-    if (a->spool_n + n > a->spool_cap && a->spool_n + n <= CLI_SPOOL_MEM / 8) {
+    if (a->spool_n + n > a->spool_cap && a->spool_n + n <= cli_spool_max()) {
         size_t nc = a->spool_cap ? a->spool_cap : 65536;
         while (nc < a->spool_n + n) nc *= 2;
         int64_t *ns = realloc(a->spool, nc * 8);
@@ -485,6 +527,75 @@ static int cli_spool_add(cli_acc *a, const int64_t *v, size_t n)
     return 0;
 }
 
+static int cli_rescale(const int64_t *v, size_t n, int k, int64_t *out);
+
+/* ---- replaying a field's values so far, in a new form ----
+ * A mapped file is simply read again up to the current block (a second reader with a limit);
+ * a pipe's values were kept (the spool). */
+typedef struct cli_replay {
+    cli_text_job *j;
+    cli_acc *a;
+    int to_float;
+    int scale;                 /* target scale when !to_float */
+    int overflow;
+} cli_replay;
+
+static int cli_replay_values(void *user, int sel, int is_float, int scale, const void *vals,
+                             size_t n)
+{
+    (void)sel;
+    cli_replay *rp = user;
+    cli_text_job *j = rp->j;
+    if (rp->to_float) {
+        const void *v = vals;
+        if (!is_float) {
+            double *d = cli_conv(j, n);
+            if (!d) return 1;
+            for (size_t k = 0; k < n; k++) d[k] = tio_decimal_to_double(((const int64_t *)vals)[k], scale);
+            v = d;
+        }
+        return cli_acc_update(j, rp->a, v, n) != 0;
+    }
+    int64_t *d = (int64_t *)cli_conv(j, n);
+    if (is_float || scale > rp->scale || !d || !cli_rescale(vals, n, rp->scale - scale, d)) {
+        rp->overflow = 1;
+        return 1;
+    }
+    return cli_acc_update(j, rp->a, d, n) != 0;
+}
+
+/* New streams for the field (float, or int64 at new_scale), fed with the values so far read
+ * again from the mapped file. 0 ok, 1 a value does not fit the new scale, -1 error. */
+static int cli_replay_mapped(cli_text_job *j, cli_acc *a, int sel, int to_float, int new_scale)
+{
+    for (int g = 0; g < 2; g++) {
+        tally_stream_destroy(a->s[g]);
+        a->s[g] = NULL;
+    }
+    if (cli_acc_create(j, a, to_float ? TALLY_F64 : TALLY_I64) != 0) return -1;
+    uint64_t limit = tio_text_position(j->reader);
+    if (limit == 0) return 0;
+    tio_text_options o2 = j->topts;
+    o2.limit = limit;
+    tio_text_reader *r2;
+    char err[512];
+    if (tio_text_open(&r2, j->in, &o2, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return -1;
+    }
+    tio_text_select(r2, &j->file_fields[sel], 1);
+    cli_replay rp = {j, a, to_float, new_scale, 0};
+    tio_text_sink sink = {&rp, cli_replay_values, NULL, NULL};
+    int rc = tio_text_run(r2, &sink, err, sizeof err);
+    tio_text_close(r2);
+    if (rc == 2 && rp.overflow) return 1;
+    if (rc != 0) {
+        cli_error("%s", rc == 2 ? "reading the input again failed" : err);
+        return -1;
+    }
+    return 0;
+}
+
 /* The field's first non-integer: replay its integers as doubles into new float streams. */
 static int cli_acc_to_float(cli_text_job *j, cli_acc *a, int sel)
 {
@@ -492,6 +603,11 @@ static int cli_acc_to_float(cli_text_job *j, cli_acc *a, int sel)
         cli_error("%s: field %s: and, or and xor need integers, and the field has other numbers",
                   j->file, j->fields[sel].name);
         return -1;
+    }
+    if (j->in->mapped) {
+        if (cli_replay_mapped(j, a, sel, 1, 0) != 0) return -1;
+        a->float_mode = 1;
+        return 0;
     }
     for (int g = 0; g < 2; g++) {
         tally_stream_destroy(a->s[g]);
@@ -504,7 +620,7 @@ static int cli_acc_to_float(cli_text_job *j, cli_acc *a, int sel)
     if (!d) return -1;
     for (size_t k = 0; k < a->spool_n; k += chunk) {
         size_t m = a->spool_n - k < chunk ? a->spool_n - k : chunk;
-        for (size_t t = 0; t < m; t++) d[t] = (double)a->spool[k + t];
+        for (size_t t = 0; t < m; t++) d[t] = tio_decimal_to_double(a->spool[k + t], a->scale);
         if (cli_acc_update(j, a, d, m) != 0) return -1;
     }
     if (a->spill) {
@@ -512,7 +628,7 @@ static int cli_acc_to_float(cli_text_job *j, cli_acc *a, int sel)
         int64_t tmp[4096];
         size_t m;
         while ((m = fread(tmp, 8, 4096, a->spill)) > 0) {
-            for (size_t t = 0; t < m; t++) d[t] = (double)tmp[t];
+            for (size_t t = 0; t < m; t++) d[t] = tio_decimal_to_double(tmp[t], a->scale);
             if (cli_acc_update(j, a, d, m) != 0) return -1;
         }
         fclose(a->spill);
@@ -524,10 +640,84 @@ static int cli_acc_to_float(cli_text_job *j, cli_acc *a, int sel)
     return 0;
 }
 
-static int cli_text_values(void *user, int sel, int is_float, const void *vals, size_t n)
+static const int64_t cli_pow10_i64[19] = {
+    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000, 10000000000,
+    100000000000, 1000000000000, 10000000000000, 100000000000000, 1000000000000000,
+    10000000000000000, 100000000000000000, 1000000000000000000};
+
+/* v * 10^k into out[]; 0 if one does not fit int64 */
+static int cli_rescale(const int64_t *v, size_t n, int k, int64_t *out)
+{
+    const int64_t f = cli_pow10_i64[k];
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] > INT64_MAX / f || v[i] < INT64_MIN / f) return 0;
+        out[i] = v[i] * f;
+    }
+    return 1;
+}
+
+/* More decimals than the field had: its integers so far are replayed times 10^up into new
+ * streams. 0 when they fit, 1 when they do not (the caller turns the field float), -1 error. */
+static int cli_acc_rescale(cli_text_job *j, cli_acc *a, int sel, int new_scale)
+{
+    if (j->in->mapped) {
+        int r = cli_replay_mapped(j, a, sel, 0, new_scale);
+        if (r == 0) a->scale = new_scale;
+        return r;
+    }
+    int up = new_scale - a->scale;
+    int64_t *tmp = malloc(4096 * sizeof *tmp);
+    if (!tmp) return -1;
+    /* check first: every value must fit */
+    for (size_t k = 0; k < a->spool_n; k += 4096) {
+        size_t m = a->spool_n - k < 4096 ? a->spool_n - k : 4096;
+        if (!cli_rescale(a->spool + k, m, up, tmp)) { free(tmp); return 1; }
+    }
+    if (a->spill) {
+        rewind(a->spill);
+        size_t m;
+        int64_t in[4096];
+        while ((m = fread(in, 8, 4096, a->spill)) > 0)
+            if (!cli_rescale(in, m, up, tmp)) { free(tmp); fseek(a->spill, 0, SEEK_END); return 1; }
+    }
+    for (int g = 0; g < 2; g++) {
+        tally_stream_destroy(a->s[g]);
+        a->s[g] = NULL;
+    }
+    if (cli_acc_create(j, a, TALLY_I64) != 0) { free(tmp); return -1; }
+    for (size_t k = 0; k < a->spool_n; k += 4096) {
+        size_t m = a->spool_n - k < 4096 ? a->spool_n - k : 4096;
+        cli_rescale(a->spool + k, m, up, a->spool + k);
+        if (cli_acc_update(j, a, a->spool + k, m) != 0) { free(tmp); return -1; }
+    }
+    if (a->spill) {
+        /* rewrite the spill file scaled */
+        FILE *ns = tmpfile();
+        if (!ns) { free(tmp); return -1; }
+        rewind(a->spill);
+        size_t m;
+        int64_t in[4096];
+        while ((m = fread(in, 8, 4096, a->spill)) > 0) {
+            cli_rescale(in, m, up, tmp);
+            if (cli_acc_update(j, a, tmp, m) != 0 || fwrite(tmp, 8, m, ns) != m) {
+                fclose(ns);
+                free(tmp);
+                return -1;
+            }
+        }
+        fclose(a->spill);
+        a->spill = ns;
+    }
+    free(tmp);
+    a->scale = new_scale;
+    return 0;
+}
+
+static int cli_text_values(void *user, int sel, int is_float, int scale, const void *vals,
+                           size_t n)
 {
     cli_text_job *j = user;
-    if (j->scan) {                             /* collect the column */
+    if (j->scan) {                             /* collect the column, as doubles or integers */
         if (j->col_n + n > j->col_cap) {
             size_t nc = j->col_cap ? j->col_cap : 65536;
             while (nc < j->col_n + n) nc *= 2;
@@ -536,7 +726,8 @@ static int cli_text_values(void *user, int sel, int is_float, const void *vals, 
             j->col = nv;
             j->col_cap = nc;
         }
-        if (is_float && !j->col_float) {
+        int block_float = is_float || scale > 0;
+        if (block_float && !j->col_float) {
             for (size_t k = 0; k < j->col_n; k++) {
                 double d = (double)(int64_t)j->col[k];
                 memcpy(&j->col[k], &d, 8);
@@ -546,7 +737,7 @@ static int cli_text_values(void *user, int sel, int is_float, const void *vals, 
         if (j->col_float && !is_float) {
             const int64_t *iv = vals;
             for (size_t k = 0; k < n; k++) {
-                double d = (double)iv[k];
+                double d = tio_decimal_to_double(iv[k], scale);
                 memcpy(&j->col[j->col_n + k], &d, 8);
             }
         } else {
@@ -556,21 +747,42 @@ static int cli_text_values(void *user, int sel, int is_float, const void *vals, 
         return 0;
     }
     cli_acc *a = &j->acc[sel];
+    if (!is_float && scale > 0 && j->no_decimals) is_float = 2;   /* as doubles, below */
+    if (!a->float_mode && !is_float && scale > 0 && cli_has_bitwise(j->o)) is_float = 2;
+    if (!a->float_mode && !is_float && scale != a->scale) {
+        if (scale > a->scale) {
+            int r = j->in->mapped || a->spool_n || a->spill ? cli_acc_rescale(j, a, sel, scale) : 0;
+            if (r < 0) { cli_error("%s: out of memory", j->file); j->failed = 1; return 1; }
+            if (r == 0) a->scale = scale;
+            else is_float = 2;
+        }
+        if (!is_float && scale < a->scale) {                     /* 1.5 in a cents column */
+            int64_t *d = (int64_t *)cli_conv(j, n);
+            if (!d) { cli_error("%s: out of memory", j->file); j->failed = 1; return 1; }
+            if (cli_rescale(vals, n, a->scale - scale, d)) {
+                vals = d;
+                scale = a->scale;
+            } else {
+                is_float = 2;
+            }
+        }
+    }
     if (!a->float_mode && is_float) {
         if (cli_acc_to_float(j, a, sel) != 0) { j->failed = 1; return 1; }
     }
     if (a->float_mode) {
         const void *v = vals;
-        if (!is_float) {
+        if (is_float != 1) {
             double *d = cli_conv(j, n);
             if (!d) { cli_error("%s: out of memory", j->file); j->failed = 1; return 1; }
-            for (size_t k = 0; k < n; k++) d[k] = (double)((const int64_t *)vals)[k];
+            for (size_t k = 0; k < n; k++)
+                d[k] = tio_decimal_to_double(((const int64_t *)vals)[k], scale);
             v = d;
         }
         if (cli_acc_update(j, a, v, n) != 0) { j->failed = 1; return 1; }
         return 0;
     }
-    if (cli_acc_update(j, a, vals, n) != 0 || cli_spool_add(a, vals, n) != 0) {
+    if (cli_acc_update(j, a, vals, n) != 0 || (!j->in->mapped && cli_spool_add(a, vals, n) != 0)) {
         j->failed = 1;
         return 1;
     }
@@ -651,9 +863,20 @@ static int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
     j.ctx = ctx;
     j.file = in->name;
     j.nsel = nsel;
+    j.in = in;
+    j.reader = r;
+    j.file_fields = sel;
+    j.topts.delim = o->delim;
+    j.topts.whitespace = o->whitespace;
+    j.topts.header = o->header;
+    j.topts.threads = o->threads;
+    j.topts.block_size = o->block_size;
+    j.topts.skip_invalid = o->skip_invalid;
     cli_make_plan(o, &j.plan);
     j.ropts[0].omit_nan = j.ropts[1].omit_nan = o->omit_nan;
     j.ropts[1].ddof = 1;
+    for (int k = 0; k < o->nops; k++)
+        if (o->ops[k] == CLI_OP_PROD) j.no_decimals = 1;
     j.acc = calloc((size_t)nsel, sizeof *j.acc);
     j.fields = calloc((size_t)nsel, sizeof *j.fields);
     int rc = 1;
@@ -680,7 +903,7 @@ static int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
         for (int g = 0; g < 2; g++)
             if (j.acc[k].s[g]) tally_stream_results(j.acc[k].s[g], res[g]);
         cli_fill_values(o, &j.plan, res, j.acc[k].float_mode ? TALLY_F64 : TALLY_I64,
-                        j.fields[k].v);
+                        j.acc[k].float_mode ? 0 : j.acc[k].scale, j.fields[k].v);
     }
     cli_print(o, j.fields, nsel);
     rc = cli_report_failures(o, in->name, j.fields, nsel);
@@ -889,7 +1112,7 @@ static int cli_reduce_binary(const cli_opts *o, tally_context *ctx, tio_input *i
         }
         free(owned);
         if (rc) break;
-        cli_fill_values(o, &plan, res, a.type, fields[k].v);
+        cli_fill_values(o, &plan, res, a.type, 0, fields[k].v);
     }
     if (rc == 0) {
         cli_print(o, fields, nsel);

@@ -45,8 +45,44 @@ static double tio_strtod_slice(const char *p, const char *end)
     return v;
 }
 
+double tio_decimal_to_double(int64_t m, int scale)
+{
+    if (scale == 0) return (double)m;
+    uint64_t a = m < 0 ? 0 - (uint64_t)m : (uint64_t)m;
+    if (a <= (UINT64_C(1) << 53) && scale <= 22) return (double)m / tio_pow10[scale];
+    /* rare: let strtod round the decimal text */
+    char buf[48], digits[24];
+    int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)a);
+    char *o = buf;
+    if (m < 0) *o++ = '-';
+    if (nd <= scale) {
+        o += sprintf(o, "0.");
+        for (int k = 0; k < scale - nd; k++) *o++ = '0';
+        strcpy(o, digits);
+    } else {
+        memcpy(o, digits, (size_t)(nd - scale));
+        o += nd - scale;
+        *o++ = '.';
+        strcpy(o, digits + nd - scale);
+    }
+    return strtod(buf, NULL);
+}
+
 tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv)
 {
+    int scale;
+    tio_num_kind k = tio_parse_number_scaled(s, len, iv, &scale, dv);
+    if (k == TIO_NUM_INT && scale > 0) {
+        *dv = tio_decimal_to_double(*iv, scale);
+        return TIO_NUM_FLOAT;
+    }
+    return k;
+}
+
+tio_num_kind tio_parse_number_scaled(const char *s, size_t len, int64_t *iv, int *scale,
+                                     double *dv)
+{
+    *scale = 0;
     const char *p = s, *end = s + len;
     while (p < end && tio_is_blank(*p)) p++;
     while (end > p && tio_is_blank(end[-1])) end--;
@@ -62,7 +98,7 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
     int ndig = 0;          /* significant digits held in mant */
     int64_t exp10 = 0;     /* value = mant * 10^exp10 (+ dropped digits) */
     int dropped = 0;       /* a nonzero digit did not fit in mant */
-    int any = 0;
+    int any = 0, saw_point = 0, saw_exp = 0;
     while (p < end && (unsigned)(*p - '0') < 10) {
         unsigned d = (unsigned)(*p - '0');
         any = 1;
@@ -89,6 +125,7 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
         }
     } else {
         if (*p == '.') {
+            saw_point = 1;
             p++;
             while (p < end && (unsigned)(*p - '0') < 10) {
                 unsigned d = (unsigned)(*p - '0');
@@ -117,6 +154,7 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
             return TIO_NUM_INVALID;
         }
         if (p < end && (*p == 'e' || *p == 'E')) {
+            saw_exp = 1;
             p++;
             int eneg = 0;
             if (p < end && (*p == '+' || *p == '-')) {
@@ -132,6 +170,14 @@ tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv
             exp10 += eneg ? -e : e;
         }
         if (p != end) return TIO_NUM_INVALID;
+        /* a plain decimal (no exponent, at most 18 digits, not -0.0): exact as mant * 10^-k */
+        if (!dropped && saw_point && !saw_exp && exp10 < 0 && exp10 >= -TIO_MAX_SCALE &&
+            mant <= UINT64_C(999999999999999999) &&
+            !(neg && mant == 0)) {
+            *iv = neg ? -(int64_t)mant : (int64_t)mant;
+            *scale = (int)-exp10;
+            return TIO_NUM_INT;
+        }
     }
     /* Clinger's exact cases. */
     if (!dropped && mant <= (UINT64_C(1) << 53)) {

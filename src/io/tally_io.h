@@ -29,6 +29,16 @@ typedef enum tio_num_kind { TIO_NUM_INVALID = 0, TIO_NUM_INT = 1, TIO_NUM_FLOAT 
  * An integer too large for int64 comes back as TIO_NUM_FLOAT. */
 tio_num_kind tio_parse_number(const char *s, size_t len, int64_t *iv, double *dv);
 
+/* Like tio_parse_number, but a plain decimal ([+-]digits.digits, no exponent, at most 18
+ * significant digits and TIO_MAX_SCALE decimals, not -0.0) comes back exactly as TIO_NUM_INT:
+ * *iv = the digits as an integer, *scale = the number of decimals ("12.50" -> 1250, 2).
+ * Integers have scale 0. */
+#define TIO_MAX_SCALE 18
+tio_num_kind tio_parse_number_scaled(const char *s, size_t len, int64_t *iv, int *scale,
+                                     double *dv);
+/* m / 10^scale, correctly rounded. */
+double tio_decimal_to_double(int64_t m, int scale);
+
 /* Shortest text that reads back (strtod / strtof) to the same value, in plain notation for
  * decimal exponents -5..16 and scientific beyond: "0.1", "693720", "1e+300", "nan", "inf",
  * "-inf", "-0". buf needs 32 bytes. Returns buf. */
@@ -105,13 +115,16 @@ typedef struct tio_text_options {
     int threads;               /* parsing threads; <= 0: one per core */
     size_t block_size;         /* bytes per parallel block; 0: default (4 MiB) */
     int skip_invalid;          /* 1: bad values are reported to the sink and skipped */
+    uint64_t limit;            /* mapped input: stop at this byte offset (a record start); 0: none */
 } tio_text_options;
 
 typedef struct tio_text_sink {
     void *user;
-    /* In input order, on the calling thread: n more values of selected field sel, as int64
-     * (is_float 0: every value of this block was an integer) or double. Nonzero stops the run. */
-    int (*values)(void *user, int sel, int is_float, const void *vals, size_t n);
+    /* In input order, on the calling thread: n more values of selected field sel, either as
+     * int64 decimals (is_float 0: value = vals[i] / 10^scale exactly; scale 0 for integers) or
+     * as doubles (is_float 1). Every block of a field may come in a different form. Nonzero
+     * stops the run. */
+    int (*values)(void *user, int sel, int is_float, int scale, const void *vals, size_t n);
     /* With skip_invalid, in input order: a bad value at line (1-based) and field (1-based);
      * text is the field as written (missing: the record had too few fields). */
     void (*invalid)(void *user, uint64_t line, int field, const char *text, size_t len,
@@ -131,6 +144,10 @@ int tio_text_field_count(const tio_text_reader *r);
 const char *tio_text_field_name(const tio_text_reader *r, int i);
 /* The delimiter in use (' ' for whitespace mode). */
 char tio_text_delimiter(const tio_text_reader *r);
+/* Mapped input, during a sink call: the byte offset where the block being handed over starts
+ * (every value before it has been handed over already). A second reader with limit set to it
+ * reads those values again. */
+uint64_t tio_text_position(const tio_text_reader *r);
 /* Which fields to read, 0-based, in output order (sink's sel indexes this list). */
 int tio_text_select(tio_text_reader *r, const int *fields, int nfields);
 /* Parses everything. Returns 0; 1 for a data error (err: "FILE:LINE:FIELD: 'x' is not a

@@ -23,6 +23,7 @@
 
 typedef struct tio_col {
     int is_float;
+    int scale;                 /* int64 column: values are v / 10^scale */
     size_t n, cap;
     uint64_t *v;               /* int64 or double bits, 8 bytes each */
 } tio_col;
@@ -70,6 +71,7 @@ struct tio_text_reader {
     uint64_t start_line;       /* newlines before the data (header, blank lines) */
     /* mapped input: data starts at data_pos; other input: carry holds unconsumed bytes */
     uint64_t data_pos;
+    uint64_t consume_pos;      /* mapped: offset of the block being handed to the sink */
     char *carry;
     size_t carry_len, carry_cap;
     int eof;
@@ -211,16 +213,18 @@ static inline int tio_blank_line(const char *p, size_t n, size_t i, size_t *next
 }
 
 /* ---- parsing one block ---------------------------------------------------------------------- */
-static const double tio_fast_pow10[20] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
-                                          1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
-                                          1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
 
-/* The common field, fused with splitting: [+-]digits[.digits], at most 19 digits, no exponent,
- * mantissa <= 2^53 (so w / 10^k is one correctly rounded division, as in tio_parse_number).
- * Returns TIO_NUM_INVALID when the text is anything else: the caller then takes the general
- * path, which gives the same answer for everything this accepts. */
+static const int64_t tio_pow10_i64[19] = {
+    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000, 10000000000,
+    100000000000, 1000000000000, 10000000000000, 100000000000000, 1000000000000000,
+    10000000000000000, 100000000000000000, 1000000000000000000};
+
+/* The common field, fused with splitting: [+-]digits[.digits] with at most 18 digits and no
+ * exponent, returned exactly as an integer and its count of decimals ("12.50" -> 1250, 2),
+ * as tio_parse_number_scaled does. Returns TIO_NUM_INVALID when the text is anything else:
+ * the caller then takes the general path. */
 static inline tio_num_kind tio_fast_number(const char *p, const char *e, const char **stop,
-                                           int64_t *iv, double *dv)
+                                           int64_t *iv, int *scale)
 {
     const char *q = p;
     int neg = 0;
@@ -234,7 +238,7 @@ static inline tio_num_kind tio_fast_number(const char *p, const char *e, const c
         m = m * 10 + (uint64_t)(*q - '0');
         q++;
     }
-    size_t nint = (size_t)(q - d0);
+    size_t nint = (size_t)(q - d0), nfrac = 0;
     if (q < e && *q == '.') {
         q++;
         const char *f0 = q;
@@ -242,35 +246,53 @@ static inline tio_num_kind tio_fast_number(const char *p, const char *e, const c
             m = m * 10 + (uint64_t)(*q - '0');
             q++;
         }
-        size_t nfrac = (size_t)(q - f0);
-        if (nint + nfrac == 0 || nint + nfrac > 19) return TIO_NUM_INVALID;
-        if (q < e && (*q == 'e' || *q == 'E')) return TIO_NUM_INVALID;
-        if (m > (UINT64_C(1) << 53)) return TIO_NUM_INVALID;
-        double v = (double)m / tio_fast_pow10[nfrac];
-        *dv = neg ? -v : v;
-        *stop = q;
-        return TIO_NUM_FLOAT;
+        nfrac = (size_t)(q - f0);
+        if (nfrac == 0 || (neg && m == 0)) return TIO_NUM_INVALID;   /* "5.", "-0.0": general */
     }
-    if (nint == 0 || nint > 18) return TIO_NUM_INVALID;
+    if (nint + nfrac == 0 || nint + nfrac > 18) return TIO_NUM_INVALID;
     if (q < e && (*q == 'e' || *q == 'E')) return TIO_NUM_INVALID;
     *iv = neg ? -(int64_t)m : (int64_t)m;
+    *scale = (int)nfrac;
     *stop = q;
     return TIO_NUM_INT;
 }
 
-static int tio_col_push_slow(tio_col *c, int is_float, int64_t iv, double dv);
+static int tio_col_push_slow(tio_col *c, int is_float, int scale, int64_t iv, double dv);
 
-static inline int tio_col_push(tio_col *c, int is_float, int64_t iv, double dv)
+/* Appends one value: an exact decimal iv / 10^scale (is_float 0) or a double. */
+static inline int tio_col_push(tio_col *c, int is_float, int scale, int64_t iv, double dv)
 {
-    if (c->n < c->cap && is_float == c->is_float) {
-        if (is_float) memcpy(&c->v[c->n++], &dv, 8);
-        else c->v[c->n++] = (uint64_t)iv;
+    if (c->n < c->cap && !is_float && !c->is_float && scale == c->scale) {
+        c->v[c->n++] = (uint64_t)iv;
         return 0;
     }
-    return tio_col_push_slow(c, is_float, iv, dv);
+    if (c->n < c->cap && is_float && c->is_float) {
+        memcpy(&c->v[c->n++], &dv, 8);
+        return 0;
+    }
+    return tio_col_push_slow(c, is_float, scale, iv, dv);
 }
 
-static int tio_col_push_slow(tio_col *c, int is_float, int64_t iv, double dv)
+static void tio_col_to_float(tio_col *c)
+{
+    for (size_t k = 0; k < c->n; k++) {
+        double d = tio_decimal_to_double((int64_t)c->v[k], c->scale);
+        memcpy(&c->v[k], &d, 8);
+    }
+    c->is_float = 1;
+}
+
+/* a * 10^k without overflow, or 0 */
+static int tio_scale_up(int64_t a, int k, int64_t *out)
+{
+    if (k == 0) { *out = a; return 1; }
+    int64_t f = tio_pow10_i64[k];
+    if (a > INT64_MAX / f || a < INT64_MIN / f) return 0;
+    *out = a * f;
+    return 1;
+}
+
+static int tio_col_push_slow(tio_col *c, int is_float, int scale, int64_t iv, double dv)
 {
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 4096;
@@ -279,19 +301,34 @@ static int tio_col_push_slow(tio_col *c, int is_float, int64_t iv, double dv)
         c->v = nv;
         c->cap = nc;
     }
-    if (is_float && !c->is_float) {            /* the block turns float: convert what we have */
-        for (size_t k = 0; k < c->n; k++) {
-            double d = (double)(int64_t)c->v[k];
-            memcpy(&c->v[k], &d, 8);
+    if (c->n == 0 && !c->is_float) c->scale = is_float ? 0 : scale;
+    if (!c->is_float && !is_float) {
+        int64_t m = 0;
+        if (scale <= c->scale) {                       /* 1.5 into a column of cents: 150 */
+            if (tio_scale_up(iv, c->scale - scale, &m)) {
+                c->v[c->n++] = (uint64_t)m;
+                return 0;
+            }
+        } else {                                       /* more decimals: rescale the block */
+            size_t k = 0;
+            int up = scale - c->scale;
+            for (; k < c->n; k++)
+                if (!tio_scale_up((int64_t)c->v[k], up, &m)) break;
+            if (k == c->n) {
+                for (k = 0; k < c->n; k++) {
+                    tio_scale_up((int64_t)c->v[k], up, &m);
+                    c->v[k] = (uint64_t)m;
+                }
+                c->scale = scale;
+                c->v[c->n++] = (uint64_t)iv;
+                return 0;
+            }
         }
-        c->is_float = 1;
+        /* does not fit int64: the block turns float */
     }
-    if (c->is_float) {
-        double d = is_float ? dv : (double)iv;
-        memcpy(&c->v[c->n++], &d, 8);
-    } else {
-        c->v[c->n++] = (uint64_t)iv;
-    }
+    if (!c->is_float) tio_col_to_float(c);
+    double d = is_float ? dv : tio_decimal_to_double(iv, scale);
+    memcpy(&c->v[c->n++], &d, 8);
     return 0;
 }
 
@@ -322,6 +359,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
     for (int k = 0; k < r->nsel; k++) {
         b->cols[k].n = 0;
         b->cols[k].is_float = 0;
+        b->cols[k].scale = 0;
     }
     /* one column of plain numbers, one per line: the common case gets its own loop */
     const int one_column = !has_quotes && !r->ws && r->nsel == 1 && r->sel[0] == 0 &&
@@ -333,13 +371,12 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
             while (i < n) {
                 const char *stop;
                 int64_t iv = 0;
-                double dv = 0;
-                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &dv);
+                int scale = 0;
+                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &scale);
                 if (kind == TIO_NUM_INVALID || stop >= p + n || *stop != '\n') break;
-                if (c->n < c->cap && (kind == TIO_NUM_FLOAT) == c->is_float) {
-                    if (c->is_float) memcpy(&c->v[c->n++], &dv, 8);
-                    else c->v[c->n++] = (uint64_t)iv;
-                } else if (tio_col_push_slow(c, kind == TIO_NUM_FLOAT, iv, dv) != 0) {
+                if (c->n < c->cap && !c->is_float && scale == c->scale) {
+                    c->v[c->n++] = (uint64_t)iv;
+                } else if (tio_col_push_slow(c, 0, scale, iv, 0.0) != 0) {
                     goto nomem;
                 }
                 line++;
@@ -361,8 +398,8 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
             if (want && i < n && p[i] != '"') {
                 const char *stop;
                 int64_t iv = 0;
-                double dv = 0;
-                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &dv);
+                int scale = 0;
+                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &scale);
                 if (kind != TIO_NUM_INVALID) {
                     size_t j = (size_t)(stop - p);
                     int term;
@@ -372,8 +409,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                         term = j == n || p[j] == r->delim || p[j] == '\n' ||
                                (p[j] == '\r' && (j + 1 == n || p[j + 1] == '\n'));
                     if (term) {
-                        if (tio_col_push(&b->cols[r->selpos[field]], kind == TIO_NUM_FLOAT, iv,
-                                         dv) != 0)
+                        if (tio_col_push(&b->cols[r->selpos[field]], 0, scale, iv, 0.0) != 0)
                             goto nomem;
                         got++;
                         if (r->ws) {
@@ -409,7 +445,9 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
             if (want) {
                 int64_t iv = 0;
                 double dv = 0;
-                tio_num_kind kind = f.bad ? TIO_NUM_INVALID : tio_parse_number(f.s, f.len, &iv, &dv);
+                int scale = 0;
+                tio_num_kind kind = f.bad ? TIO_NUM_INVALID
+                                          : tio_parse_number_scaled(f.s, f.len, &iv, &scale, &dv);
                 got++;
                 if (kind == TIO_NUM_INVALID) {
                     if (!skip) {
@@ -422,8 +460,8 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                         return;
                     }
                     if (tio_add_invalid(b, rec_line, field + 1, f.s, f.len, 0) != 0) goto nomem;
-                } else if (tio_col_push(&b->cols[r->selpos[field]], kind == TIO_NUM_FLOAT, iv,
-                                        dv) != 0) {
+                } else if (tio_col_push(&b->cols[r->selpos[field]], kind == TIO_NUM_FLOAT, scale,
+                                        iv, dv) != 0) {
                     goto nomem;
                 }
             }
@@ -615,6 +653,8 @@ const char *tio_text_field_name(const tio_text_reader *r, int i)
 
 char tio_text_delimiter(const tio_text_reader *r) { return r->delim; }
 
+uint64_t tio_text_position(const tio_text_reader *r) { return r->consume_pos; }
+
 int tio_text_select(tio_text_reader *r, const int *fields, int nfields)
 {
     free(r->sel);
@@ -649,6 +689,7 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
     const size_t B = r->o.block_size;
     if (r->in->mapped) {
         uint64_t size = r->in->size;
+        if (r->o.limit && r->o.limit < size) size = r->o.limit;
         if (r->data_pos >= size) return 0;
         const char *p = (const char *)r->in->data + r->data_pos;
         size_t n = (size_t)(size - r->data_pos);
@@ -730,6 +771,7 @@ static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
                        const tio_text_sink *sink, char *err, size_t errlen)
 {
     char text[128];
+    if (r->in->mapped) r->consume_pos = (uint64_t)(b->p - (const char *)r->in->data);
     /* the skipped values first: a block stops at its first fatal error, so all came before it */
     if (sink->invalid)
         for (size_t k = 0; k < b->ninv; k++)
@@ -758,7 +800,7 @@ static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
     }
     for (int k = 0; k < r->nsel; k++) {
         tio_col *c = &b->cols[k];
-        if (c->n && sink->values && sink->values(sink->user, k, c->is_float, c->v, c->n) != 0)
+        if (c->n && sink->values && sink->values(sink->user, k, c->is_float, c->scale, c->v, c->n) != 0)
             return 2;
     }
     return 0;

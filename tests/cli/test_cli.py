@@ -170,15 +170,31 @@ def group_text():
     f = write("big.txt", "\n".join(map(str, big)) + "\n")
     r = jrun(["sum,min", f])[0]
     check(r["sum"] == sum(big) and r["min"] == min(big), f"big ints {r} vs {sum(big)}")
-    # integers for 300k lines, then a decimal: the field turns float, exactly
+    # integers for 300k lines, then a decimal (the field rescales: exact decimal sum), then a
+    # binary float (the field turns float: exact sum of the doubles)
     ints = [rng.randint(-10**6, 10**6) for _ in range(300000)]
     lines = [str(v) for v in ints] + ["0.1"] + [str(v) for v in ints[:1000]]
     f = write("switch.txt", "\n".join(lines) + "\n")
-    ref = exact_sum([float(v) for v in ints] + [0.1] + [float(v) for v in ints[:1000]])
+    ref = float(Fraction(sum(ints) + sum(ints[:1000])) + Fraction(1, 10))
     for extra in ([], ["--block-size", "10000", "-j", "3"]):
-        r = jrun(["sum,count,min,max"] + extra + [f])[0]
-        check(same_float(r["sum"], ref) and r["count"] == 301001, f"int->float {extra}: {r} vs {ref}")
-        check(r["min"] == min(ints) and r["max"] == max(ints), f"int->float min/max {extra}")
+        r = jrun(["sum,count,min,max,mean"] + extra + [f])[0]
+        check(same_float(r["sum"], ref) and r["count"] == 301001, f"int->decimal {extra}: {r} vs {ref}")
+        check(r["min"] == min(ints) and r["max"] == max(ints), f"int->decimal min/max {extra}")
+        check(same_float(r["mean"], ref / 301001), f"int->decimal mean {extra}")
+    lines2 = lines + ["1.5e-3"] + ["12.345"] * 10
+    f = write("switch2.txt", "\n".join(lines2) + "\n")
+    ref = exact_sum([float(v) for v in lines2])
+    for extra in ([], ["--block-size", "10000", "-j", "3"]):
+        r = jrun(["sum,count"] + extra + [f])[0]
+        check(same_float(r["sum"], ref) and r["count"] == 301012, f"int->float {extra}: {r} vs {ref}")
+    # decimals with different numbers of places, big and small
+    vals = ["1.5", "2.25", "-0.125", "100", "3.1", "0.000001", "123456789.123456789"]
+    f = write("mixed.txt", "\n".join(vals) + "\n")
+    exact = sum(Fraction(v) for v in vals)
+    r = jrun(["sum,min,max,mean", f])[0]
+    check(same_float(r["sum"], float(exact)), f"mixed decimals: {r['sum']} vs {float(exact)}")
+    check(r["min"] == -0.125 and r["max"] == 123456789.123456789, f"mixed min/max {r}")
+    check(same_float(r["mean"], float(exact) / len(vals)), "mixed mean")
     # --skip-invalid: warns, counts, goes on
     f = write("bad.csv", "x\n1\nfoo\n2\n\n3,4\nbar\n")
     rc, out, err = run(["-H", "--skip-invalid", "sum", f])
@@ -353,7 +369,11 @@ def group_json():
     check(rc == 0 and '"sum": 9007199254740994' in out, f"exact big ints in JSON: {out!r}")
     r = json.loads(out)
     check(r == [{"field": "v", "sum": 9007199254740994, "min": 1, "max": 9007199254740993}], f"{r}")
+    # decimals are summed exactly in decimal; binary floats (an exponent) exactly in binary
     f = write("k.txt", "0.1\n0.2\n")
+    rc, out, err = run(["--json", "sum,mean", f])
+    check(out == '[{"field": "1", "sum": 0.3, "mean": 0.15}]\n', f"decimal sum: {out!r}")
+    f = write("k2.txt", "0.1\n2e-1\n")
     rc, out, err = run(["--json", "sum,mean", f])
     check(out == '[{"field": "1", "sum": 0.30000000000000004, "mean": 0.15000000000000002}]\n', f"shortest floats: {out!r}")
     f = write("inf.txt", "inf\n1\n")
@@ -461,7 +481,20 @@ def group_stdin():
     ref = exact_sum([float(v) for v in ints] + [0.5])
     rc, out, err = run(["sum,count", "--json", "-j", "2"], stdin=body.encode())
     r = json.loads(out)[0]
-    check(same_float(r["sum"], ref) and r["count"] == 400001, f"stdin int->float: {r} vs {ref}")
+    check(same_float(r["sum"], float(Fraction(sum(ints)) + Fraction(1, 2))) and r["count"] == 400001,
+          f"stdin int->decimal: {r} vs {ref}")
+    body2 = body + "1e-7\n"
+    rc, out, err = run(["sum,count", "--json", "-j", "2"], stdin=body2.encode())
+    r = json.loads(out)[0]
+    ref2 = exact_sum([float(v) for v in ints] + [0.5, 1e-7])
+    check(same_float(r["sum"], ref2) and r["count"] == 400002, f"stdin int->float: {r} vs {ref2}")
+    # the same through the spill file (a tiny in-memory spool)
+    for body_, ref_, what in ((body, float(Fraction(sum(ints)) + Fraction(1, 2)), "decimal"),
+                              (body2, ref2, "float")):
+        rc, out, err = run(["sum,count,min", "--json", "--block-size", "100000"], stdin=body_.encode(),
+                           env={"TALLY_TEST_SPOOL_VALUES": "1000"})
+        r = json.loads(out)[0]
+        check(same_float(r["sum"], ref_) and r["min"] == min(ints), f"spill {what}: {r} vs {ref_}")
     rc, out, err = run(["sum", "--json"], stdin=b"1\nx\n")
     check(rc == 1 and "<stdin>:2:1: 'x' is not a number" in err, f"stdin error name: {err!r}")
     check("\r" not in err, "no progress line on a pipe")

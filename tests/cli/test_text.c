@@ -33,14 +33,15 @@ typedef struct got {
     char names[4][32];
 } got;
 
-static int on_values(void *user, int sel, int is_float, const void *vals, size_t n)
+static int on_values(void *user, int sel, int is_float, int scale, const void *vals, size_t n)
 {
     got *g = user;
     for (size_t k = 0; k < n; k++) {
-        double d = is_float ? ((const double *)vals)[k] : (double)((const int64_t *)vals)[k];
+        double d = is_float ? ((const double *)vals)[k]
+                            : tio_decimal_to_double(((const int64_t *)vals)[k], scale);
         if (g->n[sel] < MAXV) g->v[sel][g->n[sel]++] = d;
     }
-    if (is_float) g->is_int[sel] = 0;
+    if (is_float || scale) g->is_int[sel] = 0;
     return 0;
 }
 
