@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *palette[] = { "#1f66b5", "#cf4f35", "#2e8f4d", "#d9901f", "#7a4fb5", "#17a2b8",
-                                 "#8c564b", "#c2458f", "#6b6b6b", "#9a9a1f", "#393b79", "#637939" };
+                                 "#8c564b", "#c2458f", "#0b8a6f", "#9a9a1f", "#393b79", "#637939" };
 #define NPALETTE (sizeof palette / sizeof palette[0])
 
 static int same_family(const lab_variant *v, int scan)
@@ -126,7 +126,7 @@ static void table(FILE *f, const lab_report *rep, const lab_backend *be, int sca
         if (row->backend != be || !same_family(row->variant, scan)) continue;
         const char *cls = row->verdict == LAB_WRONG || row->verdict == LAB_NOT_CAUGHT || row->verdict == LAB_FAILED ? "bad"
                         : row->verdict == LAB_WRONG_EXPECTED ? "caught"
-                        : row->verdict == LAB_CEILING ? "ceil" : "ok";
+                        : row->verdict == LAB_CEILING ? "ceil" : row->verdict == LAB_UNBOUNDED ? "unbounded" : "ok";
         char nb[32], tb[32], eb[32];
         fprintf(f, "<tr class=\"%s%s\"><td>", cls, row->n != last && last != UINT64_MAX ? " first" : "");
         last = row->n;
@@ -182,6 +182,7 @@ int lab_write_html(const char *path, const lab_report *rep, char *why)
           "th { background: #ebe6dc; } td:first-child, th:first-child { text-align: left; font-family: ui-monospace, monospace; }\n"
           "tr.first td { border-top: 2px solid #d3ccbd; } tr.bad td { color: #b22; font-weight: bold; }\n"
           "tr.caught td { color: #8a2b2b; } tr.ceil td { color: #555; font-style: italic; }\n"
+          "tr.unbounded td { color: #9a6a00; }\n"
           ".note { color: #777; font-weight: normal; font-size: 11px; white-space: normal; display: block; max-width: 360px; margin-left: auto; }\n"
           ".fig { margin: 14px 0 26px; } .fig svg { max-width: 100%; height: auto; border: 1px solid #e2dccf; }\n"
           ".caption { color: #555; margin: 4px 0; } .bad { color: #b22; }\n"
@@ -200,7 +201,9 @@ int lab_write_html(const char *path, const lab_report *rep, char *why)
         fputs(" (other work on the machine shows up as noise).<code>", f);
     }
     fprintf(f, "</code><br/>f32 %s data (seed %llu). Each variant is checked against an exact reference "
-               "(a superaccumulator; double-double running sums for scans) before it is timed; the "
+               "(a superaccumulator; double-double running sums for scans) before it is timed: exact "
+               "variants bit for bit, the others within the worst-case error bound of their algorithm "
+               "(&#8220;no bound&#8221; where that bound exceeds the answer itself); the "
                "time is the fastest of repeated calls (the JSON output also has the median).</p>\n", rep->data_name, (unsigned long long)rep->seed);
     int wrong = 0, caught = 0, failed = 0;
     for (size_t r = 0; r < rep->nrows; ++r) {

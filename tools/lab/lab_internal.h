@@ -157,7 +157,9 @@ typedef enum lab_verdict {
     LAB_NOT_CAUGHT = 3,     /* the incorrect variant passed: validation is broken */
     LAB_FAILED = 4,         /* the variant returned an error */
     LAB_SKIPPED = 5,        /* too large for this variant */
-    LAB_CEILING = 6         /* a ceiling: timed, not validated */
+    LAB_CEILING = 6,        /* a ceiling: timed, not validated */
+    LAB_UNBOUNDED = 7       /* its algorithm guarantees nothing at this size (k u >= 1 for a
+                               naive f32 total past 2^24 elements): the error is shown, not judged */
 } lab_verdict;
 
 typedef struct lab_row {

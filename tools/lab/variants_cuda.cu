@@ -546,7 +546,14 @@ double b_cub(uint64_t i, uint64_t n) { (void)i; return lab_gamma((double)(n / 25
 double b_hillis(uint64_t i, uint64_t n) { (void)n; return lab_gamma(ceil_log2(i + 1) + 1.0, LAB_U32); }
 double b_tile_scans(uint64_t i, uint64_t n) { (void)i; return lab_gamma(6.0 * ceil_log2(n + 1) + 3.0 * kScanItems + 16, LAB_U32); }
 double b_lookback(uint64_t i, uint64_t n) { (void)n; return lab_gamma((double)(i / kTile) + 2.0 * kScanItems + 40, LAB_U32); }
-double b_any(uint64_t i, uint64_t n) { (void)n; return lab_gamma((double)i + 2, LAB_U32); }
+// tally's and CUB's scans: a chain of tile carries plus a chain inside a tile (of 256 to 65536
+// elements), or any order at all, whichever bound is tighter.
+double b_any(uint64_t i, uint64_t n)
+{
+    (void)n;
+    double any = lab_gamma((double)i + 2, LAB_U32), blocked = lab_gamma((double)(i / 256) + 65538.0, LAB_U32);
+    return any < blocked ? any : blocked;
+}
 
 const uint64_t kCubMax = 0x7FFFFFFF;
 
