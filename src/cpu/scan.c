@@ -7,6 +7,7 @@
  * written once, as by a copy. */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/types.h"
 #include "cpu/state.h"
@@ -58,6 +59,80 @@ static tally_carry from_init(tally_type t, const tally_scan_options *o)
     return c;
 }
 
+/* Float sum and product scans are a chain of dependent adds (multiplies) inside each block, by
+ * definition. A thread that knows the carries of several blocks runs MULTI chains side by side,
+ * which gives the same bits with MULTI times the instruction-level parallelism. Blocks lie
+ * 16 KiB apart, so lane j runs SKEW*j elements behind lane 0: otherwise every access of every
+ * lane would share its low 12 address bits (4K aliasing between the loads and the stores). */
+#define MULTI 8
+#define SKEW 64
+/* lanes are blocks 16 KiB apart: strided vector code would be slower than scalar */
+#define TK_NOVEC __attribute__((optimize("no-tree-vectorize")))
+#define B_ TALLY_SCAN_BLOCK
+/* Visits (lane j, element i) in the skewed order: BODY0 where i may be 0 (the ramps), BODY where
+ * i >= 1 (the steady state). Lanes are unrolled with constant j so the chains stay in
+ * registers. */
+#define MULTI_FOR(BODY0, BODY)                                                                 \
+    do {                                                                                       \
+        const int64_t ramp = SKEW * (MULTI - 1);                                               \
+        for (int64_t t = 0; t <= ramp; t++)                                                    \
+            for (int j = 0; j < MULTI; j++) {                                                  \
+                int64_t i = t - SKEW * j;                                                      \
+                if (i >= 0) { BODY0; }                                                         \
+            }                                                                                  \
+        for (int64_t t = ramp + 1; t < (int64_t)B_; t++) {                                     \
+            _Pragma("GCC unroll 8")                                                            \
+            for (int j = 0; j < MULTI; j++) {                                                  \
+                int64_t i = t - SKEW * j;                                                      \
+                BODY;                                                                          \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t t = B_; t < (int64_t)B_ + ramp; t++)                                      \
+            for (int j = 0; j < MULTI; j++) {                                                  \
+                int64_t i = t - SKEW * j;                                                      \
+                if (i < (int64_t)B_) { BODY; }                                                 \
+            }                                                                                  \
+    } while (0)
+#define FLOAT_MULTI(name, C)                                                                   \
+    static TK_NOVEC void multi_total_##name(int sum, const C *x, tally_carry *tot)             \
+    {                                                                                          \
+        C l[MULTI] = {0};                                                                      \
+        if (sum)                                                                               \
+            MULTI_FOR(C v = x[j * B_ + i]; l[j] = i ? l[j] + v : v,                            \
+                      l[j] = l[j] + x[j * B_ + i]);                                            \
+        else                                                                                   \
+            MULTI_FOR(C v = x[j * B_ + i]; l[j] = i ? l[j] * v : v,                            \
+                      l[j] = l[j] * x[j * B_ + i]);                                            \
+        for (int j = 0; j < MULTI; j++) tot[j].name = sum ? (C)-0.0 + l[j] : (C)1.0 * l[j];    \
+    }                                                                                          \
+    /* o[j * ostride + i] for block j; cy[j]: carries in, out. o may be x (in place). */       \
+    static TK_NOVEC void multi_scan_##name(int sum, int excl, const C *x, C *o,               \
+                                           uint64_t ostride,                                   \
+                                  tally_carry *cy)                                             \
+    {                                                                                          \
+        C l[MULTI] = {0}, c[MULTI];                                                            \
+        for (int j = 0; j < MULTI; j++) c[j] = cy[j].name;                                     \
+        if (sum && !excl)                                                                      \
+            MULTI_FOR(C v = x[j * B_ + i]; l[j] = i ? l[j] + v : v;                            \
+                      o[j * ostride + i] = c[j] + l[j],                                        \
+                      l[j] = l[j] + x[j * B_ + i]; o[j * ostride + i] = c[j] + l[j]);          \
+        else if (sum)                                                                          \
+            MULTI_FOR(C v = x[j * B_ + i]; o[j * ostride + i] = i ? c[j] + l[j] : c[j];        \
+                      l[j] = i ? l[j] + v : v,                                                 \
+                      C v = x[j * B_ + i]; o[j * ostride + i] = c[j] + l[j]; l[j] = l[j] + v); \
+        else if (!excl)                                                                        \
+            MULTI_FOR(C v = x[j * B_ + i]; l[j] = i ? l[j] * v : v;                            \
+                      o[j * ostride + i] = c[j] * l[j],                                        \
+                      l[j] = l[j] * x[j * B_ + i]; o[j * ostride + i] = c[j] * l[j]);          \
+        else                                                                                   \
+            MULTI_FOR(C v = x[j * B_ + i]; o[j * ostride + i] = i ? c[j] * l[j] : c[j];        \
+                      l[j] = i ? l[j] * v : v,                                                 \
+                      C v = x[j * B_ + i]; o[j * ostride + i] = c[j] * l[j]; l[j] = l[j] * v); \
+        for (int j = 0; j < MULTI; j++) cy[j].name = sum ? c[j] + l[j] : c[j] * l[j];          \
+    }
+FLOAT_MULTI(f32, float)
+FLOAT_MULTI(f64, double)
+
 typedef struct scan_job {
     tally_cpu_state *st;
     void (*kern)(const void *, void *, uint64_t, tally_carry *);
@@ -68,6 +143,10 @@ typedef struct scan_job {
     size_t size;
     uint64_t per;        /* blocks per thread per round */
     int nt;              /* write through an L1 buffer with non-temporal stores */
+    int multi;           /* float sum/prod: 0, else 1 + (type == f64) */
+    int sum, excl;
+    uint64_t nfull;      /* full blocks */
+    char *mbuf;          /* nt && multi: MULTI blocks per thread */
     tally_carry start;   /* carry into block 0 */
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
@@ -98,13 +177,39 @@ static void scan_thread(void *arg, int tid, int nth)
         if (my_hi > rb) my_hi = rb;
         for (uint64_t k = my_lo; k < my_hi; k++) {
             uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
+            if (j->multi && k + MULTI <= my_hi && b0 + k + MULTI <= j->nfull) {
+                if (j->multi == 1) multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
+                else multi_total_f64(j->sum, (const double *)(j->in + e * j->size), &tot[k]);
+                k += MULTI - 1;
+                continue;
+            }
             tot[k] = j->ident;
             j->total(j->in + e * j->size, len, &tot[k]);
         }
         tally_pool_barrier(j->st->pool, nth);
         tally_carry c = rc;
         for (uint64_t k = 0; k < my_lo && k < rb; k++) j->total(&tot[k], 1, &c);
-        for (uint64_t k = my_lo; k < my_hi; k++) scan_block(j, b0 + k, &c, buf);
+        for (uint64_t k = my_lo; k < my_hi; k++) {
+            if (j->multi && k + MULTI <= my_hi && b0 + k + MULTI <= j->nfull) {
+                tally_carry cs[MULTI];
+                for (int q = 0; q < MULTI; q++) {
+                    cs[q] = c;
+                    j->total(&tot[k + (uint64_t)q], 1, &c);
+                }
+                uint64_t e = (b0 + k) * B;
+                char *o = j->nt ? j->mbuf + (size_t)tid * MULTI * B * j->size : j->out + e * j->size;
+                uint64_t os = B;
+                if (j->multi == 1)
+                    multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size), (float *)o, os, cs);
+                else
+                    multi_scan_f64(j->sum, j->excl, (const double *)(j->in + e * j->size), (double *)o, os, cs);
+                if (j->nt) j->st->k->stream_copy(j->out + e * j->size, o, MULTI * B * j->size);
+                c = cs[MULTI - 1]; /* equals the fold of the totals, by construction */
+                k += MULTI - 1;
+                continue;
+            }
+            scan_block(j, b0 + k, &c, buf);
+        }
         for (uint64_t k = 0; k < rb; k++) j->total(&tot[k], 1, &rc);
     }
     if (j->nt) j->st->k->stream_fence();
@@ -136,13 +241,28 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
     /* Outputs much larger than the caches go around them, as a large memcpy does. */
     j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
-    if (nth == 1) {
+    /* Float sum/prod: whenever there are blocks enough, the rounds (even on one thread) let
+     * MULTI blocks' chains run side by side. */
+    int multi = tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD) &&
+                j.per >= MULTI && j.nblocks >= MULTI;
+    if (nth == 1 && !multi) {
         _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
         tally_carry c = j.start;
         for (uint64_t b = 0; b < j.nblocks; b++) scan_block(&j, b, &c, buf);
         if (j.nt) st->k->stream_fence();
         return TALLY_OK;
     }
+    if (multi) {
+        j.multi = type == TALLY_F32 ? 1 : 2;
+        j.sum = op == TALLY_SUM;
+        j.excl = opts->exclusive;
+        j.nfull = n / TALLY_SCAN_BLOCK;
+        if (j.nt) {
+            j.mbuf = aligned_alloc(64, (size_t)nth * MULTI * TALLY_SCAN_BLOCK * j.size);
+            if (!j.mbuf) j.nt = 0;
+        }
+    }
     tally_pool_run(st->pool, nth, scan_thread, &j);
+    free(j.mbuf);
     return TALLY_OK;
 }
