@@ -353,7 +353,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
     size_t i = 0;
     uint64_t line = 0;
     const int skip = r->o.skip_invalid;
-    const int has_quotes = !r->ws && memchr(p, '"', n) != NULL;
+    int has_quotes = r->ws ? 0 : -1;           /* -1: not looked yet */
     b->err = TIO_E_NONE;
     b->ninv = 0;
     for (int k = 0; k < r->nsel; k++) {
@@ -362,7 +362,8 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
         b->cols[k].scale = 0;
     }
     /* one column of plain numbers, one per line: the common case gets its own loop */
-    const int one_column = !has_quotes && !r->ws && r->nsel == 1 && r->sel[0] == 0 &&
+    /* (a quoted or odd line falls through to the general path, one record at a time) */
+    const int one_column = !r->ws && r->nsel == 1 && r->sel[0] == 0 &&
                            r->nfields == 1;
     while (i < n) {
         size_t next;
@@ -468,6 +469,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
         field_done:
             if (rc == TIO_F_END) break;
             field++;
+            if (has_quotes < 0) has_quotes = memchr(p, '"', n) != NULL;
             if (field > r->maxsel && !has_quotes) {    /* nothing more wanted on this line */
                 const char *nl = memchr(p + i, '\n', n - i);
                 if (nl) {
