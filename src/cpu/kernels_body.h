@@ -67,7 +67,7 @@ static void tk_fold_minmax(tally_minmax *mm, uint64_t kmin, uint64_t kmax)
 
 /* ---- integer kernels ------------------------------------------------------------------------ */
 #define TK_INT_KERNELS(E, name, C, is_int, sgn, W)                                               \
-    static void isum_##name(const void *vx, uint64_t n, void *vacc)                              \
+    static TK_MAYBE_UNUSED void isum_##name(const void *vx, uint64_t n, void *vacc)              \
     {                                                                                            \
         const C *x = vx;                                                                         \
         TK_ACC_##sgn *acc = vacc;                                                                \
