@@ -93,14 +93,21 @@ static inline TALLY_HD void tally_exact_init(tally_exact *a) {
 /* Propagates the deferred carries: afterwards chunk[0..CHUNKS-2] lie in [0, 2^32) and the top
  * chunk holds the signed rest (so the value is negative iff the top chunk is). Exact. */
 static inline TALLY_HD void tally_exact_normalize(tally_exact *a) {
+    /* Only the span of nonzero chunks needs work: zeros below it make no carry, and above it
+     * the carry dies out within a few chunks (real data touch a handful of chunks). */
+    int lo = 0, hi = TALLY_EXACT_CHUNKS - 1;
+    while (lo < TALLY_EXACT_CHUNKS - 1 && a->chunk[lo] == 0) lo++;
+    while (hi > lo && a->chunk[hi] == 0) hi--;
     int64_t carry = 0;
-    for (int i = 0; i < TALLY_EXACT_CHUNKS - 1; i++) {
+    int i = lo;
+    for (; i < TALLY_EXACT_CHUNKS - 1; i++) {
+        if (i > hi && carry == 0) break;
         int64_t c = a->chunk[i] + carry; /* |c| < 2^63: digits are bounded by the add budget */
         uint64_t low = (uint64_t)c & 0xffffffffu;
         carry = (c - (int64_t)low) / ((int64_t)1 << 32); /* exact division: floor(c / 2^32) */
         a->chunk[i] = (int64_t)low;
     }
-    a->chunk[TALLY_EXACT_CHUNKS - 1] += carry;
+    if (i == TALLY_EXACT_CHUNKS - 1) a->chunk[TALLY_EXACT_CHUNKS - 1] += carry;
     a->nadds = 0;
 }
 

@@ -334,8 +334,18 @@ static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int l
  * the first block of a call is not run twice. NaN/inf give NaN/inf or are missed: no harm, the
  * block checks catch them. */
 XINLINE double XFN(blockmax)(const void *x, uint64_t i0, int len, int kind, XV vmean) {
-    XV vmax = XV_ZERO();
+    XV vmax = XV_ZERO(), m4[4] = {XV_ZERO(), XV_ZERO(), XV_ZERO(), XV_ZERO()};
     int i = 0;
+    for (; i + 4 * XW <= len; i += 4 * XW) /* four chains: the max latency would dominate */
+        for (int j = 0; j < 4; j++) {
+            XV v = XFN(load)(x, i0 + i + j * XW, kind);
+            if (kind > XK_SUM_F64) {
+                XV d = XV_SUB(v, vmean);
+                v = XV_MUL(d, d);
+            }
+            m4[j] = XV_MAXABS(m4[j], v);
+        }
+    vmax = XV_MAXABS(XV_MAXABS(m4[0], m4[1]), XV_MAXABS(m4[2], m4[3]));
     for (; i + XW <= len; i += XW) {
         XV v = XFN(load)(x, i0 + i, kind);
         if (kind > XK_SUM_F64) {
