@@ -453,6 +453,9 @@ typedef struct cli_text_job {
     uint64_t *col;
     size_t col_n, col_cap;
     int col_float;
+    int col_scale;             /* int64 column: v / 10^col_scale */
+    int scan_decimals;         /* a sum/min/max scan keeps decimals exact */
+    uint64_t col_abs;          /* sum of |v|: below 2^63, no prefix sum can overflow */
 } cli_text_job;
 
 static int cli_acc_create(cli_text_job *j, cli_acc *a, tally_type type)
@@ -726,22 +729,51 @@ static int cli_text_values(void *user, int sel, int is_float, int scale, const v
             j->col = nv;
             j->col_cap = nc;
         }
-        int block_float = is_float || scale > 0;
-        if (block_float && !j->col_float) {
+        /* integers and decimals stay exact (int64 at the column's scale) while they fit */
+        const int64_t *iv = vals;
+        if (!is_float && !j->col_float && j->scan_decimals) {
+            if (j->col_n == 0) j->col_scale = scale;
+            if (scale > j->col_scale) {
+                if (cli_rescale((const int64_t *)j->col, j->col_n, scale - j->col_scale,
+                                (int64_t *)j->col))
+                    j->col_scale = scale;
+                else
+                    is_float = 2;
+            }
+            if (!is_float) {
+                if (!cli_rescale(iv, n, j->col_scale - scale, (int64_t *)j->col + j->col_n)) {
+                    is_float = 2;
+                } else {
+                    for (size_t k = 0; k < n; k++) {          /* can a prefix overflow? */
+                        int64_t x = ((int64_t *)j->col)[j->col_n + k];
+                        uint64_t ax = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+                        j->col_abs = j->col_abs + ax < j->col_abs ? UINT64_MAX : j->col_abs + ax;
+                    }
+                    /* decimals must not wrap; plain integers wrap as C does (documented) */
+                    if (j->col_abs > (uint64_t)INT64_MAX && (j->col_scale > 0 || scale > 0))
+                        is_float = 2;
+                    else {
+                        j->col_n += n;
+                        return 0;
+                    }
+                }
+            }
+        }
+        if (!is_float && !j->col_float && !j->scan_decimals && scale == 0) {
+            memcpy(j->col + j->col_n, vals, n * 8);    /* integers (they may wrap, as C does) */
+            j->col_n += n;
+            return 0;
+        }
+        if (!j->col_float) {
             for (size_t k = 0; k < j->col_n; k++) {
-                double d = (double)(int64_t)j->col[k];
+                double d = tio_decimal_to_double((int64_t)j->col[k], j->col_scale);
                 memcpy(&j->col[k], &d, 8);
             }
             j->col_float = 1;
         }
-        if (j->col_float && !is_float) {
-            const int64_t *iv = vals;
-            for (size_t k = 0; k < n; k++) {
-                double d = tio_decimal_to_double(iv[k], scale);
-                memcpy(&j->col[j->col_n + k], &d, 8);
-            }
-        } else {
-            memcpy(j->col + j->col_n, vals, n * 8);
+        for (size_t k = 0; k < n; k++) {
+            double d = is_float == 1 ? ((const double *)vals)[k] : tio_decimal_to_double(iv[k], scale);
+            memcpy(&j->col[j->col_n + k], &d, 8);
         }
         j->col_n += n;
         return 0;
@@ -1278,6 +1310,7 @@ static int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int bi
     void *vals = NULL;
     tally_type type;
     uint64_t n;
+    int scan_scale = 0;                        /* a decimal text column: int64 / 10^scale */
     cli_array a;
     memset(&a, 0, sizeof a);
     int rc;
@@ -1315,6 +1348,8 @@ static int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int bi
         j.o = o;
         j.file = in->name;
         j.scan = 1;
+        j.scan_decimals = o->scan_op == CLI_OP_SUM || o->scan_op == CLI_OP_MIN ||
+                          o->scan_op == CLI_OP_MAX;
         tio_text_sink sink = {&j, cli_text_values, cli_text_invalid, cli_text_progress};
         char err[512];
         cli_progress_start(o, in->name, in->size_known ? in->size : 0);
@@ -1333,12 +1368,32 @@ static int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int bi
         n = j.col_n;
         vals = j.col;
         owned = j.col;
+        scan_scale = j.col_float ? 0 : j.col_scale;
     }
     tally_scan_options so;
     memset(&so, 0, sizeof so);
     so.exclusive = o->exclusive;
-    rc = cli_parse_init(o, type, &so);
+    rc = cli_parse_init(o, scan_scale ? TALLY_F64 : type, &so);
     if (rc) goto done;
+    if (scan_scale && so.has_init) {
+        /* the initial value joins the decimal column exactly, or the column goes float */
+        int64_t m;
+        int sc;
+        double dv;
+        tio_num_kind k = tio_parse_number_scaled(o->init, strlen(o->init), &m, &sc, &dv);
+        int64_t scaled;
+        if (k == TIO_NUM_INT && sc <= scan_scale &&
+            cli_rescale(&m, 1, scan_scale - sc, &scaled)) {
+            so.init.i64 = scaled;
+        } else {
+            for (uint64_t i = 0; i < n; i++) {
+                double d = tio_decimal_to_double(((int64_t *)vals)[i], scan_scale);
+                memcpy((char *)vals + 8 * i, &d, 8);
+            }
+            scan_scale = 0;
+            type = TALLY_F64;
+        }
+    }
     if (n) {
         tally_status s = tally_scan(ctx, cli_op_library(o->scan_op), type, vals, vals, n, &so);
         if (s != TALLY_OK) {
@@ -1350,6 +1405,13 @@ static int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int bi
             rc = 1;
             goto done;
         }
+    }
+    if (scan_scale) {                          /* exact decimal prefixes, rounded once each */
+        for (uint64_t i = 0; i < n; i++) {
+            double d = tio_decimal_to_double(((int64_t *)vals)[i], scan_scale);
+            memcpy((char *)vals + 8 * i, &d, 8);
+        }
+        type = TALLY_F64;
     }
     if (!o->out || strcmp(o->out, "-") == 0) {
         if (!o->text && isatty(1)) {

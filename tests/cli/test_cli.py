@@ -434,6 +434,12 @@ def group_scan():
     f2 = write("d.txt", "0.5\n0.25\n1\n")
     rc, out, err = run(["scan", "sum", f2, "-o", out_npy])
     check(rc == 0 and np.load(out_npy).tolist() == [0.5, 0.75, 1.75], "float text scan")
+    # decimal prefix sums are exact, each rounded once
+    f3 = write("dec.txt", "0.1\n0.2\n0.3\n1.25\n")
+    rc, out, err = run(["scan", "sum", "--text", f3])
+    check(out.split() == ["0.1", "0.3", "0.6", "1.85"], f"decimal scan {out!r}")
+    rc, out, err = run(["scan", "sum", "--exclusive", "--init", "0.05", "--text", f3])
+    check(out.split() == ["0.05", "0.15", "0.35", "0.65"], f"decimal exclusive scan {out!r}")
     rc, out, err = run(["scan", "prod", "--text", f2])
     check(out.split() == ["0.5", "0.125", "0.125"], f"prod scan {out!r}")
     # a failed scan leaves no file behind, and an existing OUT untouched
