@@ -274,7 +274,52 @@ static inline tk_vu64 tk_sad(tk_vu8 v)
 TK_VSUM8(i8, 1)
 TK_VSUM8(u8, 0)
 
+/* 16-bit sums: pmaddwd adds neighbouring pairs into 32-bit lanes; unsigned values are biased by
+ * -32768 (x ^ 0x8000 as a signed number) and the bias is added back at the end. A 32-bit lane
+ * gains at most 2^16 per step, so runs of 2^14 steps cannot overflow it. */
+typedef int16_t tk_vi16 __attribute__((vector_size(TK_VB)));
+static inline tk_vi32 tk_madd_ones(tk_vi16 v)
+{
+#if TK_VB == 64
+    return (tk_vi32)_mm512_madd_epi16((TK_VI)v, _mm512_set1_epi16(1));
+#else
+    return (tk_vi32)_mm256_madd_epi16((TK_VI)v, _mm256_set1_epi16(1));
+#endif
+}
+#define TK_VSUM16(name, C, sgn)                                                                  \
+    static void visum_##name(const void *vx, uint64_t n, void *vacc)                             \
+    {                                                                                            \
+        const char *x = vx;                                                                      \
+        const uint64_t L = TK_VB / 2;                                                            \
+        const tk_vi16 bias = (tk_vi16){0} + (int16_t)(sgn ? 0 : INT16_MIN);                      \
+        __int128 total = 0;                                                                      \
+        uint64_t i = 0;                                                                          \
+        while (n - i >= L) {                                                                     \
+            uint64_t steps = (n - i) / L;                                                        \
+            if (steps > (1u << 14)) steps = 1u << 14;                                            \
+            tk_vi32 s = {0};                                                                     \
+            for (uint64_t k = 0; k < steps; k++, i += L) {                                       \
+                tk_vi16 v;                                                                       \
+                memcpy(&v, x + 2 * i, TK_VB);                                                    \
+                s += tk_madd_ones(v ^ bias);                                                     \
+            }                                                                                    \
+            for (uint64_t j = 0; j < TK_VB / 4; j++) total += s[j];                              \
+        }                                                                                        \
+        if (!sgn) total += (__int128)i * 32768;                                                  \
+        for (; i < n; i++) {                                                                     \
+            C v;                                                                                 \
+            memcpy(&v, x + 2 * i, 2);                                                            \
+            total += v;                                                                          \
+        }                                                                                        \
+        if (sgn) *(__int128 *)vacc += total;                                                     \
+        else *(unsigned __int128 *)vacc += (unsigned __int128)total;                             \
+    }
+TK_VSUM16(i16, int16_t, 1)
+TK_VSUM16(u16, uint16_t, 0)
+
 /* The table (kernels_body.h) picks these up under the plain names. */
+#define isum_i16 visum_i16
+#define isum_u16 visum_u16
 #define isum_i8 visum_i8
 #define isum_u8 visum_u8
 #define minmax_f32 vminmax_f32
