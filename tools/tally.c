@@ -356,7 +356,10 @@ static int cli_select_fields(const cli_opts *o, int nfields, const char *const *
     int n = 0;
     if (!o->fields) {
         int k = nfields > 0 ? nfields : 1;
-        if (k > maxsel) k = maxsel;
+        if (k > maxsel) {
+            cli_error("the input has %d fields: pick at most %d with -f", nfields, maxsel);
+            return -1;
+        }
         for (int i = 0; i < k; i++) sel[n++] = i;
         return n;
     }
@@ -886,8 +889,9 @@ static void cli_field_name(cli_field *f, const tio_text_reader *r, int idx)
 
 static int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
 {
-    int sel[256], nsel, status = 0;
-    tio_text_reader *r = cli_text_open(o, in, sel, &nsel, 256, &status);
+    static int sel[4096];
+    int nsel, status = 0;
+    tio_text_reader *r = cli_text_open(o, in, sel, &nsel, 4096, &status);
     if (!r) return status;
     cli_text_job j;
     memset(&j, 0, sizeof j);
@@ -1107,8 +1111,8 @@ static int cli_reduce_binary(const cli_opts *o, tally_context *ctx, tio_input *i
     cli_array a;
     int rc = cli_open_binary(o, in, &a);
     if (rc) { free(a.owned); return rc; }
-    int sel[4096], nsel;
-    nsel = cli_select_fields(o, a.ncols, NULL, sel, 4096);   /* arrays: numbers, no names */
+    static int sel[4096];
+    int nsel = cli_select_fields(o, a.ncols, NULL, sel, 4096);   /* arrays: numbers, no names */
     if (nsel < 0) { free(a.owned); return nsel == -2 ? 1 : 2; }
     cli_field *fields = calloc((size_t)nsel, sizeof *fields);
     if (!fields) { free(a.owned); cli_error("out of memory"); return 1; }
