@@ -80,7 +80,8 @@ static void test_big(void **state)
     rng_state = 7;
     uint64_t n = big_n();
     void *x = malloc(n * 8 + 8);
-    static const tally_type types[] = {TALLY_U8, TALLY_I32, TALLY_U64, TALLY_F32, TALLY_F64};
+    static const tally_type types[] = {TALLY_I8,  TALLY_U8,  TALLY_I16, TALLY_U16, TALLY_I32,
+                                       TALLY_U32, TALLY_I64, TALLY_U64, TALLY_F32, TALLY_F64};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         fill(types[t], x, n, DATA_RANDOM);
         check_all(c, types[t], x, n, 0, 0, 0, "big random");
