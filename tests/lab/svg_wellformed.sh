@@ -27,4 +27,20 @@ check two-pass --n 300000
 check accuracy --n 100000
 check accuracy --input "$work/numbers.txt"
 check all --n 40
+# A .npy input, where the tally command's readers are built in (written by hand: no numpy needed).
+if command -v python3 > /dev/null 2>&1; then
+  python3 -c '
+import struct, sys
+h = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (3,), }"
+h += " " * (64 - (10 + len(h) + 1) % 64) + "\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<3f", 1.5, 2.25, 3.0))
+' "$work/numbers.npy"
+  f="$work/npy.svg"
+  if "$lab" explain accuracy --input "$work/numbers.npy" --svg "$f" 2> "$work/npy.err"; then
+    xmllint --noout "$f" || exit 1
+    grep -q '>6.75<' "$f" || { echo "the .npy sum is not 6.75"; exit 1; }
+  elif ! grep -q 'is not a number' "$work/npy.err"; then
+    cat "$work/npy.err"; exit 1   # without the readers .npy reads as text and fails cleanly
+  fi
+fi
 echo "$i pictures well-formed"

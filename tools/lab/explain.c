@@ -3,6 +3,9 @@
 #include "lab.h"
 #include "lab_internal.h"
 #include "tally.h"
+#ifdef TALLY_LAB_IO
+#include "tally_io.h"
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -605,7 +608,8 @@ static const char explain_usage[] =
     "  --n N        elements (default: 32 for trees and scans, 1,048,576 for two-pass,\n"
     "               4,194,304 prices for accuracy); levels over 64 nodes are summarised\n"
     "  --type T     u32 (integer cents, default) or f32 (dollars) for the tree\n"
-    "  --input FILE accuracy of the numbers in FILE (text, one or more per line) instead\n"
+    "  --input FILE accuracy of the numbers in FILE instead (text, one or more a line, or .npy;\n"
+    "               values are rounded to f32)\n"
     "  --svg FILE   where to write the picture (required)\n";
 
 static int explain_bad(const char *fmt, const char *arg)
@@ -616,10 +620,81 @@ static int explain_bad(const char *fmt, const char *arg)
     return 2;
 }
 
+#ifdef TALLY_LAB_IO
+/* A .npy array of any numeric type, each value rounded to f32 (the picture is about f32 sums). */
+static float *read_npy(FILE *in, const char *path, uint64_t *n, char *why)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : (1u << 20);
+            uint8_t *g = realloc(buf, ncap);
+            if (!g) { free(buf); snprintf(why, LAB_WHY, "out of memory reading %s", path); return NULL; }
+            buf = g;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, in);
+        len += got;
+        if (got == 0) break;
+    }
+    tio_npy_info info;
+    char err[200];
+    if (tio_npy_parse(buf, len, &info, err, sizeof err) != TIO_NPY_OK) {
+        snprintf(why, LAB_WHY, "%s: %s", path, err);
+        free(buf);
+        return NULL;
+    }
+    if (info.data_offset + info.count * info.elsize > len) {
+        snprintf(why, LAB_WHY, "%s: the array is cut short", path);
+        free(buf);
+        return NULL;
+    }
+    float *x = malloc(sizeof(float) * (info.count ? info.count : 1));
+    if (!x) { free(buf); snprintf(why, LAB_WHY, "out of memory reading %s", path); return NULL; }
+    const uint8_t *p = buf + info.data_offset;
+    for (uint64_t i = 0; i < info.count; ++i, p += info.elsize) {
+        uint8_t b[8];
+        for (size_t k = 0; k < info.elsize; ++k) b[k] = info.swap ? p[info.elsize - 1 - k] : p[k];
+        double v = 0;
+        switch (info.type) {
+        case TALLY_I8: { int8_t t; memcpy(&t, b, 1); v = t; break; }
+        case TALLY_U8: v = b[0]; break;
+        case TALLY_I16: { int16_t t; memcpy(&t, b, 2); v = t; break; }
+        case TALLY_U16: { uint16_t t; memcpy(&t, b, 2); v = t; break; }
+        case TALLY_I32: { int32_t t; memcpy(&t, b, 4); v = t; break; }
+        case TALLY_U32: { uint32_t t; memcpy(&t, b, 4); v = t; break; }
+        case TALLY_I64: { int64_t t; memcpy(&t, b, 8); v = (double)t; break; }
+        case TALLY_U64: { uint64_t t; memcpy(&t, b, 8); v = (double)t; break; }
+        case TALLY_F32: { float t; memcpy(&t, b, 4); v = t; break; }
+        case TALLY_F64: { memcpy(&v, b, 8); break; }
+        }
+        x[i] = (float)v;
+    }
+    free(buf);
+    *n = info.count;
+    return x;
+}
+#endif
+
+/* Numbers from a text file (one or more a line, separated by blanks or commas), or a .npy array
+ * when the tally command's readers are built in. */
 static float *read_numbers(const char *path, uint64_t *n, char *why)
 {
-    FILE *in = fopen(path, "r");
+    FILE *in = fopen(path, "rb");
     if (!in) { snprintf(why, LAB_WHY, "cannot open %s", path); return NULL; }
+#ifdef TALLY_LAB_IO
+    {
+        uint8_t magic[6];
+        size_t got = fread(magic, 1, sizeof magic, in);
+        rewind(in);
+        if (tio_npy_is_npy(magic, got)) {
+            float *x = read_npy(in, path, n, why);
+            fclose(in);
+            return x;
+        }
+    }
+#endif
     uint64_t cap = 1024, count = 0;
     float *x = malloc(sizeof(float) * cap);
     char tok[128];
