@@ -164,9 +164,21 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
     pmin[0] = imin; pmax[0] = imax;
     for (int k = 1; k <= L; ++k) { pmin[k] = pmin[k - 1] % lv[k].m; pmax[k] = pmax[k - 1] % lv[k].m; }
     int show_path_min = (ops & LAB_TREE_MIN) != 0, show_path_max = (ops & LAB_TREE_MAX) != 0;
-    /* Which value the nodes print: the sum if asked, else the min, else the max. */
-    int show = (ops & LAB_TREE_SUM) ? 0 : (ops & LAB_TREE_MIN) ? 1 : 2;
-#define NODE(k, i) (show == 0 ? lv[k].sum[i] : show == 1 ? lv[k].min[i] : lv[k].max[i])
+    /* Which value the nodes print: the sum if asked, else min and/or max ("lo-hi" for both). */
+    int show = (ops & LAB_TREE_SUM) ? 0 : (ops & LAB_TREE_MIN) ? ((ops & LAB_TREE_MAX) ? 3 : 1) : 2;
+#define NODE(k, i) (show == 0 ? lv[k].sum[i] : show == 2 ? lv[k].max[i] : lv[k].min[i])
+#define LABEL(k, i, buf)                                                                        \
+    do {                                                                                        \
+        if (show == 3) {                                                                        \
+            char lo_[32], hi_[32];                                                              \
+            fmt_node(lv[k].min[i], is_float, lo_, sizeof lo_);                                  \
+            fmt_node(lv[k].max[i], is_float, hi_, sizeof hi_);                                  \
+            if (strcmp(lo_, hi_) == 0) snprintf(buf, sizeof buf, "%s", lo_);                    \
+            else snprintf(buf, sizeof buf, "%s-%s", lo_, hi_);                                  \
+        } else {                                                                                \
+            fmt_node(NODE(k, i), is_float, buf, sizeof buf);                                    \
+        }                                                                                       \
+    } while (0)
 
     /* Layout. */
     double *row_y = malloc(sizeof(double) * ((size_t)L + 1));
@@ -178,7 +190,7 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
             int chars = 1;
             char b[64];
             for (uint64_t i = 0; i < lv[k].m; ++i) {
-                fmt_node(NODE(k, i), is_float, b, sizeof b);
+                LABEL(k, i, b);
                 if ((int)strlen(b) > chars) chars = (int)strlen(b);
             }
             rows[k] = layout_row((int)lv[k].m, chars);
@@ -236,7 +248,7 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
                 if (is_min && is_max) { fill = MIN_C; fill2 = MAX_C; tink = "#fff"; }
                 else if (is_min) { fill = MIN_C; tink = "#fff"; }
                 else if (is_max) { fill = MAX_C; tink = "#fff"; }
-                fmt_node(NODE(k, i), is_float, b, sizeof b);
+                LABEL(k, i, b);
                 draw_box(f, &rows[k], (int)i, row_y[k], fill, fill2, tink, b);
             }
         } else {
@@ -279,13 +291,16 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
     text(f, 230, yy, "font-weight=\"bold\" fill=\"#2e8f4d\"", t1);
     snprintf(t1, sizeof t1, "max = %s (element %s)", fmt_num(lv[L].max[0], (int)decimals, a, sizeof a), lab_commas(imax, c, sizeof c));
     text(f, 500, yy, "font-weight=\"bold\" fill=\"#cf4f35\"", t1);
-    snprintf(t1, sizeof t1, "green: the minimum%s; red: the maximum%s. One tree carries all three at once; "
-             "integer cents keep the sum exact.",
+    snprintf(t1, sizeof t1, "green: the minimum%s; red: the maximum%s. %s",
              show_path_min ? " and the nodes it travels through" : "",
-             show_path_max ? " and its path" : "");
+             show_path_max ? " and its path" : "",
+             show == 3 ? "Nodes show min-max of the elements below them." :
+             show == 0 ? "One tree carries all three at once; integer cents keep the sum exact." :
+             "Nodes show the running extreme of the elements below them.");
     text(f, 14, yy + 22, "fill=\"#555\"", t1);
     fputs("</svg>\n", f);
 #undef NODE
+#undef LABEL
     free(row_y); free(rows); free(pmin); free(pmax); free(lv); free(store);
     *height = h;
     return 0;
