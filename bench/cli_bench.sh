@@ -23,17 +23,21 @@ command -v datamash >/dev/null || { echo "datamash not installed (apt-get instal
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# best wall time of $reps runs of a command (stdout of the last run kept in $work/out)
-best() {
+# Runs every command round-robin, $reps rounds, so that all of them see the same machine load;
+# prints "best_seconds<TAB>last_stdout" per command, in order. Commands are shell strings.
+best_all() {
   "$py" - "$reps" "$@" <<'PY'
 import subprocess, sys, time
-reps = int(sys.argv[1]); cmd = sys.argv[2:]
-best = 1e9
+reps = int(sys.argv[1]); cmds = sys.argv[2:]
+best = [1e9] * len(cmds); outs = [""] * len(cmds)
 for _ in range(reps):
-    t = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
-    best = min(best, time.perf_counter() - t)
-sys.stdout.write(f"{best:.4f}\t{p.stdout.decode().strip()}\n")
+    for i, c in enumerate(cmds):
+        t = time.perf_counter()
+        p = subprocess.run(c, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+        best[i] = min(best[i], time.perf_counter() - t)
+        outs[i] = p.stdout.decode().strip()
+for b, o in zip(best, outs):
+    print(f"{b:.4f}\t{o}")
 PY
 }
 
@@ -52,11 +56,14 @@ PY
 )
 cat "$work/prices.csv" "$work/big.npy" > /dev/null   # into the page cache
 
-read -r t_dm out_dm < <(best sh -c "datamash sum 1 < '$work/prices.csv'")
-read -r t_ty out_ty < <(best "$tally" sum "$work/prices.csv")
-read -r t_ty1 out_ty1 < <(best "$tally" -j 1 sum "$work/prices.csv")
+{
+  read -r t_dm out_dm
+  read -r t_ty out_ty
+  read -r t_ty1 out_ty1
+  read -r t_np out_np
+} < <(best_all "datamash sum 1 < '$work/prices.csv'" "'$tally' sum '$work/prices.csv'" \
+               "'$tally' -j 1 sum '$work/prices.csv'" "'$tally' sum '$work/big.npy'")
 csv_bytes=$(stat -c %s "$work/prices.csv")
-read -r t_np out_np < <(best "$tally" sum "$work/big.npy")
 read -r t_lib lib_bytes lib_gbs < <("$inmem" "$work/big.npy" sum "$((reps * 2))")
 npy_bytes=$(stat -c %s "$work/big.npy")
 
@@ -73,7 +80,7 @@ report=$(cat <<EOF
 
 - date: $date_iso
 - machine: $machine
-- command: \`bench/cli_bench.sh $build $n $reps\` (best of $reps runs each, wall time of the whole process)
+- command: \`bench/cli_bench.sh $build $n $reps\` (best of $reps rounds, the commands run round-robin so each sees the same load; wall time of the whole process)
 - tally: $("$tally" --version), $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
 - datamash: $(datamash --version | head -1)
 

@@ -369,20 +369,34 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
         size_t next;
         if (one_column) {
             tio_col *c = &b->cols[0];
-            while (i < n) {
+            /* the column's fields in locals: stores through v could alias them otherwise */
+            uint64_t *v = c->v;
+            size_t cn = c->n, cap = c->is_float ? 0 : c->cap;
+            int cscale = c->scale;
+            const char *q = p + i, *const e = p + n;
+            uint64_t lines = 0;
+            while (q < e) {
                 const char *stop;
                 int64_t iv = 0;
                 int scale = 0;
-                tio_num_kind kind = tio_fast_number(p + i, p + n, &stop, &iv, &scale);
-                if (kind == TIO_NUM_INVALID || stop >= p + n || *stop != '\n') break;
-                if (c->n < c->cap && !c->is_float && scale == c->scale) {
-                    c->v[c->n++] = (uint64_t)iv;
-                } else if (tio_col_push_slow(c, 0, scale, iv, 0.0) != 0) {
-                    goto nomem;
+                tio_num_kind kind = tio_fast_number(q, e, &stop, &iv, &scale);
+                if (kind == TIO_NUM_INVALID || stop >= e || *stop != '\n') break;
+                if (cn < cap && scale == cscale) {
+                    v[cn++] = (uint64_t)iv;
+                } else {
+                    c->n = cn;
+                    if (tio_col_push_slow(c, 0, scale, iv, 0.0) != 0) goto nomem;
+                    v = c->v;
+                    cn = c->n;
+                    cap = c->is_float ? 0 : c->cap;
+                    cscale = c->scale;
                 }
-                line++;
-                i = (size_t)(stop - p) + 1;
+                lines++;
+                q = stop + 1;
             }
+            c->n = cn;
+            line += lines;
+            i = (size_t)(q - p);
             if (i >= n) break;
         }
         if (tio_blank_line(p, n, i, &next)) {
