@@ -166,9 +166,14 @@ def group_text():
     cents = [rng.randint(500, 4999) for _ in range(100000)]
     f = write("prices.csv", "price\n" + "".join(f"{c // 100}.{c % 100:02d}\n" for c in cents))
     ref = float(Fraction(sum(cents), 100))
+    prices = np.array(cents, dtype=np.float64) / 100
     for extra in ([], ["-j", "1"], ["-j", "4", "--block-size", "777"]):
-        r = jrun(["-H", "sum,mean"] + extra + [f])[0]
+        r = jrun(["-H", "sum,mean,var,sstd,min,max"] + extra + [f])[0]
         check(same_float(r["sum"], ref), f"price sum {extra}: {r['sum']} vs {ref}")
+        check(same_float(r["mean"], ref / len(cents)), f"price mean {extra}")
+        check(close(r["var"], np.var(prices)) and close(r["sstd"], np.std(prices, ddof=1)),
+              f"price var {extra}: {r['var']} vs {np.var(prices)}")
+        check(r["min"] == min(cents) / 100 and r["max"] == max(cents) / 100, f"price min/max {extra}")
     # integers beyond 2^53 stay exact
     big = [2**60 + rng.randint(0, 1000) for _ in range(7)]
     f = write("big.txt", "\n".join(map(str, big)) + "\n")
