@@ -1047,6 +1047,10 @@ static int cli_open_binary(const cli_opts *o, tio_input *in, cli_array *a)
             return 1;
         }
         a->fortran = info.fortran_order;
+        if (a->ncols == 0) {                   /* (rows, 0): no values at all */
+            a->ncols = 1;
+            a->n = 0;
+        }
     } else {
         a->n = info.count;      /* 0-d: one element; 3-d and up: flattened */
         a->ncols = 1;

@@ -288,6 +288,8 @@ def group_npy():
     check(jrun(["sum,count", path("b.npy")]) == [{"field": "1", "sum": 3, "count": 4}], "bool")
     np.save(path("s.npy"), np.float64(2.5))
     check(jrun(["sum", path("s.npy")]) == [{"field": "1", "sum": 2.5}], "0-d")
+    np.save(path("e2.npy"), np.zeros((5, 0), "<i4"))
+    check(jrun(["count", path("e2.npy")]) == [{"field": "1", "count": 0}], "(5, 0) array")
     np.save(path("e.npy"), np.zeros(0, "<f4"))
     check(jrun(["sum,count", path("e.npy")]) == [{"field": "1", "sum": 0, "count": 0}], "empty npy")
     # f32 min/max print as float32 shortest
