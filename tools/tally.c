@@ -421,7 +421,10 @@ static int cli_select_fields(const cli_opts *o, int nfields, const char *const *
 }
 
 /* ---- text reductions: one stream per field, int64 until a non-integer shows up ---------------- */
-#define CLI_SPOOL_MEM ((size_t)32 << 20)   /* values kept in memory before spilling to a file */
+/* A pipe's integer/decimal values are kept (to replay them if the field changes form): in memory
+ * up to CLI_SPOOL_MEM bytes over all fields (at least 8 MiB per field), then in a temp file. */
+#define CLI_SPOOL_MEM ((size_t)256 << 20)
+static int g_spool_fields = 1;
 
 typedef struct cli_acc {
     int float_mode;
@@ -504,7 +507,9 @@ static size_t cli_spool_max(void)
     static size_t max = 0;
     if (!max) {
         const char *e = getenv("TALLY_TEST_SPOOL_VALUES");
-        max = e && atoll(e) > 0 ? (size_t)atoll(e) : CLI_SPOOL_MEM / 8;
+        size_t per_field = CLI_SPOOL_MEM / (size_t)g_spool_fields;
+        if (per_field < ((size_t)8 << 20)) per_field = (size_t)8 << 20;
+        max = e && atoll(e) > 0 ? (size_t)atoll(e) : per_field / 8;
     }
     return max;
 }
@@ -901,6 +906,7 @@ static int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
     j.nsel = nsel;
     j.in = in;
     j.reader = r;
+    g_spool_fields = nsel > 0 ? nsel : 1;
     j.file_fields = sel;
     j.topts.delim = o->delim;
     j.topts.whitespace = o->whitespace;

@@ -363,7 +363,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
     }
     /* one column of plain numbers, one per line: the common case gets its own loop */
     /* (a quoted or odd line falls through to the general path, one record at a time) */
-    const int one_column = !r->ws && r->nsel == 1 && r->sel[0] == 0 &&
+    const int one_column = r->nsel == 1 && r->sel[0] == 0 &&
                            r->nfields == 1;
     while (i < n) {
         size_t next;
