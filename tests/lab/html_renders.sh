@@ -7,7 +7,7 @@ for b in chromium chromium-browser google-chrome; do
 done
 [ -n "$browser" ] || { echo "no chromium here: skipped"; exit 77; }
 command -v python3 > /dev/null 2>&1 || { echo "no python3 here: skipped"; exit 77; }
-mkdir -p "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work" || exit 1
 rm -f "$work/shot.png"
 "$lab" bench --sizes 4096,65536 --min-time 0.002 --html "$work/page.html" > /dev/null || exit 1
 profile=$(mktemp -d)

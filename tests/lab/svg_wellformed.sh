@@ -2,7 +2,7 @@
 # Every picture of tally explain is well-formed XML, small and large sizes alike.
 lab=$1; work=$2
 command -v xmllint > /dev/null 2>&1 || { echo "xmllint not found (Debian: libxml2-utils)"; exit 77; }
-mkdir -p "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work" || exit 1
 printf '1.5 2.25\n-3e2, 4\n1e-3\n' > "$work/numbers.txt"
 i=0
 check() { i=$((i + 1)); f="$work/p$i.svg"
@@ -26,6 +26,10 @@ check two-pass --n 1000
 check two-pass --n 300000
 check accuracy --n 100000
 check accuracy --input "$work/numbers.txt"
+check warp
+check warp --n 1
+check warp --n 100
+check warp --n 1024
 check all --n 40
 # A .npy input, where the tally command's readers are built in (written by hand: no numpy needed).
 if command -v python3 > /dev/null 2>&1; then

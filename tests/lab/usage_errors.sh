@@ -1,7 +1,7 @@
 #!/bin/sh
 # Usage errors exit 2 with a message; nothing half-written is left behind.
 lab=$1; work=$2
-mkdir -p "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work" || exit 1
 fail=0
 expect() { want=$1; shift; "$@" > "$work/out" 2> "$work/err"; got=$?
   if [ $got -ne $want ]; then echo "expected exit $want, got $got: $*"; cat "$work/err"; fail=1; fi; }
@@ -15,6 +15,7 @@ expect 2 "$lab" explain sum
 expect 2 "$lab" explain nope --svg "$work/x.svg"
 expect 2 "$lab" explain sum --n 1z --svg "$work/x.svg"
 expect 2 "$lab" explain scan --input foo --svg "$work/x.svg"
+expect 1 "$lab" explain warp --n 1025 --svg "$work/x.svg"
 expect 1 "$lab" explain sum --n 0 --svg "$work/x.svg"
 expect 1 "$lab" explain sum --svg "$work/no/such/dir/x.svg"
 expect 0 "$lab" bench --help

@@ -2,7 +2,7 @@
 # Every variant but the incorrect one agrees with the exact reference on random inputs of
 # awkward sizes, with several seeds, both data sets and several thread counts.
 lab=$1; work=$2
-mkdir -p "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work" || exit 1
 sizes=0,1,2,7,8,15,16,17,127,128,129,1000,1023,1024,1025,4097,65535,65536,65537,100003,1048577
 for threads in 0 1 3; do
   for data in prices signed; do

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The deliberately incorrect variant is flagged WRONG at every size, and nothing else is.
 lab=$1; work=$2
-mkdir -p "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work" || exit 1
 sizes=1,7,1000,1024,1025,65537
 "$lab" bench --validate-only --sizes $sizes --csv > "$work/out.csv"
 rc=$?

@@ -262,6 +262,9 @@ int lab_write_html(const char *path, const lab_report *rep, char *why)
     fputs("<div class=\"fig\">\n", f);
     bad |= figure(f, "tally explain scan --n 32: running totals over their inputs, with Hillis-Steele's steps.",
                   lab_svg_scan(f, 32, &h, pwhy), pwhy);
+    fputs("<div class=\"fig\">\n", f);
+    bad |= figure(f, "tally explain warp --n 64: a block's sum by warp shuffles, as GPU kernels (and seed 004's subgroup variant) finish it.",
+                  lab_svg_warp(f, 64, &h, pwhy), pwhy);
     fputs("<h2>Accuracy</h2>\n<div class=\"fig\">\n", f);
     bad |= figure(f, "tally explain accuracy: seed 001's 4,194,304 prices summed five ways.",
                   lab_svg_accuracy(f, NULL, UINT64_C(4194304), "prices (seed 001)", &h, pwhy), pwhy);

@@ -406,6 +406,90 @@ int lab_svg_two_pass(FILE *f, uint64_t n, double *height, char *why)
     return 0;
 }
 
+/* ---- the warp reduction (seed 004's subgroup picture) ------------------------------------------ */
+int lab_svg_warp(FILE *f, uint64_t n, double *height, char *why)
+{
+    const int WARP = 32;
+    if (n == 0 || n > 1024) { snprintf(why, LAB_WHY, "the warp picture takes 1 to 1024 elements (one block)"); return -1; }
+    int warps = (int)((n + WARP - 1) / WARP);
+    int lanes = warps * WARP;   /* a whole number of warps; lanes past n hold 0 */
+    uint64_t v[1024], start[1024];
+    for (int l = 0; l < lanes; ++l) v[l] = start[l] = (uint64_t)l < n ? lab_hashed_cents((uint64_t)l) : 0;
+    /* Rows: the inputs, then lane l += lane l + d (within its warp) for d = 16, 8, 4, 2, 1. */
+    uint64_t rows[6][1024];
+    memcpy(rows[0], v, sizeof(uint64_t) * (size_t)lanes);
+    for (int s = 0, d = WARP / 2; d >= 1; d /= 2, ++s) {
+        uint64_t next[1024];
+        for (int l = 0; l < lanes; ++l) {
+            int lane = l % WARP;
+            next[l] = lane + d < WARP ? v[l] + v[l + d] : v[l]; /* shfl_down: past the warp, unchanged */
+        }
+        memcpy(v, next, sizeof(uint64_t) * (size_t)lanes);
+        memcpy(rows[s + 1], v, sizeof(uint64_t) * (size_t)lanes);
+    }
+    uint64_t warp_sum[32], total = 0;
+    for (int w = 0; w < warps; ++w) { warp_sum[w] = v[w * WARP]; total += warp_sum[w]; }
+    char b[64];
+    snprintf(b, sizeof b, "%llu", (unsigned long long)total);
+    box_row r = layout_row(lanes, (int)strlen(b));
+    int summarise = lanes > 128;       /* beyond 4 warps the lanes are drawn as bars only */
+    if (summarise) { r.h = 16; r.vertical = 0; }
+    box_row wr = layout_row(warps < 8 ? 8 : warps, (int)strlen(b));
+    double y0 = 70, gap = 8;
+    double h = y0 + 6 * (r.h + gap) + 16 + wr.h + 24 + 26 + 60;
+    svg_open(f, h);
+    char t1[256], a[64];
+    snprintf(t1, sizeof t1, "Warp reduction of %s hashed prices: %d warp%s of 32 lanes, then one warp over the warp sums",
+             lab_commas(n, a, sizeof a), warps, warps == 1 ? "" : "s");
+    text(f, 14, 24, "font-size=\"15\" font-weight=\"bold\" fill=\"#222\"", t1);
+    text(f, 14, 44, "fill=\"#555\"", "v += __shfl_down_sync(mask, v, d) for d = 16, 8, 4, 2, 1: no shared memory and no barrier; "
+         "lane 0 ends with the warp's sum (seed 004's subgroupAdd)");
+    char col[8];
+    for (int s = 0; s < 6; ++s) {
+        double y = y0 + s * (r.h + gap);
+        if (s == 0) text(f, 14, y + r.h / 2 + 4, "font-weight=\"bold\" fill=\"#333\"", "lanes");
+        else {
+            snprintf(t1, sizeof t1, "d = %d", (WARP / 2) >> (s - 1));
+            text(f, 14, y + r.h / 2 + 4, "font-weight=\"bold\" fill=\"#333\"", t1);
+        }
+        int d = s ? (WARP / 2) >> (s - 1) : WARP;
+        for (int l = 0; l < lanes; ++l) {
+            int lane = l % WARP;
+            int useful = s == 0 || lane < d;   /* lanes at or past d carry nothing needed later */
+            const char *fill = s == 0 ? ((uint64_t)l < n ? "#f2d3a2" : "#eeeae2")
+                             : useful ? mix(0xc9d5e4, 0x2f6fb5, s / 5.0, col) : "#e4e0d8";
+            if (s == 5 && lane == 0) fill = MIN_C;
+            const char *ink = (useful && s >= 3) || (s == 5 && lane == 0) ? "#fff" : "#1b2a3a";
+            if (summarise) {
+                double bh = r.h * (useful ? 1.0 : 0.35);
+                fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n",
+                        PX + l * r.w, y + r.h - bh, r.w > 2 ? r.w - 0.4 : r.w, bh, fill);
+            } else {
+                snprintf(b, sizeof b, "%llu", (unsigned long long)rows[s][l]);
+                draw_box(f, &r, l, y, fill, NULL, ink, b);
+            }
+        }
+        if (warps > 1 && !summarise)
+            for (int w = 1; w < warps; ++w)
+                fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.5\"/>\n",
+                        PX + w * WARP * r.w - 0.8, y - 3, PX + w * WARP * r.w - 0.8, y + r.h + 3);
+    }
+    double wy = y0 + 6 * (r.h + gap) + 16;
+    text(f, 14, wy + wr.h / 2 + 4, "font-weight=\"bold\" fill=\"#333\"", "warp sums");
+    for (int w = 0; w < warps; ++w) {
+        snprintf(b, sizeof b, "%llu", (unsigned long long)warp_sum[w]);
+        draw_box(f, &wr, w, wy, MIN_C, NULL, "#fff", b);
+    }
+    snprintf(t1, sizeof t1, "lane 0 of each warp writes its sum to shared memory; one barrier; warp 0 reduces the %d sum%s "
+             "the same way: total %s", warps, warps == 1 ? "" : "s", lab_commas(total, a, sizeof a));
+    text(f, 14, wy + wr.h + 24, "fill=\"#333\"", t1);
+    text(f, 14, wy + wr.h + 46, "fill=\"#555\"", "Grey lanes still add (every lane runs the same instruction) but nothing uses their values. "
+         "The 16-byte-load variant first sums four elements per lane.");
+    fputs("</svg>\n", f);
+    *height = h;
+    return 0;
+}
+
 /* ---- the scan (seed 003) ------------------------------------------------------------------------ */
 int lab_svg_scan(FILE *f, uint64_t n, double *height, char *why)
 {
@@ -618,9 +702,11 @@ static const char explain_usage[] =
     "      highlighted (seed 000), and for sums the two-pass partials (seed 001);\n"
     "      tree: the tree alone;  two-pass: the partials alone;\n"
     "      scan: a scan's running totals over its inputs, with Hillis-Steele's steps (seed 003);\n"
+    "      warp: a block's sum by warp shuffles, then one warp over the warp sums (seed 004);\n"
     "      accuracy: exact sum, tally's, pairwise and a naive f32 running total, with errors;\n"
     "      all: every picture.\n"
-    "  --n N        elements (default: 32 for trees and scans, 1,048,576 for two-pass,\n"
+    "  --n N        elements (default: 32 for trees and scans, 64 for warp (at most 1024),\n"
+    "               1,048,576 for two-pass,\n"
     "               4,194,304 prices for accuracy); levels over 64 nodes are summarised\n"
     "  --type T     u32 (integer cents, default) or f32 (dollars) for the tree\n"
     "  --input FILE accuracy of the numbers in FILE instead (text, one or more a line, or .npy;\n"
@@ -769,16 +855,17 @@ int tally_lab_explain_main(int argc, char **argv)
         else if (!op) op = a;
         else return explain_bad("one OP only; '%s' is extra", a);
     }
-    if (!op) return explain_bad("%s", "which OP? (sum, min, max, sum,min,max, scan, two-pass, accuracy, all)");
+    if (!op) return explain_bad("%s", "which OP? (sum, min, max, sum,min,max, scan, two-pass, warp, accuracy, all)");
     if (!svg) return explain_bad("%s", "--svg FILE is required");
 
     unsigned tree_ops = 0;
-    int want_tree = 0, want_two = 0, want_scan = 0, want_acc = 0;
+    int want_tree = 0, want_two = 0, want_scan = 0, want_acc = 0, want_warp = 0;
     if (!strcmp(op, "scan")) want_scan = 1;
+    else if (!strcmp(op, "warp")) want_warp = 1;
     else if (!strcmp(op, "two-pass")) want_two = 1;
     else if (!strcmp(op, "accuracy")) want_acc = 1;
     else if (!strcmp(op, "tree")) { want_tree = 1; tree_ops = LAB_TREE_SUM | LAB_TREE_MIN | LAB_TREE_MAX; }
-    else if (!strcmp(op, "all")) { want_tree = want_two = want_scan = want_acc = 1; tree_ops = 7; }
+    else if (!strcmp(op, "all")) { want_tree = want_two = want_scan = want_acc = want_warp = 1; tree_ops = 7; }
     else {
         char list[128];
         snprintf(list, sizeof list, "%s", op);
@@ -786,14 +873,14 @@ int tally_lab_explain_main(int argc, char **argv)
             if (!strcmp(tok, "sum")) tree_ops |= LAB_TREE_SUM;
             else if (!strcmp(tok, "min")) tree_ops |= LAB_TREE_MIN;
             else if (!strcmp(tok, "max")) tree_ops |= LAB_TREE_MAX;
-            else return explain_bad("unknown OP '%s' (sum, min, max, scan, two-pass, accuracy, all)", tok);
+            else return explain_bad("unknown OP '%s' (sum, min, max, scan, two-pass, warp, accuracy, all)", tok);
         }
         want_tree = 1;
         want_two = (tree_ops & LAB_TREE_SUM) != 0;
     }
     if (input && !want_acc) return explain_bad("%s", "--input goes with the accuracy picture");
 
-    panel panels[4];
+    panel panels[5];
     int np = 0, ok = 1;
     char why[LAB_WHY] = "";
     float *data = NULL;
@@ -802,8 +889,8 @@ int tally_lab_explain_main(int argc, char **argv)
         fprintf(stderr, "tally explain: %s\n", why);
         return 1;
     }
-    for (int which = 0; which < 4 && ok; ++which) {
-        int want = which == 0 ? want_tree : which == 1 ? want_two : which == 2 ? want_scan : want_acc;
+    for (int which = 0; which < 5 && ok; ++which) {
+        int want = which == 0 ? want_tree : which == 1 ? want_two : which == 2 ? want_scan : which == 3 ? want_warp : want_acc;
         if (!want) continue;
         panel *p = &panels[np];
         FILE *m = open_memstream(&p->buf, &p->len);
@@ -812,6 +899,8 @@ int tally_lab_explain_main(int argc, char **argv)
         if (which == 0) rc = lab_svg_tree(m, tree_ops, have_n ? n : 32, is_float, &p->h, why);
         else if (which == 1) rc = lab_svg_two_pass(m, have_n ? n : (UINT64_C(1) << 20), &p->h, why);
         else if (which == 2) rc = lab_svg_scan(m, have_n ? n : 32, &p->h, why);
+        else if (which == 3) /* one block: with `all`, a large n draws its first 1024 lanes */
+            rc = lab_svg_warp(m, !have_n ? 64 : (want_tree && n > 1024) ? 1024 : n, &p->h, why);
         else if (data) rc = lab_svg_accuracy(m, data, data_n, input, &p->h, why);
         else rc = lab_svg_accuracy(m, NULL, have_n ? n : UINT64_C(4194304), "prices (seed 001)", &p->h, why);
         fclose(m);

@@ -144,6 +144,8 @@ int lab_svg_tree(FILE *f, unsigned ops, uint64_t n, int is_float, double *height
 int lab_svg_two_pass(FILE *f, uint64_t n, double *height, char *why);
 /* Seed 003's scan: running totals over the inputs (and Hillis-Steele's steps for n <= 64). */
 int lab_svg_scan(FILE *f, uint64_t n, double *height, char *why);
+/* Seed 004's subgroup picture: a block's sum by warp shuffles (n <= 1024 elements). */
+int lab_svg_warp(FILE *f, uint64_t n, double *height, char *why);
 /* The accuracy picture of seed 001 for x[0..n): exact sum, tally's, the two-pass tree, pairwise
  * and the naive f32 running total, with their errors. label names the input. */
 int lab_svg_accuracy(FILE *f, const float *x, uint64_t n, const char *label, double *height,
