@@ -188,6 +188,7 @@ int lab_write_html(const char *path, const lab_report *rep, char *why)
           ".caption { color: #555; margin: 4px 0; } .bad { color: #b22; }\n"
           ".verdict { padding: 8px 12px; border-radius: 6px; display: inline-block; }\n"
           ".pass { background: #dcefe1; } .fail { background: #f6dcd6; }\n"
+          "summary { cursor: pointer; color: #1f4f8a; margin: 6px 0; }\n"
           "</style>\n</head>\n<body>\n<h1>tally bench</h1>\n", f);
     fputs("<p class=\"meta\">", f);
     lab_xml_escape(f, rep->date);
@@ -233,7 +234,21 @@ int lab_write_html(const char *path, const lab_report *rep, char *why)
             fprintf(f, "<p class=\"caption\">Throughput against size; the dashed black line is the %s "
                        "measured in the same run on all threads, the grey one on one core. A cross marks a WRONG answer.</p>\n</div>\n",
                     scan ? "copy ceiling (memcpy)" : "read ceiling (a tuned read loop)");
+            /* Long sweeps fold their tables away (a <details> needs no script); short runs show them. */
+            size_t rows = 0;
+            uint64_t sizes_seen[64];
+            int nsizes = 0;
+            for (size_t r = 0; r < rep->nrows; ++r) {
+                if (rep->rows[r].backend != be || !same_family(rep->rows[r].variant, scan)) continue;
+                ++rows;
+                int seen = 0;
+                for (int k = 0; k < nsizes; ++k) seen |= sizes_seen[k] == rep->rows[r].n;
+                if (!seen && nsizes < 64) sizes_seen[nsizes++] = rep->rows[r].n;
+            }
+            fprintf(f, "<details%s><summary>the table: %zu rows, %d size%s</summary>\n", nsizes <= 6 ? " open=\"open\"" : "",
+                    rows, nsizes, nsizes == 1 ? "" : "s");
             table(f, rep, be, scan);
+            fputs("</details>\n", f);
         }
         fputs("<h3>The variants</h3>\n<table>\n<thead><tr><th>variant</th><th style=\"text-align:left\">what it does</th></tr></thead>\n<tbody>\n", f);
         for (size_t k = 0; k < be->count; ++k) {
