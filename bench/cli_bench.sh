@@ -61,8 +61,10 @@ cat "$work/prices.csv" "$work/big.npy" > /dev/null   # into the page cache
   read -r t_ty out_ty
   read -r t_ty1 out_ty1
   read -r t_np out_np
+  read -r t_pipe out_pipe
 } < <(best_all "datamash sum 1 < '$work/prices.csv'" "'$tally' sum '$work/prices.csv'" \
-               "'$tally' -j 1 sum '$work/prices.csv'" "'$tally' sum '$work/big.npy'")
+               "'$tally' -j 1 sum '$work/prices.csv'" "'$tally' sum '$work/big.npy'" \
+               "cat '$work/prices.csv' | '$tally' sum")
 csv_bytes=$(stat -c %s "$work/prices.csv")
 read -r t_lib lib_bytes lib_gbs < <("$inmem" "$work/big.npy" sum "$((reps * 2))")
 npy_bytes=$(stat -c %s "$work/big.npy")
@@ -91,6 +93,7 @@ report=$(cat <<EOF
 | \`datamash sum 1 < prices.csv\` (baseline) | $t_dm | $("$py" -c "print(f'{$csv_bytes / $t_dm / 1e6:.0f}')") | $out_dm | |
 | \`tally sum prices.csv\` (all cores) | $t_ty | $("$py" -c "print(f'{$csv_bytes / $t_ty / 1e6:.0f}')") | $out_ty | $exact_ok (exact: $exact) |
 | \`tally -j 1 sum prices.csv\` (one thread) | $t_ty1 | $("$py" -c "print(f'{$csv_bytes / $t_ty1 / 1e6:.0f}')") | $out_ty1 | |
+| \`cat prices.csv \| tally sum\` (a pipe: read, not mapped) | $t_pipe | $("$py" -c "print(f'{$csv_bytes / $t_pipe / 1e6:.0f}')") | $out_pipe | |
 
 Speed-up over datamash: **${ratio_csv}x** (all cores), ${ratio_csv1}x (one thread). Target: >= 10x.
 
