@@ -26,6 +26,7 @@ static const char bench_usage[] =
     "  --min-time SEC    time each variant at least this long (default 0.1); the table shows\n"
     "                    the fastest call, JSON also the median\n"
     "  --validate-only   check every variant, time nothing\n"
+    "  --strict          exit 1 on any WRONG, the deliberately incorrect variant's included\n"
     "  --json | --csv    machine-readable output on stdout instead of the table\n"
     "  --html FILE       also write a self-contained HTML page with plots and pictures\n"
     "  --list            list the variants and exit\n"
@@ -45,6 +46,7 @@ typedef struct bench_opts {
     uint64_t seed;
     double min_time;
     int validate_only;
+    int strict;
     int json, csv, list;
     const char *html;
 } bench_opts;
@@ -461,6 +463,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             if (*end || !(o->min_time >= 0 && o->min_time <= 60)) return bad_usage("bad --min-time '%s'", val);
         }
         else if (!strcmp(a, "--validate-only")) o->validate_only = 1;
+        else if (!strcmp(a, "--strict")) o->strict = 1;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--csv")) o->csv = 1;
         else if (!strcmp(a, "--html")) { NEED_VALUE(); o->html = val; }
@@ -629,6 +632,7 @@ int tally_lab_bench_main(int argc, char **argv)
                 else if (v->kind == LAB_SCAN) row->verdict = check_scan(v, in, out, n, &row->error, row->note);
                 else row->verdict = check_reduce(v, &ref, n, res, &row->error, row->note);
                 if (row->verdict == LAB_WRONG || row->verdict == LAB_NOT_CAUGHT) ok = 0;
+                if (o.strict && row->verdict == LAB_WRONG_EXPECTED) ok = 0;
                 if (o.validate_only || n == 0) continue;
                 /* Ceilings get longer, so a busy moment does not lower the bar. */
                 if (time_variant(be, v, states[b], n, out, first, is_ceiling ? 3 * o.min_time : o.min_time,
