@@ -21,5 +21,5 @@ grep -q 'off-by-one .*WRONG (caught)' "$work/table.txt" || { cat "$work/table.tx
 [ $? -eq 1 ] || { echo "--strict did not fail on the caught variant"; exit 1; }
 "$lab" bench --validate-only --sizes 4096 --family reduce --variants tally,pairwise --strict > "$work/strict2.txt"
 [ $? -eq 0 ] || { echo "--strict failed without the incorrect variant"; cat "$work/strict2.txt"; exit 1; }
-grep -q off-by-one "$work/strict2.txt" && { echo "--variants did not leave off-by-one out"; exit 1; }
+grep -q "^  off-by-one " "$work/strict2.txt" && { echo "--variants did not leave off-by-one out"; exit 1; }
 echo "off-by-one caught at every size; every other variant correct"
