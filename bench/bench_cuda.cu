@@ -1,0 +1,383 @@
+/* bench_cuda: tally's CUDA reductions and scans against CUB, in one run, on one GPU.
+ *
+ * For each case and size: the answer is checked first (ours against the CPU backend where the
+ * data is small enough to copy, ours against CUB on the device everywhere), then both are timed
+ * with CUDA events: a batch of launches back to back, per-launch time = batch time / launches,
+ * median of several batches. Small inputs rotate through distinct buffers (>= 256 MB in all) so
+ * that neither side is timed out of the L2 cache. A device-to-device memcpy measured in the same
+ * run is the bandwidth yardstick (bytes read + written).
+ *
+ *   bench_cuda [--quick] [--max-log2 N] [--out FILE]
+ * Prints the table (markdown) last; FILE gets a copy. */
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+#include <cub/cub.cuh>
+#include <cuda/functional>
+#include "tally.h"
+#include "tally_cuda.h"
+
+extern "C" tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tally_type type,
+                                                        const void *d_data, uint64_t n,
+                                                        tally_result *d_result);
+
+#define CK(call)                                                                               \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "FATAL %s:%d %s: %s\n", __FILE__, __LINE__, #call,                 \
+                    cudaGetErrorString(e_));                                                   \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static tally_context *g_ctx, *g_cpu;
+static cudaStream_t g_s;
+static double g_copy_gbps;
+static std::string g_table;
+static int g_bad = 0;
+
+/* ---- data ---------------------------------------------------------------------------------- */
+__device__ __forceinline__ uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+    return x;
+}
+/* kind 0: price-like (cents in [0.01, 1000)); kind 1: wide exponents (2^-40 .. 2^40, both signs) */
+template <typename T> __global__ void gen(T *p, uint64_t n, int kind, uint64_t seed)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t h = mix(i * 0x9e3779b97f4a7c15ull + seed);
+        double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+        if constexpr (std::is_floating_point<T>::value) {
+            if (kind == 0) p[i] = (T)(floor(u * 99999.0) / 100.0 + 0.01);
+            else p[i] = (T)(((h & 1) ? -1.0 : 1.0) * (1.0 + u) * ldexp(1.0, (int)((h >> 1) % 81) - 40));
+        } else {
+            p[i] = (T)((int64_t)(h % 2001) - 1000);
+        }
+    }
+}
+
+template <typename T> struct MinMaxSum { T s, mn, mx; };
+template <typename T> struct ToMMS {
+    __device__ MinMaxSum<T> operator()(T x) const { return {x, x, x}; }
+};
+template <typename T> struct MMSOp {
+    __device__ MinMaxSum<T> operator()(const MinMaxSum<T> &a, const MinMaxSum<T> &b) const
+    {
+        return {a.s + b.s, a.mn < b.mn ? a.mn : b.mn, a.mx > b.mx ? a.mx : b.mx};
+    }
+};
+
+/* Count of elements where a and b differ (beyond rel. tolerance tol for floats). */
+template <typename T> __global__ void count_diff(const T *a, const T *b, uint64_t n, double tol,
+                                                 unsigned long long *bad)
+{
+    unsigned long long c = 0;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        double x = (double)a[i], y = (double)b[i];
+        if (tol == 0.0) c += a[i] != b[i];
+        else c += fabs(x - y) > tol * fmax(fmax(fabs(x), fabs(y)), 1.0);
+    }
+    if (c) atomicAdd(bad, c);
+}
+
+/* ---- timing -------------------------------------------------------------------------------- */
+struct Buf {
+    char *base;
+    size_t bytes;
+};
+
+/* Median per-launch microseconds of fn(rotation index). */
+template <typename F> static double time_us(F fn, int rotations, double expect_us)
+{
+    int reps = (int)std::min(2000.0, std::max(10.0, 20000.0 / std::max(expect_us, 1.0)));
+    for (int i = 0; i < 3; i++) fn(i % rotations); /* warm up */
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<double> t;
+    for (int batch = 0; batch < 7; batch++) {
+        CK(cudaEventRecord(a, g_s));
+        for (int r = 0; r < reps; r++) fn((batch * reps + r) % rotations);
+        CK(cudaEventRecord(b, g_s));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms * 1000.0 / reps);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+static void row(const char *op, const char *type, uint64_t n, double ours, double cub, double bytes,
+                const char *note)
+{
+    char line[256];
+    double pct = bytes / (ours * 1e-6) / 1e9 / g_copy_gbps * 100.0;
+    if (cub > 0)
+        snprintf(line, sizeof line, "| %-14s | %-4s | 2^%-2d | %10.2f | %10.2f | %6.2f | %6.1f | %s |\n", op, type,
+                 (int)std::lround(std::log2((double)n)), ours, cub, cub / ours, pct, note);
+    else
+        snprintf(line, sizeof line, "| %-14s | %-4s | 2^%-2d | %10.2f | %10s | %6s | %6.1f | %s |\n", op, type,
+                 (int)std::lround(std::log2((double)n)), ours, "-", "-", pct, note);
+    g_table += line;
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static int rotations_for(size_t bytes, size_t cap)
+{
+    size_t want = (256u << 20) / std::max(bytes, (size_t)1) + 1;
+    size_t fit = cap / ((bytes + 255) / 256 * 256);
+    return (int)std::max<size_t>(1, std::min<size_t>({want, fit, 64}));
+}
+
+template <typename T> static tally_type ttype();
+template <> tally_type ttype<int32_t>() { return TALLY_I32; }
+template <> tally_type ttype<float>() { return TALLY_F32; }
+template <> tally_type ttype<double>() { return TALLY_F64; }
+
+static bool same_f(double a, double b, double tol)
+{
+    if (a == b) return true;
+    return std::fabs(a - b) <= tol * std::fmax(std::fabs(a), std::fabs(b));
+}
+
+/* ---- reductions ---------------------------------------------------------------------------- */
+enum RCase { R_SUM, R_MAX, R_SMM, R_ARGMIN, R_PLAIN };
+
+template <typename T>
+static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int kind, const char *note,
+                         tally_result *dres, void *cub_tmp, size_t cub_tmp_bytes, T *dout, int *didx)
+{
+    size_t bytes = n * sizeof(T);
+    int rot = rotations_for(bytes, in.bytes);
+    size_t stride = (bytes + 255) / 256 * 256;
+    auto src = [&](int r) { return (const T *)(in.base + stride * (size_t)r); };
+    tally_type tt = ttype<T>();
+    tally_op ops1[1] = {rc == R_MAX ? TALLY_MAX : rc == R_ARGMIN ? TALLY_ARGMIN : TALLY_SUM};
+    tally_op ops3[3] = {TALLY_SUM, TALLY_MIN, TALLY_MAX};
+    const tally_op *ops = rc == R_SMM ? ops3 : ops1;
+    size_t nops = rc == R_SMM ? 3 : 1;
+    auto ours = [&](int r) {
+        if (rc == R_PLAIN) tally_cuda_bench_plain_sum_async(g_ctx, tt, src(r), n, dres);
+        else tally_cuda_reduce_async(g_ctx, tt, src(r), n, ops, nops, NULL, dres);
+    };
+    auto cub = [&](int r) {
+        size_t tb = cub_tmp_bytes;
+        switch (rc) {
+        case R_SUM: case R_PLAIN: cub::DeviceReduce::Sum(cub_tmp, tb, src(r), dout, (int64_t)n, g_s); break;
+        case R_MAX: cub::DeviceReduce::Max(cub_tmp, tb, src(r), dout, (int64_t)n, g_s); break;
+        case R_ARGMIN: cub::DeviceReduce::ArgMin(cub_tmp, tb, src(r), dout, (int64_t *)didx, (int64_t)n, g_s); break;
+        case R_SMM: {
+            MinMaxSum<T> init = {T(0), std::numeric_limits<T>::max(), std::numeric_limits<T>::lowest()};
+            cub::DeviceReduce::TransformReduce(cub_tmp, tb, src(r), (MinMaxSum<T> *)dout, (int64_t)n,
+                                               MMSOp<T>(), ToMMS<T>(), init, g_s);
+            break;
+        }
+        }
+    };
+    /* validate: ours vs the CPU backend (bit for bit; plain sum: 1e-12) and vs CUB */
+    ours(0);
+    CK(cudaStreamSynchronize(g_s));
+    tally_result r[3];
+    CK(cudaMemcpy(r, dres, nops * sizeof(tally_result), cudaMemcpyDeviceToHost));
+    bool ok = r[0].status == TALLY_OK;
+    if (n <= (1u << 26)) {
+        std::vector<T> h(n);
+        CK(cudaMemcpy(h.data(), src(0), bytes, cudaMemcpyDeviceToHost));
+        tally_result c[3];
+        tally_reduce_many(g_cpu, tt, h.data(), n, ops, nops, NULL, c);
+        for (size_t i = 0; i < nops; i++) {
+            if (rc == R_PLAIN) ok &= same_f(r[i].value.f64, c[i].value.f64, 1e-12);
+            else ok &= r[i].value.u64 == c[i].value.u64 && r[i].index == c[i].index && r[i].status == c[i].status;
+        }
+    }
+    cub(0);
+    CK(cudaStreamSynchronize(g_s));
+    {
+        T cv[3];
+        int64_t ci = -1;
+        CK(cudaMemcpy(cv, dout, rc == R_SMM ? sizeof(MinMaxSum<T>) : sizeof(T), cudaMemcpyDeviceToHost));
+        if (rc == R_ARGMIN) CK(cudaMemcpy(&ci, didx, sizeof ci, cudaMemcpyDeviceToHost));
+        double tol = std::is_floating_point<T>::value ? (kind == 1 ? 1e-3 : 1e-5) : 0.0;
+        if (rc == R_SMM) {
+            ok &= same_f((double)cv[0], r[0].value.f64, tol); /* CUB's (rounded) sum */
+        } else if (rc == R_ARGMIN) {
+            ok &= (uint64_t)ci == r[0].index;
+        } else {
+            double ov = std::is_floating_point<T>::value ? r[0].value.f64 : (double)r[0].value.i64;
+            ok &= same_f((double)cv[0], ov, tol);
+        }
+    }
+    if (!ok) {
+        g_bad++;
+        printf("VALIDATION FAILED: %s %s n=%llu\n", name, tally_type_name(tt), (unsigned long long)n);
+    }
+    double expect = bytes / 3.5e3 + 5.0;
+    double t_ours = time_us(ours, rot, expect);
+    double t_cub = time_us(cub, rot, expect);
+    row(name, tally_type_name(tt), n, t_ours, t_cub, (double)bytes, ok ? note : "INVALID");
+}
+
+/* ---- scans --------------------------------------------------------------------------------- */
+template <typename T>
+static void bench_scan(int exclusive, int maxop, Buf &in, Buf &out, uint64_t n, void *cub_tmp,
+                       size_t cub_tmp_bytes, unsigned long long *dbad)
+{
+    size_t bytes = n * sizeof(T);
+    int rot = rotations_for(bytes, std::min(in.bytes, out.bytes));
+    size_t stride = (bytes + 255) / 256 * 256;
+    auto src = [&](int r) { return (const T *)(in.base + stride * (size_t)r); };
+    auto dst = [&](int r) { return (T *)(out.base + stride * (size_t)r); };
+    tally_type tt = ttype<T>();
+    tally_scan_options o;
+    memset(&o, 0, sizeof o);
+    o.exclusive = exclusive;
+    tally_op op = maxop ? TALLY_MAX : TALLY_SUM;
+    auto ours = [&](int r) { tally_cuda_scan_async(g_ctx, op, tt, src(r), dst(r), n, &o); };
+    auto cub = [&](int r) {
+        size_t tb = cub_tmp_bytes;
+        if (maxop) cub::DeviceScan::InclusiveScan(cub_tmp, tb, src(r), dst(r), cuda::maximum<>{}, (int64_t)n, g_s);
+        else if (exclusive) cub::DeviceScan::ExclusiveSum(cub_tmp, tb, src(r), dst(r), (int64_t)n, g_s);
+        else cub::DeviceScan::InclusiveSum(cub_tmp, tb, src(r), dst(r), (int64_t)n, g_s);
+    };
+    /* validate: ours vs CUB on the device (floats within 1e-3 relative: different orders) */
+    T *ref;
+    CK(cudaMalloc(&ref, bytes));
+    cub(0);
+    CK(cudaMemcpyAsync(ref, dst(0), bytes, cudaMemcpyDeviceToDevice, g_s));
+    ours(0);
+    CK(cudaMemsetAsync(dbad, 0, 8, g_s));
+    count_diff<T><<<1024, 256, 0, g_s>>>(dst(0), ref, n, std::is_floating_point<T>::value ? 1e-3 : 0.0, dbad);
+    unsigned long long bad = 0;
+    CK(cudaMemcpy(&bad, dbad, 8, cudaMemcpyDeviceToHost));
+    CK(cudaFree(ref));
+    if (bad) {
+        g_bad++;
+        printf("VALIDATION FAILED: scan %s n=%llu: %llu elements differ from CUB\n",
+               tally_type_name(tt), (unsigned long long)n, bad);
+    }
+    double expect = 2.0 * bytes / 3.0e3 + 6.0;
+    double t_ours = time_us(ours, rot, expect);
+    double t_cub = time_us(cub, rot, expect);
+    const char *name = maxop ? "scan_incl_max" : exclusive ? "scan_excl_sum" : "scan_incl_sum";
+    row(name, tally_type_name(tt), n, t_ours, t_cub, 2.0 * bytes, bad ? "INVALID" : "");
+}
+
+int main(int argc, char **argv)
+{
+    int max_log2 = 30;
+    bool quick = false;
+    const char *outfile = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) max_log2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) outfile = argv[++i];
+    }
+    tally_options o;
+    tally_options_init(&o);
+    o.backend = TALLY_BACKEND_CUDA;
+    if (tally_create(&g_ctx, &o) != TALLY_OK) {
+        printf("SKIP: no CUDA context: %s\n", tally_create_error());
+        return 77;
+    }
+    o.backend = TALLY_BACKEND_CPU;
+    if (tally_create(&g_cpu, &o) != TALLY_OK) return 1;
+    g_s = (cudaStream_t)tally_cuda_stream(g_ctx);
+    uint64_t nmax = 1ull << max_log2;
+    Buf in, out;
+    in.bytes = out.bytes = nmax * 8 + (64u << 20);
+    CK(cudaMalloc(&in.base, in.bytes));
+    CK(cudaMalloc(&out.base, out.bytes));
+    CK(tally_cuda_reserve(g_ctx, TALLY_I32, nmax) == TALLY_OK ? cudaSuccess : cudaErrorUnknown);
+    CK(tally_cuda_reserve(g_ctx, TALLY_F64, nmax) == TALLY_OK ? cudaSuccess : cudaErrorUnknown);
+    tally_result *dres;
+    CK(cudaMalloc(&dres, 8 * sizeof(tally_result)));
+    double *dout;
+    int *didx;
+    unsigned long long *dbad;
+    CK(cudaMalloc(&dout, 64));
+    CK(cudaMalloc(&didx, 64));
+    CK(cudaMalloc(&dbad, 8));
+    size_t cub_tmp_bytes = 256u << 20;
+    void *cub_tmp;
+    CK(cudaMalloc(&cub_tmp, cub_tmp_bytes));
+
+    /* the yardstick: a large device-to-device copy, bytes read + written */
+    {
+        size_t cb = std::min<size_t>(in.bytes, 4ull << 30) / 2;
+        auto cp = [&](int) { cudaMemcpyAsync(out.base, in.base, cb, cudaMemcpyDeviceToDevice, g_s); };
+        double us = time_us(cp, 1, cb / 2e3);
+        g_copy_gbps = 2.0 * cb / (us * 1e-6) / 1e9;
+    }
+    char head[512];
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    snprintf(head, sizeof head,
+             "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write)\n\n"
+             "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
+             "|----------------|------|------|------------|------------|--------|--------|------|\n",
+             prop.name, prop.multiProcessorCount, g_copy_gbps);
+    fputs(head, stdout);
+    g_table = head;
+
+    std::vector<int> logs;
+    for (int l = 10; l <= max_log2; l += 2) logs.push_back(l);
+    if (quick) logs = {14, 20, 26};
+    for (int kind = 0; kind < 2; kind++) {
+        /* kind 0: price-like data for every case; kind 1: wide exponents, sums only */
+        for (int l : logs) {
+            uint64_t n = 1ull << l;
+            const char *note = kind ? "wide" : "";
+            gen<int32_t><<<2048, 256, 0, g_s>>>((int32_t *)in.base, in.bytes / 4, kind, 1);
+            if (kind == 0) {
+                bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                bench_reduce<int32_t>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                bench_scan<int32_t>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                bench_scan<int32_t>(0, 1, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+            }
+            gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
+            bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            bench_reduce<float>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            if (kind == 0) {
+                bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                bench_reduce<float>(R_ARGMIN, "argmin", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+            }
+            if (l <= 30) {
+                gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, in.bytes / 8, kind, 3);
+                bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                if (kind == 0)
+                    bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+            }
+        }
+    }
+    printf("\n\n=== TABLE (CUB/ours > 1: ours faster; %%copy: our bytes/s over the D2D memcpy's) ===\n");
+    fputs(g_table.c_str(), stdout);
+    printf("validation failures: %d\n", g_bad);
+    if (outfile) {
+        FILE *f = fopen(outfile, "w");
+        if (f) {
+            fputs(g_table.c_str(), f);
+            fprintf(f, "validation failures: %d\n", g_bad);
+            fclose(f);
+        }
+    }
+    tally_destroy(g_ctx);
+    tally_destroy(g_cpu);
+    return g_bad ? 1 : 0;
+}

@@ -1,0 +1,90 @@
+/* The CUDA backend's internal interface between the host code (cuda_backend.cu) and the kernel
+ * launchers (reduce_*.cu, scan_*.cu). Not installed. */
+#ifndef TALLY_CUDA_INTERNAL_H
+#define TALLY_CUDA_INTERNAL_H
+
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include "tally.h"
+
+#define TCU_MAX_OPS 32          /* ops in one kernel launch (the host splits longer lists) */
+#define TCU_MAX_BLOCKS 2048     /* reduce grid cap: partials are sized for this */
+#define TCU_PARTIAL_BYTES 256   /* room for one block's partial state */
+
+/* Features a reduce kernel computes (a set of ops maps onto these). */
+enum {
+    TCU_F_SUM = 1u << 0,
+    TCU_F_PROD = 1u << 1,
+    TCU_F_MIN = 1u << 2,
+    TCU_F_MAX = 1u << 3,
+    TCU_F_ARGMIN = 1u << 4,
+    TCU_F_ARGMAX = 1u << 5,
+    TCU_F_BITS = 1u << 6,
+    TCU_F_COUNT = 1u << 7, /* non-NaN count (floats with omit_nan) */
+    TCU_F_SQDEV = 1u << 8, /* the variance pass: exact sum of (x - mean)^2 */
+    TCU_F_FSUM = 1u << 9   /* benchmarks only: a plain (not exact) f64 sum in a fixed order */
+};
+
+/* The kernels instantiated for every type; anything else runs the ALL kernel. */
+#define TCU_MASK_SUM (TCU_F_SUM | TCU_F_COUNT)
+#define TCU_MASK_MIN (TCU_F_MIN | TCU_F_COUNT)
+#define TCU_MASK_MAX (TCU_F_MAX | TCU_F_COUNT)
+#define TCU_MASK_SMM (TCU_F_SUM | TCU_F_MIN | TCU_F_MAX | TCU_F_COUNT)
+#define TCU_MASK_ARGMIN (TCU_F_ARGMIN | TCU_F_MIN | TCU_F_COUNT)
+#define TCU_MASK_ARGMAX (TCU_F_ARGMAX | TCU_F_MAX | TCU_F_COUNT)
+#define TCU_MASK_ALL (TCU_F_SUM | TCU_F_PROD | TCU_F_MIN | TCU_F_MAX | TCU_F_ARGMIN | \
+                      TCU_F_ARGMAX | TCU_F_BITS | TCU_F_COUNT)
+#define TCU_MASK_SQDEV (TCU_F_SQDEV)
+#define TCU_MASK_FASTSUM (TCU_F_FSUM | TCU_F_COUNT)
+
+/* Written by the first pass when a variance is asked for; read by the second. */
+typedef struct tcu_aux {
+    double mean;
+    uint64_t count;
+    int32_t status; /* TALLY_OK or TALLY_ERR_EMPTY */
+    int32_t pad;
+} tcu_aux;
+
+typedef struct tcu_reduce_params {
+    const void *data;
+    uint64_t n;
+    uint64_t body_vec;       /* whole 16-byte vectors after the head */
+    uint32_t head, tail;     /* elements before the first aligned vector, after the last */
+    void *partials;          /* grid * TCU_PARTIAL_BYTES */
+    long long *xpartials;    /* grid * TALLY_EXACT_CHUNKS */
+    unsigned int *counter;   /* zero between launches; the last block resets it */
+    tally_result *out;       /* results[i] for ops[i] (device or mapped host memory) */
+    tcu_aux *aux;
+    int32_t nops;
+    int32_t omit_nan;
+    int32_t ddof;
+    int32_t pass2;           /* 1: the variance pass (writes only the TALLY_VAR results) */
+    uint8_t ops[TCU_MAX_OPS];
+} tcu_reduce_params;
+
+/* Launches one reduction (mask is one of the TCU_MASK_*). grid: blocks (<= TCU_MAX_BLOCKS);
+ * grid == 0 asks the launcher for its own choice given max_resident_blocks. */
+cudaError_t tcu_launch_reduce(tally_type type, unsigned mask, int omit_nan,
+                              const tcu_reduce_params *p, int sm_count, cudaStream_t stream);
+
+typedef struct tcu_scan_params {
+    const void *in;          /* as given (element aligned) */
+    void *out;
+    uint64_t n;
+    uint64_t ntiles;
+    uint32_t head;           /* elements between the 16-byte aligned base and in */
+    int32_t exclusive;
+    int32_t vec_out;         /* out has the same 16-byte misalignment as in */
+    int32_t pad;
+    uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
+    void *status;            /* tile states (see scan_lookback.cuh) */
+    unsigned int *sync;      /* [2]: the launch epoch ([0], [1] unused) */
+} tcu_scan_params;
+
+/* Tile size in elements and bytes of tile state per tile, per element size. */
+uint64_t tcu_scan_tile_elems(tally_type type);
+size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles);
+cudaError_t tcu_launch_scan(tally_type type, tally_op op, const tcu_scan_params *p,
+                            cudaStream_t stream);
+
+#endif

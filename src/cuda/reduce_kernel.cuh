@@ -1,0 +1,733 @@
+/* One-launch reductions, layered thread -> warp -> block -> device.
+ *
+ * Thread: each thread walks its block's share of 16-byte vectors, four loads in flight, and
+ * folds the elements into a State (only the members its feature mask M asks for are touched).
+ * Float sums are exact: a two-term expansion per thread (one term for f32, checked) whose
+ * rounding errors, in the rare batches where they appear, spill into the block's shared-memory
+ * superaccumulator (core/exact_sum.h layout); a batch that meets NaN, inf or overflow is redone
+ * element by element. Warp: the State is shuffled word by word. Block: warp states through
+ * shared memory. Device: every block writes its partial, then a fence and an atomic ticket tell
+ * the last block to finish, which combines the partials in block order, writes the results and
+ * resets the ticket: one launch, no host synchronisation, capturable in a CUDA graph. */
+#ifndef TALLY_CUDA_REDUCE_KERNEL_CUH
+#define TALLY_CUDA_REDUCE_KERNEL_CUH
+
+#include <type_traits>
+#include "cuda/cuda_common.cuh"
+#include "cuda/cuda_internal.h"
+
+namespace tcu {
+
+
+template <typename T> struct SumType {
+    using type = typename std::conditional<
+        sizeof(T) <= 4,
+        typename std::conditional<Traits<T>::is_signed, long long, unsigned long long>::type,
+        typename std::conditional<Traits<T>::is_signed, __int128, unsigned __int128>::type>::type;
+};
+
+constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
+
+template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
+    using K = typename Traits<T>::Key;
+    static constexpr bool FL = Traits<T>::is_float;
+    typename SumType<T>::type isum;
+    double fprod;
+    double fsum; /* TCU_F_FSUM */
+    double xh, xl; /* exact sums: value = xh + xl + (what was spilled to superaccumulators) */
+    unsigned long long pmag;
+    uint32_t pflags; /* 1 zero seen, 2 overflow, 4 negative */
+    uint32_t xflags; /* TALLY_EXACT_F_* of the exact sums */
+    K kmin, kmax;
+    unsigned long long imin, imax;
+    unsigned long long band, bor, bxor;
+    unsigned long long cnt;
+
+    /* NaN's key: the extreme (propagates) or the identity (omitted). */
+    static constexpr K kmax_key = (K)~(K)0;
+    __device__ __forceinline__ void init()
+    {
+        isum = 0;
+        fprod = 1.0;
+        fsum = 0.0;
+        xh = -0.0;
+        xl = -0.0;
+        pmag = 1;
+        pflags = 0;
+        xflags = 0;
+        kmin = kmax_key;
+        kmax = 0;
+        imin = imax = ~0ull;
+        band = ~0ull;
+        bor = bxor = 0;
+        cnt = 0;
+    }
+
+    __device__ __forceinline__ void add(T x, unsigned long long idx)
+    {
+        if constexpr (M & TCU_F_COUNT) {
+            if constexpr (FL && OMIT) cnt += (x == x) ? 1 : 0;
+        }
+        if constexpr (!FL && (M & TCU_F_SUM)) isum += x;
+        if constexpr (FL && (M & TCU_F_FSUM)) {
+            if (!(OMIT && x != x)) fsum += (double)x;
+        }
+        if constexpr (M & TCU_F_PROD) {
+            if constexpr (FL) {
+                if (!(OMIT && x != x)) fprod *= (double)x;
+            } else {
+                if (x == 0) {
+                    pflags |= 1;
+                } else {
+                    unsigned long long m;
+                    if constexpr (Traits<T>::is_signed) {
+                        long long v = (long long)x;
+                        if (v < 0) pflags ^= 4;
+                        m = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+                    } else {
+                        m = (unsigned long long)x;
+                    }
+                    if (__umul64hi(pmag, m)) pflags |= 2;
+                    pmag *= m;
+                }
+            }
+        }
+        if constexpr (M & (TCU_F_MIN | TCU_F_MAX | TCU_F_ARGMIN | TCU_F_ARGMAX)) {
+            K k = key_of(x);
+            K k_lo = k, k_hi = k;
+            if constexpr (FL) {
+                if (x != x) {
+                    k_lo = OMIT ? kmax_key : (K)0;
+                    k_hi = OMIT ? (K)0 : kmax_key;
+                }
+            }
+            if constexpr (M & TCU_F_ARGMIN) {
+                if (k_lo < kmin || (k_lo == kmin && idx < imin)) { kmin = k_lo; imin = idx; }
+            } else if constexpr (M & TCU_F_MIN) {
+                kmin = k_lo < kmin ? k_lo : kmin;
+            }
+            if constexpr (M & TCU_F_ARGMAX) {
+                if (k_hi > kmax || (k_hi == kmax && idx < imax)) { kmax = k_hi; imax = idx; }
+            } else if constexpr (M & TCU_F_MAX) {
+                kmax = k_hi > kmax ? k_hi : kmax;
+            }
+        }
+        if constexpr (!FL && (M & TCU_F_BITS)) {
+            unsigned long long w;
+            if constexpr (Traits<T>::is_signed) w = (unsigned long long)(long long)x;
+            else w = (unsigned long long)x;
+            band &= w;
+            bor |= w;
+            bxor ^= w;
+        }
+    }
+
+    /* this := this followed by o (o covers later elements: matters for the float product only). */
+    __device__ __forceinline__ void merge(const State &o)
+    {
+        if constexpr (!FL && (M & TCU_F_SUM)) isum += o.isum;
+        if constexpr (M & TCU_F_FSUM) fsum += o.fsum;
+        xflags |= o.xflags;
+        if constexpr (M & TCU_F_PROD) {
+            if constexpr (FL) fprod *= o.fprod; /* integers: see merge_state */
+        }
+        if constexpr (M & TCU_F_ARGMIN) {
+            if (o.kmin < kmin || (o.kmin == kmin && o.imin < imin)) { kmin = o.kmin; imin = o.imin; }
+        } else if constexpr (M & TCU_F_MIN) {
+            kmin = o.kmin < kmin ? o.kmin : kmin;
+        }
+        if constexpr (M & TCU_F_ARGMAX) {
+            if (o.kmax > kmax || (o.kmax == kmax && o.imax < imax)) { kmax = o.kmax; imax = o.imax; }
+        } else if constexpr (M & TCU_F_MAX) {
+            kmax = o.kmax > kmax ? o.kmax : kmax;
+        }
+        band &= o.band;
+        bor |= o.bor;
+        bxor ^= o.bxor;
+        cnt += o.cnt;
+    }
+};
+
+/* (h1, l1) += (h2, l2) exactly: afterwards h1 + l1 + (spilled) == old h1 + l1 + h2 + l2. All
+ * finite. The spilled terms are second-order rounding errors: rare for real data. */
+__device__ __forceinline__ void xcombine(double &h1, double &l1, double h2, double l2,
+                                         unsigned long long *sacc)
+{
+    double e, f, g, k, m;
+    double s = two_sum(h1, h2, e);
+    double t = two_sum(l1, l2, f);
+    double u = two_sum(e, t, g);
+    double H = two_sum(s, u, k);
+    if (!isfinite(H)) { /* beyond the f64 range: keep the four exactly */
+        sacc_add_finite(sacc, h1);
+        sacc_add_finite(sacc, l1);
+        sacc_add_finite(sacc, h2);
+        sacc_add_finite(sacc, l2);
+        h1 = -0.0;
+        l1 = -0.0;
+        return;
+    }
+    double L = two_sum(k, g, m);
+    if (m != 0.0) sacc_add_finite(sacc, m);
+    if (f != 0.0) sacc_add_finite(sacc, f);
+    h1 = H;
+    l1 = L;
+}
+
+/* The integer product merge needs both old flag sets: done outside State::merge. */
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void merge_state(State<T, M, OMIT> &a, const State<T, M, OMIT> &b,
+                                            unsigned long long *sacc)
+{
+    if constexpr ((Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV))
+        xcombine(a.xh, a.xl, b.xh, b.xl, sacc);
+    if constexpr ((M & TCU_F_PROD) && !Traits<T>::is_float) {
+        uint32_t f = (a.pflags | b.pflags) & 3u;
+        f |= (a.pflags ^ b.pflags) & 4u;
+        if (__umul64hi(a.pmag, b.pmag)) f |= 2;
+        unsigned long long m = a.pmag * b.pmag;
+        a.merge(b);
+        a.pflags = f;
+        a.pmag = m;
+    } else {
+        a.merge(b);
+    }
+}
+
+template <typename S> __device__ __forceinline__ S shfl_down_state(const S &s, int off)
+{
+    static_assert(sizeof(S) % 4 == 0, "state must be whole words");
+    constexpr int W = sizeof(S) / 4;
+    union U { S s; uint32_t w[W]; };
+    U in, out;
+    in.s = s;
+#pragma unroll
+    for (int i = 0; i < W; i++) out.w[i] = __shfl_down_sync(0xffffffffu, in.w[i], off);
+    return out.s;
+}
+
+/* The per-thread worker: the State plus, for float sums and the variance pass, the exact
+ * expansions (ea: sums or the high parts of squares; eb: the low parts). */
+template <typename T, unsigned M, bool OMIT> struct Worker {
+    static constexpr bool FL = Traits<T>::is_float;
+    static constexpr bool EXACT = (FL && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
+    /* 16-byte vectors in flight per thread */
+    static constexpr int U = 8;
+    static constexpr bool SQ = (M & TCU_F_SQDEV) != 0;
+    static constexpr int VEC = Traits<T>::vec;
+    State<T, M, OMIT> s;
+    Expansion ea, eb;
+    double mean;
+
+    __device__ __forceinline__ void init(double m)
+    {
+        s.init();
+        ea.init();
+        eb.init();
+        mean = m;
+    }
+
+    /* The value(s) element x contributes to the exact sums. */
+    __device__ __forceinline__ void exact_values(T x, double &v0, double &v1)
+    {
+        double xd = (double)x;
+        if constexpr (SQ) {
+            double d = xd - mean;
+            v0 = __dmul_rn(d, d);
+            v1 = fma(d, d, -v0);
+            if (OMIT && x != x) { v0 = -0.0; v1 = -0.0; }
+        } else {
+            v0 = (OMIT && x != x) ? -0.0 : xd;
+            v1 = -0.0;
+        }
+    }
+
+    /* One element, carefully (head, tail, and batches the fast path rejected). */
+    __device__ __forceinline__ void exact_slow(T x, unsigned long long *sacc)
+    {
+        double v0, v1;
+        exact_values(x, v0, v1);
+        if (!isfinite(v0)) s.xflags |= exact_flags_of(v0); else ea.add_slow(v0, sacc);
+        if constexpr (SQ) {
+            if (!isfinite(v1)) s.xflags |= exact_flags_of(v1); else eb.add_slow(v1, sacc);
+        }
+    }
+
+    /* Rare: kept out of line so that the fast path keeps its registers. */
+    __device__ __noinline__ void slow_batch(const Vec<T> *vdata, unsigned long long v,
+                                            unsigned long long ve, unsigned long long *sacc)
+    {
+        /* reloads (from L1/L2) rather than taking the registers' address, which would put
+         * every batch in local memory */
+        for (int u = 0; u < U; u++) {
+            unsigned long long vi = v + (unsigned long long)u * kThreads;
+            if (vi < ve) {
+                Vec<T> x = load_vec(vdata + vi);
+                for (int k = 0; k < VEC; k++) exact_slow(x.v[k], sacc);
+            }
+        }
+    }
+
+    __device__ __forceinline__ void add_scalar(T x, unsigned long long idx, unsigned long long *sacc)
+    {
+        s.add(x, idx);
+        if constexpr (EXACT) exact_slow(x, sacc);
+    }
+
+    /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element;
+     * vdata + vfirst: where they came from (vector u is vfirst + u * kThreads). */
+    __device__ __forceinline__ void add_batch(const Vec<T> *v, const bool *ok,
+                                              const unsigned long long *idx0,
+                                              unsigned long long *sacc, const Vec<T> *vdata,
+                                              unsigned long long vfirst, unsigned long long vend)
+    {
+        if constexpr (M & ~(unsigned)(TCU_F_SQDEV | (FL ? TCU_F_SUM : 0u))) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (ok[u]) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) s.add(v[u].v[k], idx0[u] + k);
+                }
+        }
+        if constexpr (EXACT) {
+            /* Fast path: plain f64 adds with their errors checked (f32: one term, an error is
+             * rare; f64 and squares: two terms whose second-level error is rare). */
+            Expansion sa = ea, sb = eb;
+            bool bad = false;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    double v0, v1;
+                    exact_values(v[u].v[k], v0, v1);
+                    if (!ok[u]) { v0 = -0.0; v1 = -0.0; }
+                    double e;
+                    if constexpr (sizeof(T) == 4 && !SQ) {
+                        ea.a1 = two_sum(ea.a1, v0, e);
+                        bad |= (e != 0.0);
+                    } else {
+                        double e2;
+                        ea.a1 = two_sum(ea.a1, v0, e);
+                        ea.a2 = two_sum(ea.a2, e, e2);
+                        bad |= (e2 != 0.0);
+                        if constexpr (SQ) {
+                            eb.a1 = two_sum(eb.a1, v1, e);
+                            eb.a2 = two_sum(eb.a2, e, e2);
+                            bad |= (e2 != 0.0);
+                        }
+                    }
+                }
+            }
+            bad |= !isfinite(ea.a1);
+            if constexpr (SQ) bad |= !isfinite(eb.a1);
+            if (bad) {
+                ea = sa;
+                eb = sb;
+                slow_batch(vdata, vfirst, vend, sacc);
+            }
+        }
+    }
+
+    /* The thread's exact sums into its state (one pair). */
+    __device__ __forceinline__ void flush(unsigned long long *sacc)
+    {
+        if constexpr (EXACT) {
+            s.xh = ea.a1;
+            s.xl = ea.a2;
+            if constexpr (SQ) xcombine(s.xh, s.xl, eb.a1, eb.a2, sacc);
+        }
+    }
+};
+
+/* Integer sum -> tally_exact (chunk 34 has weight 2^0), for a correctly rounded mean. */
+template <typename S> __device__ __forceinline__ void exact_from_int(tally_exact *e, S v)
+{
+    tally_exact_init(e);
+    bool neg = false;
+    unsigned __int128 m;
+    if constexpr (std::is_signed<S>::value || std::is_same<S, __int128>::value) {
+        neg = v < 0;
+        m = neg ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    } else {
+        m = (unsigned __int128)v;
+    }
+    for (int i = 0; i < 4; i++) {
+        long long d = (long long)(uint32_t)(m >> (32 * i));
+        e->chunk[TALLY_EXACT_BIAS / 32 + i] = neg ? -d : d;
+    }
+    if (m) e->flags = TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO;
+}
+
+/* Writes the results of ops from the combined state. xr: the exact sum rounded (float
+ * SUM/MEAN), or the exact sum of squared deviations rounded (pass 2). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __noinline__ void finalize(const tcu_reduce_params &p, const State<T, M, OMIT> &s, double xr)
+{
+    constexpr bool FL = Traits<T>::is_float;
+    constexpr bool SG = Traits<T>::is_signed && !FL;
+    const tally_type wide = FL ? TALLY_F64 : SG ? TALLY_I64 : TALLY_U64;
+    unsigned long long count = (FL && p.omit_nan) ? s.cnt : p.n;
+    bool has_nan = FL && !p.omit_nan && (count > 0);
+    /* the rounded sum and the mean, only when some result needs them */
+    bool want_mean = p.aux != nullptr && !p.pass2, want_fsum = false;
+    for (int i = 0; i < p.nops; i++) {
+        want_mean |= p.ops[i] == TALLY_MEAN;
+        want_fsum |= p.ops[i] == TALLY_SUM;
+    }
+    double mean = 0.0, fsum_rounded = 0.0;
+    tally_status mst = TALLY_OK;
+    if constexpr (!(M & TCU_F_SQDEV) && (M & TCU_F_SUM)) {
+        if constexpr (FL) {
+            fsum_rounded = xr;
+        }
+        if (want_mean) {
+            if (count == 0) {
+                mst = TALLY_ERR_EMPTY;
+            } else {
+                double sum;
+                if constexpr (FL) {
+                    sum = fsum_rounded;
+                } else {
+                    tally_exact e;
+                    exact_from_int(&e, s.isum);
+                    sum = tally_exact_round(&e);
+                }
+                mean = sum / (double)count;
+            }
+            if (p.aux && !p.pass2) {
+                p.aux->mean = mean;
+                p.aux->count = count;
+                p.aux->status = (int32_t)mst;
+            }
+        }
+    }
+    for (int i = 0; i < p.nops; i++) {
+        tally_op op = (tally_op)p.ops[i];
+        if (p.pass2 != (op == TALLY_VAR)) continue;
+        tally_result r;
+        r.op = op;
+        r.type = wide;
+        r.status = TALLY_OK;
+        r.value.u64 = 0;
+        r.index = 0;
+        switch (op) {
+        case TALLY_SUM:
+            if constexpr (M & TCU_F_FSUM) r.value.f64 = s.fsum;
+            if constexpr (M & TCU_F_SUM) {
+                if constexpr (FL) {
+                    r.value.f64 = fsum_rounded;
+                } else if constexpr (SG) {
+                    __int128 v = (__int128)s.isum;
+                    if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) r.status = TALLY_ERR_OVERFLOW;
+                    else r.value.i64 = (int64_t)v;
+                } else {
+                    unsigned __int128 v = (unsigned __int128)s.isum;
+                    if (v > (unsigned __int128)UINT64_MAX) r.status = TALLY_ERR_OVERFLOW;
+                    else r.value.u64 = (uint64_t)v;
+                }
+            }
+            break;
+        case TALLY_PROD:
+            if constexpr (M & TCU_F_PROD) {
+                if constexpr (FL) {
+                    r.value.f64 = s.fprod;
+                } else if (s.pflags & 1) {
+                    r.value.u64 = 0;
+                } else if (s.pflags & 2) {
+                    r.status = TALLY_ERR_OVERFLOW;
+                } else if constexpr (SG) {
+                    if (s.pflags & 4) {
+                        if (s.pmag > (1ull << 63)) r.status = TALLY_ERR_OVERFLOW;
+                        else r.value.u64 = 0ull - s.pmag;
+                    } else {
+                        if (s.pmag > (unsigned long long)INT64_MAX) r.status = TALLY_ERR_OVERFLOW;
+                        else r.value.u64 = s.pmag;
+                    }
+                } else {
+                    r.value.u64 = s.pmag;
+                }
+            }
+            break;
+        case TALLY_MIN:
+        case TALLY_MAX:
+        case TALLY_ARGMIN:
+        case TALLY_ARGMAX: {
+            bool lo = (op == TALLY_MIN || op == TALLY_ARGMIN);
+            typename Traits<T>::Key k = lo ? s.kmin : s.kmax;
+            unsigned long long idx = lo ? s.imin : s.imax;
+            using K = typename Traits<T>::Key;
+            if (p.n == 0) {
+                r.status = TALLY_ERR_EMPTY;
+            } else if (FL && ((lo && k == (K)0 && !p.omit_nan) || (!lo && k == (K)~(K)0 && !p.omit_nan))) {
+                r.value.u64 = 0x7ff8000000000000ull; /* a NaN propagates */
+                r.index = idx;
+            } else if (FL && ((lo && k == (K)~(K)0) || (!lo && k == (K)0))) {
+                r.status = TALLY_ERR_EMPTY; /* every element was NaN (omitted) */
+            } else {
+                r.value.u64 = key_to_result_bits<T>(k);
+                r.index = idx;
+            }
+            if (op == TALLY_MIN || op == TALLY_MAX) r.index = 0;
+            break;
+        }
+        case TALLY_AND:
+        case TALLY_OR:
+        case TALLY_XOR:
+            if constexpr (!FL && (M & TCU_F_BITS)) {
+                r.value.u64 = op == TALLY_AND ? s.band : op == TALLY_OR ? s.bor : s.bxor;
+                if constexpr (!SG && sizeof(T) < 8) r.value.u64 &= (1ull << (8 * sizeof(T))) - 1;
+            }
+            break;
+        case TALLY_COUNT:
+            r.type = TALLY_U64;
+            r.value.u64 = count;
+            break;
+        case TALLY_MEAN:
+            r.type = TALLY_F64;
+            r.status = mst;
+            r.value.f64 = mean;
+            break;
+        case TALLY_VAR:
+            r.type = TALLY_F64;
+            if constexpr (M & TCU_F_SQDEV) {
+                if (p.aux->status != TALLY_OK) {
+                    r.status = (tally_status)p.aux->status;
+                } else if (p.aux->count <= (unsigned long long)p.ddof) {
+                    r.status = TALLY_ERR_DOMAIN;
+                } else {
+                    double sq = xr;
+                    r.value.f64 = sq / (double)(p.aux->count - (unsigned long long)p.ddof);
+                }
+            }
+            break;
+        default:
+            break;
+        }
+        (void)has_nan;
+        p.out[i] = r;
+    }
+}
+
+/* The exact sum, rounded once: xh + xl when nothing was spilled (then fl(xh + xl) is the
+ * correctly rounded value of the exact sum), else through the superaccumulator. The flags are
+ * those the CPU's superaccumulator would have: ANY when some element was summed (the
+ * non-omitted ones), NONNEGZERO when some value was not -0.0, NaN and inf. spilled: sacc holds
+ * something. sacc is changed. */
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ double exact_result(const State<T, M, OMIT> &s, const tcu_reduce_params &p,
+                                               unsigned long long *sacc, bool spilled)
+{
+    bool any;
+    if constexpr ((M & TCU_F_SQDEV) != 0) any = p.n > 0;
+    else any = (OMIT ? s.cnt : p.n) > 0;
+    if (!any) return 0.0;
+    uint32_t f = s.xflags | TALLY_EXACT_F_ANY;
+    if (f & (TALLY_EXACT_F_NAN | TALLY_EXACT_F_PINF | TALLY_EXACT_F_NINF)) return sacc_round(sacc, f);
+    if (!spilled) return s.xh + s.xl; /* -0 exactly when every value was -0 */
+    sacc_add_finite(sacc, s.xh);
+    sacc_add_finite(sacc, s.xl);
+    return sacc_round(sacc, f | TALLY_EXACT_F_NONNEGZERO); /* a spill means a nonzero value */
+}
+
+template <typename T, unsigned M, bool OMIT>
+__global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) reduce_kernel(const tcu_reduce_params p)
+{
+    using W = Worker<T, M, OMIT>;
+    using S = State<T, M, OMIT>;
+    constexpr int VEC = Traits<T>::vec;
+    constexpr bool EXACT = W::EXACT;
+    static_assert(sizeof(S) <= TCU_PARTIAL_BYTES, "partial state too large");
+    __shared__ unsigned long long sacc[EXACT ? TALLY_EXACT_CHUNKS : 1];
+    __shared__ S wstate[kWarps];
+    __shared__ bool am_last;
+
+    const int tid = threadIdx.x;
+    const unsigned bid = blockIdx.x, grid = gridDim.x;
+    const T *data = (const T *)p.data;
+    if constexpr (EXACT) {
+        for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
+        __syncthreads();
+    }
+    W w;
+    double mean = 0.0;
+    if constexpr (W::SQ) mean = p.aux->mean;
+    w.init(mean);
+
+    if (bid == 0 && tid < (int)p.head) w.add_scalar(data[tid], tid, sacc);
+    if (bid == grid - 1 && tid < (int)p.tail) {
+        unsigned long long i = p.head + p.body_vec * VEC + tid;
+        w.add_scalar(data[i], i, sacc);
+    }
+    const Vec<T> *vdata = (const Vec<T> *)(data + p.head);
+    unsigned long long per = (p.body_vec + grid - 1) / grid;
+    unsigned long long vb = per * bid;
+    unsigned long long ve = vb + per < p.body_vec ? vb + per : p.body_vec;
+    constexpr int U = W::U;
+    for (unsigned long long v = vb + tid; v < ve; v += (unsigned long long)kThreads * U) {
+        Vec<T> x[U];
+        bool ok[U];
+        unsigned long long idx0[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            unsigned long long vi = v + (unsigned long long)u * kThreads;
+            ok[u] = vi < ve;
+            idx0[u] = p.head + vi * VEC;
+            if (ok[u]) x[u] = load_vec(vdata + vi);
+            else memset(&x[u], 0, sizeof x[u]);
+        }
+        w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+    }
+    w.flush(sacc);
+
+    /* warp, then block */
+    const int lane = tid & 31, warp = tid >> 5;
+    S s = w.s;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        S o = shfl_down_state(s, off);
+        merge_state(s, o, sacc);
+    }
+    if (lane == 0) wstate[warp] = s;
+    __syncthreads();
+    if (warp == 0) {
+        S t;
+        if (lane < kWarps) t = wstate[lane]; else t.init();
+#pragma unroll
+        for (int off = kWarps / 2; off > 0; off >>= 1) {
+            S o = shfl_down_state(t, off);
+            merge_state(t, o, sacc);
+        }
+        s = t; /* lane 0: the block's state */
+    }
+    bool spilled = false;
+    if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+
+    if (grid == 1) {
+        if (tid == 0) {
+            double xr = 0.0;
+            if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
+            finalize<T, M, OMIT>(p, s, xr);
+        }
+        return;
+    }
+
+    /* write this block's partial (and its superaccumulator, if anything was spilled) */
+    if (tid == 0) {
+        if (spilled) s.xflags |= kSpilledFlag;
+        *(S *)((char *)p.partials + (size_t)bid * TCU_PARTIAL_BYTES) = s;
+    }
+    if constexpr (EXACT) {
+        if (spilled && tid < TALLY_EXACT_CHUNKS)
+            p.xpartials[(size_t)bid * TALLY_EXACT_CHUNKS + tid] = sacc_split_digit(sacc, tid);
+        __syncthreads(); /* sacc read above before it is cleared below */
+    }
+    if (tid == 0 || (EXACT && spilled && tid < TALLY_EXACT_CHUNKS)) __threadfence(); /* writers */
+    __syncthreads();
+    if (tid == 0) am_last = atomicAdd(p.counter, 1u) == grid - 1;
+    __syncthreads();
+    if (!am_last) return;
+    __threadfence();
+
+    /* the last block: combine the partials */
+    if constexpr (EXACT) {
+        for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
+        __syncthreads();
+    }
+    S t;
+    t.init();
+    {
+        constexpr int W32 = sizeof(S) / 4;
+        for (unsigned b = tid; b < grid; b += kThreads) {
+            union { S s; uint32_t w[W32]; } u;
+            const uint32_t *src = (const uint32_t *)((const char *)p.partials + (size_t)b * TCU_PARTIAL_BYTES);
+#pragma unroll
+            for (int i = 0; i < W32; i++) u.w[i] = __ldcg(src + i);
+            if constexpr (EXACT) {
+                if (u.s.xflags & kSpilledFlag) {
+                    for (int c = 0; c < TALLY_EXACT_CHUNKS; c++)
+                        atomicAdd(&sacc[c], (unsigned long long)__ldcg(&p.xpartials[(size_t)b * TALLY_EXACT_CHUNKS + c]));
+                    u.s.xflags &= ~kSpilledFlag;
+                }
+            }
+            merge_state(t, u.s, sacc);
+        }
+    }
+    /* Thread tid holds blocks tid, tid+256, ...: merging threads in order below keeps the float
+     * product's order fixed (it is not block order, but it is the same every run). */
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        S o = shfl_down_state(t, off);
+        merge_state(t, o, sacc);
+    }
+    __syncthreads();
+    if (lane == 0) wstate[warp] = t;
+    __syncthreads();
+    if (warp == 0) {
+        if (lane < kWarps) t = wstate[lane]; else t.init();
+#pragma unroll
+        for (int off = kWarps / 2; off > 0; off >>= 1) {
+            S o = shfl_down_state(t, off);
+            merge_state(t, o, sacc);
+        }
+    }
+    if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+    if (tid == 0) {
+        double xr = 0.0;
+        if constexpr (EXACT) xr = exact_result(t, p, sacc, spilled);
+        finalize<T, M, OMIT>(p, t, xr);
+        *p.counter = 0;
+    }
+}
+
+/* Blocks for n elements: enough to fill the GPU (resident blocks), fewer for small inputs. */
+template <typename T, unsigned M, bool OMIT>
+cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream_t stream)
+{
+    static int per_sm = 0;
+    if (per_sm == 0) {
+        int b = 0;
+        cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reduce_kernel<T, M, OMIT>, kThreads, 0);
+        if (err != cudaSuccess) return err;
+        per_sm = b > 0 ? b : 1;
+    }
+    unsigned long long max_blocks = (unsigned long long)per_sm * (unsigned long long)sm_count;
+    if (max_blocks > TCU_MAX_BLOCKS) max_blocks = TCU_MAX_BLOCKS;
+    constexpr unsigned long long per_block = (unsigned long long)kThreads * Worker<T, M, OMIT>::U;
+    unsigned long long want = (p->body_vec + per_block - 1) / per_block;
+    if (want < 1) want = 1;
+    unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
+    reduce_kernel<T, M, OMIT><<<grid, kThreads, 0, stream>>>(*p);
+    return cudaGetLastError();
+}
+
+template <typename T, bool OMIT>
+cudaError_t launch_reduce_mask(unsigned mask, const tcu_reduce_params *p, int sm, cudaStream_t s)
+{
+    switch (mask) {
+    case TCU_MASK_SUM: return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, sm, s);
+    case TCU_MASK_MIN: return launch_reduce_t<T, TCU_MASK_MIN, OMIT>(p, sm, s);
+    case TCU_MASK_MAX: return launch_reduce_t<T, TCU_MASK_MAX, OMIT>(p, sm, s);
+    case TCU_MASK_SMM: return launch_reduce_t<T, TCU_MASK_SMM, OMIT>(p, sm, s);
+    case TCU_MASK_ARGMIN: return launch_reduce_t<T, TCU_MASK_ARGMIN, OMIT>(p, sm, s);
+    case TCU_MASK_ARGMAX: return launch_reduce_t<T, TCU_MASK_ARGMAX, OMIT>(p, sm, s);
+    case TCU_MASK_SQDEV: return launch_reduce_t<T, TCU_MASK_SQDEV, OMIT>(p, sm, s);
+    case TCU_MASK_FASTSUM:
+        if constexpr (Traits<T>::is_float) return launch_reduce_t<T, TCU_MASK_FASTSUM, OMIT>(p, sm, s);
+        return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, sm, s);
+    default: return launch_reduce_t<T, TCU_MASK_ALL, OMIT>(p, sm, s);
+    }
+}
+
+template <typename T>
+cudaError_t launch_reduce_type(unsigned mask, int omit_nan, const tcu_reduce_params *p, int sm,
+                               cudaStream_t s)
+{
+    if constexpr (Traits<T>::is_float) {
+        if (omit_nan) return launch_reduce_mask<T, true>(mask, p, sm, s);
+    }
+    return launch_reduce_mask<T, false>(mask, p, sm, s);
+}
+
+} // namespace tcu
+
+#endif

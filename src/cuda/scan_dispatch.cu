@@ -1,0 +1,41 @@
+/* tcu_launch_scan and the scan geometry: the switch from the runtime type to the launchers. */
+#include "cuda/scan_lookback.cuh"
+
+#define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
+TCU_DECL(i8) TCU_DECL(u8) TCU_DECL(i16) TCU_DECL(u16) TCU_DECL(i32) TCU_DECL(u32)
+TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
+#undef TCU_DECL
+
+uint64_t tcu_scan_tile_elems(tally_type type)
+{
+    switch (tally_type_size(type)) {
+    case 1: return tcu::ScanShape<uint8_t>::TILE;
+    case 2: return tcu::ScanShape<uint16_t>::TILE;
+    case 4: return tcu::ScanShape<uint32_t>::TILE;
+    default: return tcu::ScanShape<uint64_t>::TILE;
+    }
+}
+
+size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles)
+{
+    if (tally_type_size(type) <= 4) return (size_t)ntiles * 8;
+    return (size_t)(((ntiles * 4 + 15) & ~(uint64_t)15) + ntiles * 16);
+}
+
+cudaError_t tcu_launch_scan(tally_type type, tally_op op, const tcu_scan_params *p,
+                            cudaStream_t stream)
+{
+    switch (type) {
+    case TALLY_I8: return tcu_launch_scan_i8(op, p, stream);
+    case TALLY_U8: return tcu_launch_scan_u8(op, p, stream);
+    case TALLY_I16: return tcu_launch_scan_i16(op, p, stream);
+    case TALLY_U16: return tcu_launch_scan_u16(op, p, stream);
+    case TALLY_I32: return tcu_launch_scan_i32(op, p, stream);
+    case TALLY_U32: return tcu_launch_scan_u32(op, p, stream);
+    case TALLY_I64: return tcu_launch_scan_i64(op, p, stream);
+    case TALLY_U64: return tcu_launch_scan_u64(op, p, stream);
+    case TALLY_F32: return tcu_launch_scan_f32(op, p, stream);
+    case TALLY_F64: return tcu_launch_scan_f64(op, p, stream);
+    }
+    return cudaErrorInvalidValue;
+}

@@ -1,0 +1,425 @@
+/* Single-pass prefix scan with decoupled look-back (Merrill & Garland 2016), layered
+ * thread -> warp -> block (tile) -> device.
+ *
+ * Tile: 256 threads; each warp owns a contiguous stretch of 32 * VPT 16-byte vectors; lane l
+ * loads vectors l, l+32, ... of it (coalesced 512-byte rows), scans each vector in registers and
+ * the rows with shuffles. Tile t is block t: blocks are dispatched in index order, so a tile only
+ * waits on tiles that are already running.
+ *
+ * Look-back: a tile publishes its aggregate (A) at once and its inclusive prefix (P) once known;
+ * warp 0 reads the 32 predecessors' states at a time, window after window, until one is a P.
+ * For 4-byte values the flag and value share one 64-bit word; for 8-byte values the flag is a
+ * separate word written after a fence, with separate A and P slots. Flags carry a launch epoch,
+ * so the state array never needs clearing between launches; the last tile advances the epoch
+ * once its look-back is done (the kernel stays graph-replayable).
+ *
+ * Float determinism: integer ops, min/max (NaN made canonical) and bitwise ops are associative,
+ * so the look-back combines in any order. Float sums and products are not: their look-back keeps
+ * the values it read and folds them left to right starting from the nearest P. Since every P(t)
+ * is itself defined as fold(P(t-1), A(t)), the value found equals P(t-1) whichever predecessor
+ * happened to hold a P, so the results cannot depend on timing: float scans give the same bits
+ * every run. */
+#ifndef TALLY_CUDA_SCAN_LOOKBACK_CUH
+#define TALLY_CUDA_SCAN_LOOKBACK_CUH
+
+#include <type_traits>
+#include "cuda/cuda_common.cuh"
+#include "cuda/cuda_internal.h"
+
+namespace tcu {
+
+/* The type scans compute in: narrow integers widen to 32 bits (results are truncated on store,
+ * which gives the same bits as wrapping in the narrow type). */
+template <typename T> struct ScanW {
+    using type = typename std::conditional<
+        Traits<T>::is_float || sizeof(T) == 8, T,
+        typename std::conditional<Traits<T>::is_signed, int32_t, uint32_t>::type>::type;
+};
+
+template <typename W, int OP> struct ScanOp {
+    using U = typename std::conditional<sizeof(W) == 4, uint32_t, uint64_t>::type;
+    static constexpr bool FL = std::is_floating_point<W>::value;
+    static __device__ __forceinline__ W identity()
+    {
+        if constexpr (OP == TALLY_SUM) return FL ? (W)-0.0 : (W)0; /* -0 + x == x for every x */
+        if constexpr (OP == TALLY_PROD) return (W)1;
+        if constexpr (OP == TALLY_MIN) {
+            if constexpr (FL) return (W)INFINITY;
+            else return std::is_signed<W>::value ? (W)((U)~(U)0 >> 1) : (W)~(U)0;
+        }
+        if constexpr (OP == TALLY_MAX) {
+            if constexpr (FL) return (W)-INFINITY;
+            else return std::is_signed<W>::value ? (W)(~((U)~(U)0 >> 1)) : (W)0;
+        }
+        if constexpr (OP == TALLY_AND) return (W)~(U)0;
+        return (W)0;
+    }
+    /* The one NaN min/max scans give (so that combining is commutative, bits included). */
+    static __device__ __forceinline__ W qnan()
+    {
+        if constexpr (sizeof(W) == 4) return (W)__int_as_float(0x7fc00000);
+        else return (W)__longlong_as_double(0x7ff8000000000000ll);
+    }
+    /* a: the earlier elements, b: the later. */
+    static __device__ __forceinline__ W apply(W a, W b)
+    {
+        if constexpr (OP == TALLY_SUM) {
+            if constexpr (FL) return a + b;
+            else return (W)((U)a + (U)b);
+        }
+        if constexpr (OP == TALLY_PROD) {
+            if constexpr (FL) return a * b;
+            else return (W)((U)a * (U)b);
+        }
+        if constexpr (OP == TALLY_MIN) {
+            if constexpr (FL) {
+                if (a != a || b != b) return qnan();
+                if (a < b) return a;
+                if (b < a) return b;
+                return signbit(a) ? a : b; /* -0 < +0 */
+            } else {
+                return b < a ? b : a;
+            }
+        }
+        if constexpr (OP == TALLY_MAX) {
+            if constexpr (FL) {
+                if (a != a || b != b) return qnan();
+                if (a > b) return a;
+                if (b > a) return b;
+                return signbit(a) ? b : a;
+            } else {
+                return b > a ? b : a;
+            }
+        }
+        if constexpr (OP == TALLY_AND) return (W)((U)a & (U)b);
+        if constexpr (OP == TALLY_OR) return (W)((U)a | (U)b);
+        return (W)((U)a ^ (U)b);
+    }
+};
+
+template <typename X> __device__ __forceinline__ X shfl_idx(X v, int src)
+{
+    if constexpr (sizeof(X) == 8) {
+        unsigned long long b;
+        memcpy(&b, &v, 8);
+        b = __shfl_sync(0xffffffffu, b, src);
+        memcpy(&v, &b, 8);
+        return v;
+    } else {
+        return __shfl_sync(0xffffffffu, v, src);
+    }
+}
+template <typename X> __device__ __forceinline__ X shfl_xor(X v, int m)
+{
+    if constexpr (sizeof(X) == 8) {
+        unsigned long long b;
+        memcpy(&b, &v, 8);
+        b = __shfl_xor_sync(0xffffffffu, b, m);
+        memcpy(&v, &b, 8);
+        return v;
+    } else {
+        return __shfl_xor_sync(0xffffffffu, v, m);
+    }
+}
+template <typename X> __device__ __forceinline__ X shfl_up(X v, int d)
+{
+    if constexpr (sizeof(X) == 8) {
+        unsigned long long b;
+        memcpy(&b, &v, 8);
+        b = __shfl_up_sync(0xffffffffu, b, d);
+        memcpy(&v, &b, 8);
+        return v;
+    } else {
+        return __shfl_up_sync(0xffffffffu, v, d);
+    }
+}
+
+template <typename T> struct ScanShape {
+    static constexpr int VEC = Traits<T>::vec;
+    static constexpr int VPT = sizeof(T) == 1 ? 1 : sizeof(T) == 2 ? 2 : 4; /* vectors per thread */
+    static constexpr int TILE = kThreads * VPT * VEC;
+};
+
+/* Tile states. */
+constexpr uint32_t kStA = 1, kStP = 2;
+
+template <typename W> struct TileStatus;
+
+template <typename W> struct TileStatus {
+    static_assert(sizeof(W) == 4 || sizeof(W) == 8, "4- or 8-byte scan values");
+    static constexpr bool PACKED = sizeof(W) == 4;
+    void *base;
+    uint64_t ntiles;
+    __device__ __forceinline__ void publish(uint64_t t, uint32_t ep, uint32_t st, W v) const
+    {
+        uint32_t flag = (ep << 2) | st;
+        if constexpr (PACKED) {
+            uint32_t vb;
+            memcpy(&vb, &v, 4);
+            unsigned long long w = ((unsigned long long)flag << 32) | vb;
+            ((volatile unsigned long long *)base)[t] = w;
+        } else {
+            unsigned long long vb;
+            memcpy(&vb, &v, 8);
+            volatile unsigned long long *vals = slots();
+            vals[2 * t + (st == kStP ? 1 : 0)] = vb;
+            __threadfence();
+            ((volatile uint32_t *)base)[t] = flag;
+        }
+    }
+    /* Reads tile t: returns its state for epoch ep (0 when not yet published) and its value. */
+    __device__ __forceinline__ uint32_t read(uint64_t t, uint32_t ep, W &v) const
+    {
+        if constexpr (PACKED) {
+            unsigned long long w = ((volatile unsigned long long *)base)[t];
+            uint32_t flag = (uint32_t)(w >> 32);
+            uint32_t vb = (uint32_t)w;
+            memcpy(&v, &vb, 4);
+            return (flag >> 2) == ep ? (flag & 3u) : 0u;
+        } else {
+            uint32_t flag = ((volatile uint32_t *)base)[t];
+            uint32_t st = (flag >> 2) == ep ? (flag & 3u) : 0u;
+            if (st) {
+                __threadfence();
+                unsigned long long vb = slots()[2 * t + (st == kStP ? 1 : 0)];
+                memcpy(&v, &vb, 8);
+            }
+            return st;
+        }
+    }
+    __device__ __forceinline__ volatile unsigned long long *slots() const
+    {
+        /* after the flags, 16-byte aligned: [A, P] per tile */
+        uint64_t flag_bytes = (ntiles * 4 + 15) & ~(uint64_t)15;
+        return (volatile unsigned long long *)((char *)base + flag_bytes);
+    }
+};
+
+template <typename T, int OP>
+__global__ void __launch_bounds__(kThreads) scan_kernel(const tcu_scan_params p)
+{
+    using W = typename ScanW<T>::type;
+    using Op = ScanOp<W, OP>;
+    using Sh = ScanShape<T>;
+    constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
+    __shared__ uint32_t s_epoch;
+    __shared__ W s_wtot[kWarps];
+    __shared__ W s_excl;
+    /* Float sums and products are not associative: their look-back keeps the values and folds
+     * them in order (see the top of this file); every other op combines in any order. */
+    constexpr bool kOrderedFold = Traits<T>::is_float && (OP == TALLY_SUM || OP == TALLY_PROD);
+    constexpr int kMaxWin = 16;
+    __shared__ W s_look[kOrderedFold ? kMaxWin * 32 : 1];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    /* Tiles in block order: blocks are dispatched in increasing index, so a tile only waits on
+     * tiles already running (as CUB assumes); an atomic ticket would cost a round trip. The
+     * epoch's load is issued now and used after the data loads. */
+    uint32_t epoch_ld = 0;
+    if (tid == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
+    const uint64_t tile = blockIdx.x;
+    TileStatus<W> ts{p.status, p.ntiles};
+
+    const T *in = (const T *)p.in;
+    T *out = (T *)p.out;
+    const uint64_t tile_pos = tile * (uint64_t)TILE;               /* from the aligned base */
+    const uint64_t warp_pos = tile_pos + (uint64_t)warp * 32 * VPT * VEC;
+    const bool full = tile_pos >= p.head && tile_pos + TILE <= p.head + p.n;
+
+    W x[VPT][VEC];
+    if (full) {
+        const Vec<T> *vin = (const Vec<T> *)(in + (tile_pos - p.head));
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+            Vec<T> v = load_vec(vin + (uint64_t)warp * 32 * VPT + j * 32 + lane);
+#pragma unroll
+            for (int k = 0; k < VEC; k++) x[j][k] = (W)v.v[k];
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
+                x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : Op::identity();
+            }
+        }
+    }
+
+    /* thread: each vector's total; warp: each row's inclusive scan over lanes */
+    W pre[VPT];   /* the prefix of the warp's elements before this lane's vector j */
+    W wagg = Op::identity();
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        W t = x[j][0];
+#pragma unroll
+        for (int k = 1; k < VEC; k++) t = Op::apply(t, x[j][k]);
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            W o = shfl_up(t, d);
+            if (lane >= d) t = Op::apply(o, t);
+        }
+        W ex = shfl_up(t, 1);
+        if (lane == 0) ex = Op::identity();
+        pre[j] = Op::apply(wagg, ex);
+        wagg = Op::apply(wagg, shfl_idx(t, 31));
+    }
+    if (lane == 0) s_wtot[warp] = wagg;
+    if (tid == 0) s_epoch = epoch_ld;
+    __syncthreads();
+    const uint32_t epoch = s_epoch;
+
+    if (warp == 0) {
+        W agg = s_wtot[0];
+#pragma unroll
+        for (int w = 1; w < kWarps; w++) agg = Op::apply(agg, s_wtot[w]);
+        W excl;
+        bool has_init = p.exclusive && tile == 0;
+        W init;
+        {
+            W iv;
+            if constexpr (sizeof(W) == 8) memcpy(&iv, &p.init_bits, 8);
+            else {
+                /* the initial value arrives in the element type's bits */
+                T tv;
+                memcpy(&tv, &p.init_bits, sizeof(T));
+                iv = (W)tv;
+            }
+            init = iv;
+        }
+        if (tile == 0) {
+            excl = p.exclusive ? init : Op::identity();
+            if (lane == 0) ts.publish(0, epoch, kStP, has_init ? Op::apply(excl, agg) : agg);
+        } else {
+            if (lane == 0) ts.publish(tile, epoch, kStA, agg);
+            /* Look back one window of 32 predecessors at a time until one holds a P. */
+            int64_t base = (int64_t)tile - 1;
+            int win = 0, lp = 0;
+            W run = Op::identity();
+            for (;;) {
+                const int64_t pred = base - lane;
+                W v = Op::identity();
+                uint32_t st;
+                unsigned pm, xm;
+                for (;;) {
+                    st = kStA; /* before tile 0: never reached, tile 0 is a P */
+                    v = Op::identity();
+                    if (pred >= 0) st = ts.read((uint64_t)pred, epoch, v);
+                    pm = __ballot_sync(0xffffffffu, st == kStP);
+                    xm = __ballot_sync(0xffffffffu, st == 0);
+                    unsigned nearer = pm ? ((1u << (__ffs(pm) - 1)) - 1u) : 0xffffffffu;
+                    if ((xm & nearer) == 0) break;
+                    __nanosleep(20);
+                }
+                lp = pm ? __ffs(pm) - 1 : 32;
+                if constexpr (kOrderedFold) {
+                    s_look[win * 32 + lane] = v;
+                    if (pm) break;
+                    if (win == kMaxWin - 1) continue; /* out of room: wait here for a P */
+                } else {
+                    W x = lane <= lp ? v : Op::identity();
+#pragma unroll
+                    for (int m = 1; m < 32; m <<= 1) x = Op::apply(x, shfl_xor(x, m));
+                    run = Op::apply(run, x);
+                    if (pm) break;
+                }
+                base -= 32;
+                win++;
+            }
+            if constexpr (kOrderedFold) {
+                /* left fold from the P towards this tile: the same value whichever P was found */
+                __syncwarp();
+                W e = s_look[win * 32 + lp];
+                if (lane == 0) {
+                    for (int w = win; w >= 0; w--)
+                        for (int l = (w == win ? lp - 1 : 31); l >= 0; l--) e = Op::apply(e, s_look[w * 32 + l]);
+                }
+                excl = shfl_idx(e, 0);
+            } else {
+                excl = run;
+            }
+            if (lane == 0) ts.publish(tile, epoch, kStP, Op::apply(excl, agg));
+        }
+        if (lane == 0) s_excl = excl;
+        /* The last tile's look-back has seen every tile publish, so every tile has read the
+         * epoch: the next launch (stream-ordered after this one) can use a new one. */
+        if (lane == 0 && tile == p.ntiles - 1) {
+            uint32_t ne = (epoch + 1) & 0x3fffffffu;
+            p.sync[2] = ne ? ne : 1;
+        }
+    }
+    __syncthreads();
+
+    W c = s_excl;
+#pragma unroll
+    for (int w = 0; w < kWarps; w++)
+        if (w < warp) c = Op::apply(c, s_wtot[w]);
+    /* Note: c folds the earlier warps one at a time, the same order for every tile. */
+
+    T o[VPT][VEC];
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        W r = Op::apply(c, pre[j]);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            if (p.exclusive) {
+                o[j][k] = (T)r;
+                r = Op::apply(r, x[j][k]);
+            } else {
+                r = Op::apply(r, x[j][k]);
+                o[j][k] = (T)r;
+            }
+        }
+    }
+    if (full && p.vec_out) {
+        Vec<T> *vout = (Vec<T> *)(out + (tile_pos - p.head));
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+            Vec<T> v;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) v.v[k] = o[j][k];
+            vout[(uint64_t)warp * 32 * VPT + j * 32 + lane] = v;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
+                if (pos >= p.head && pos < p.head + p.n) out[pos - p.head] = o[j][k];
+            }
+        }
+    }
+
+}
+
+template <typename T, int OP>
+cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
+{
+    scan_kernel<T, OP><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    return cudaGetLastError();
+}
+
+template <typename T> cudaError_t launch_scan_type(tally_op op, const tcu_scan_params *p, cudaStream_t s)
+{
+    switch (op) {
+    case TALLY_SUM: return launch_scan_t<T, TALLY_SUM>(p, s);
+    case TALLY_PROD: return launch_scan_t<T, TALLY_PROD>(p, s);
+    case TALLY_MIN: return launch_scan_t<T, TALLY_MIN>(p, s);
+    case TALLY_MAX: return launch_scan_t<T, TALLY_MAX>(p, s);
+    default: break;
+    }
+    if constexpr (!Traits<T>::is_float) {
+        switch (op) {
+        case TALLY_AND: return launch_scan_t<T, TALLY_AND>(p, s);
+        case TALLY_OR: return launch_scan_t<T, TALLY_OR>(p, s);
+        case TALLY_XOR: return launch_scan_t<T, TALLY_XOR>(p, s);
+        default: break;
+        }
+    }
+    return cudaErrorInvalidValue;
+}
+
+} // namespace tcu
+
+#endif

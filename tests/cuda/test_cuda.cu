@@ -1,0 +1,601 @@
+/* GPU tests of the CUDA backend: every result compared with the CPU backend, bit for bit
+ * (float products and float sum/product scans within a tolerance: tally.h lets them round
+ * differently). A plain program with its own checks (no cmocka, so that it also runs on GPU
+ * machines without it); ctest reads exit code 77 as "skipped".
+ *
+ *   test_cuda            the full matrix
+ *   test_cuda --quick    a smaller matrix (for compute-sanitizer)
+ *   test_cuda --big      also the > 2^31-element cases (about 6 GB of GPU memory)
+ */
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cuda_runtime.h>
+#include "tally.h"
+#include "tally_cuda.h"
+#include "tally_cuda.cuh"
+
+static int g_pass = 0, g_fail = 0, g_skip = 0;
+static int g_fail_printed = 0;
+
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        if (cond) {                                                                            \
+            g_pass++;                                                                          \
+        } else {                                                                               \
+            g_fail++;                                                                          \
+            if (g_fail_printed++ < 150) {                                                       \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
+                printf(__VA_ARGS__);                                                           \
+                printf("\n");                                                                  \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+#define CUDA_OK(call)                                                                          \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            printf("FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+/* ---- random data -------------------------------------------------------------------------- */
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd()
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+static double urand() { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+
+enum Dataset { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_NEAR1, D_COUNT };
+static const char *dname[] = {"bits", "small", "prices", "wide", "special", "negzero", "near1"};
+
+static bool is_float(tally_type t) { return t == TALLY_F32 || t == TALLY_F64; }
+
+/* n elements of type t into buf (bytes). */
+static void fill(std::vector<unsigned char> &buf, tally_type t, uint64_t n, Dataset d)
+{
+    size_t es = tally_type_size(t);
+    buf.resize(n * es + 64);
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char *p = buf.data() + i * es;
+        if (!is_float(t)) {
+            uint64_t v = rnd();
+            if (d == D_SMALL) v = (uint64_t)((int64_t)(rnd() % 7) - 3);
+            else if (d == D_NEAR1) v = (rnd() % 16 == 0) ? (uint64_t)((int64_t)(rnd() % 5) - 2) : 1;
+            memcpy(p, &v, es); /* little endian: the low bytes */
+            continue;
+        }
+        double v;
+        switch (d) {
+        case D_PRICES: v = std::floor(urand() * 100000.0) / 100.0 + 0.01; break;
+        case D_WIDE: v = (rnd() & 1 ? -1.0 : 1.0) * (1.0 + urand()) * std::ldexp(1.0, (int)(rnd() % 120) - 60); break;
+        case D_SPECIAL: {
+            uint64_t r = rnd() % 64;
+            v = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY : r == 3 ? -0.0 : r == 4 ? 0.0 : urand() - 0.5;
+            break;
+        }
+        case D_NEGZERO: v = -0.0; break;
+        case D_NEAR1: v = 1.0 + (urand() - 0.5) * 1e-3; break;
+        case D_SMALL: v = (double)((int)(rnd() % 7) - 3); break;
+        default: v = (urand() - 0.5) * 1e6; break;
+        }
+        if (t == TALLY_F32) {
+            float f = (float)v;
+            memcpy(p, &f, 4);
+        } else {
+            memcpy(p, &v, 8);
+        }
+    }
+}
+
+/* ---- comparisons --------------------------------------------------------------------------- */
+static bool same(const tally_result &g, const tally_result &c, bool loose)
+{
+    if (g.status != c.status) return false;
+    if (g.status != TALLY_OK) return true;
+    if (g.type != c.type || g.index != c.index) return false;
+    if (g.type == TALLY_F64) {
+        double a = g.value.f64, b = c.value.f64;
+        if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+        if (!loose) return g.value.u64 == c.value.u64;
+        if (a == b) return true;
+        double m = std::fmax(std::fabs(a), std::fabs(b));
+        return std::fabs(a - b) <= 1e-9 * m;
+    }
+    return g.value.u64 == c.value.u64;
+}
+
+static void print_result(const char *who, const tally_result &r)
+{
+    printf("    %s: status=%s type=%d value=%#llx (%.17g) index=%llu\n", who,
+           tally_status_name(r.status), (int)r.type, (unsigned long long)r.value.u64,
+           r.type == TALLY_F64 ? r.value.f64 : (double)r.value.i64, (unsigned long long)r.index);
+}
+
+static tally_context *g_cpu, *g_cpu1, *g_gpu; /* g_cpu1: one thread, for small inputs */
+
+/* One device buffer big enough for all the matrix cases, reused. */
+static unsigned char *g_dbuf;
+static size_t g_dbuf_bytes;
+static unsigned char *dev_copy(const std::vector<unsigned char> &h, size_t bytes, size_t offset)
+{
+    if (offset + bytes + 64 > g_dbuf_bytes) {
+        if (g_dbuf) CUDA_OK(cudaFree(g_dbuf));
+        g_dbuf_bytes = offset + bytes + 64 + (1u << 20);
+        CUDA_OK(cudaMalloc(&g_dbuf, g_dbuf_bytes));
+    }
+    CUDA_OK(cudaMemcpy(g_dbuf + offset, h.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize()); /* a pageable copy may return before its DMA is done */
+    return g_dbuf + offset;
+}
+
+static void compare_reduce(tally_type t, const void *hdata, const void *ddata, uint64_t n,
+                           const tally_op *ops, size_t nops, int omit, int ddof, const char *what)
+{
+    tally_result gr[16], cr[16];
+    tally_reduce_options o = {omit, ddof};
+    tally_reduce_many(g_gpu, t, ddata, n, ops, nops, &o, gr);
+    tally_reduce_many(n < 100000 ? g_cpu1 : g_cpu, t, hdata, n, ops, nops, &o, cr);
+    for (size_t i = 0; i < nops; i++) {
+        bool loose = is_float(t) && ops[i] == TALLY_PROD;
+        bool ok = same(gr[i], cr[i], loose);
+        CHECK(ok, "reduce %s %s n=%llu omit=%d ddof=%d op=%s (%s)", tally_type_name(t), what,
+              (unsigned long long)n, omit, ddof, tally_op_name(ops[i]), tally_last_error(g_gpu));
+        if (!ok && g_fail_printed <= 150) {
+            print_result("cuda", gr[i]);
+            print_result("cpu ", cr[i]);
+        }
+    }
+}
+
+static void test_reduce_matrix(bool quick)
+{
+    const tally_type types[] = {TALLY_I8, TALLY_U8, TALLY_I16, TALLY_U16, TALLY_I32,
+                                TALLY_U32, TALLY_I64, TALLY_U64, TALLY_F32, TALLY_F64};
+    std::vector<uint64_t> sizes = {0, 1, 2, 3, 7, 16, 17, 33, 255, 257, 1023, 1025, 2047, 2049,
+                                   4097, 8191, 16385, 65537, 262143, 1000003, (4u << 20) + 13};
+    if (quick) sizes = {0, 1, 17, 1025, 4097, 65537, 300001};
+    std::vector<unsigned char> h;
+    for (tally_type t : types) {
+        printf("  reduce %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        size_t es = tally_type_size(t);
+        std::vector<Dataset> ds;
+        if (is_float(t)) ds = {D_BITS, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_SMALL};
+        else ds = {D_BITS, D_SMALL, D_NEAR1};
+        if (quick) ds.resize(is_float(t) ? 4 : 2);
+        std::vector<tally_op> all;
+        for (int op = 0; op < TALLY_OP_COUNT; op++) {
+            if (is_float(t) && (op == TALLY_AND || op == TALLY_OR || op == TALLY_XOR)) continue;
+            all.push_back((tally_op)op);
+        }
+        for (uint64_t n : sizes) {
+            for (Dataset d : ds) {
+                if (d == D_NEGZERO && n > 5000) continue;
+                fill(h, t, n, d);
+                size_t offs[] = {0, es, 3 * es};
+                for (size_t oi = 0; oi < (quick ? 2u : 3u); oi++) {
+                    size_t off = offs[oi];
+                    if (oi > 0 && n > 70000) continue;
+                    const unsigned char *dd = dev_copy(h, n * es, off);
+                    char what[64];
+                    snprintf(what, sizeof what, "%s off=%zu", dname[d], off / es);
+                    for (int omit = 0; omit <= (is_float(t) ? 1 : 0); omit++) {
+                        compare_reduce(t, h.data(), dd, n, all.data(), all.size(), omit, 0, what);
+                        /* one op alone: each specialised kernel, and the variance's two passes */
+                        const tally_op singles[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN,
+                                                    TALLY_ARGMAX, TALLY_MEAN, TALLY_VAR, TALLY_COUNT};
+                        for (tally_op op : singles) compare_reduce(t, h.data(), dd, n, &op, 1, omit, 1, what);
+                        tally_op smm[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX};
+                        compare_reduce(t, h.data(), dd, n, smm, 3, omit, 0, what);
+                        tally_op amm[] = {TALLY_ARGMIN, TALLY_MIN, TALLY_COUNT};
+                        compare_reduce(t, h.data(), dd, n, amm, 3, omit, 0, what);
+                    }
+                }
+            }
+        }
+    }
+    /* integer sums that overflow, and ones that just fit */
+    {
+        std::vector<int64_t> v(5000, INT64_MAX / 4000);
+        int64_t *d;
+        CUDA_OK(cudaMalloc(&d, v.size() * 8));
+        CUDA_OK(cudaMemcpy(d, v.data(), v.size() * 8, cudaMemcpyHostToDevice));
+        tally_op op = TALLY_SUM;
+        compare_reduce(TALLY_I64, v.data(), d, v.size(), &op, 1, 0, 0, "overflow");
+        compare_reduce(TALLY_I64, v.data(), d, 4000, &op, 1, 0, 0, "fits");
+        CUDA_OK(cudaFree(d));
+    }
+}
+
+/* ---- scans --------------------------------------------------------------------------------- */
+static bool scan_elem_same(tally_type t, tally_op op, const unsigned char *a, const unsigned char *b)
+{
+    size_t es = tally_type_size(t);
+    if (!is_float(t)) return memcmp(a, b, es) == 0;
+    double x, y;
+    if (t == TALLY_F32) {
+        float fx, fy;
+        memcpy(&fx, a, 4);
+        memcpy(&fy, b, 4);
+        x = fx;
+        y = fy;
+    } else {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+    }
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+    if (op == TALLY_MIN || op == TALLY_MAX) return memcmp(a, b, es) == 0;
+    if (x == y) return true;
+    double tol = t == TALLY_F32 ? 1e-4 : 1e-9;
+    double m = std::fmax(std::fabs(x), std::fabs(y));
+    return std::fabs(x - y) <= tol * std::fmax(m, 1.0);
+}
+
+static void compare_scan(tally_type t, tally_op op, const std::vector<unsigned char> &h, uint64_t n,
+                         size_t in_off, size_t out_off, bool inplace, int exclusive, int has_init,
+                         const char *what)
+{
+    size_t es = tally_type_size(t);
+    tally_scan_options o;
+    memset(&o, 0, sizeof o);
+    o.exclusive = exclusive;
+    o.has_init = has_init;
+    if (is_float(t)) o.init.f64 = 2.5;
+    else o.init.i64 = 5;
+    std::vector<unsigned char> cpu_out(n * es + 16), gpu_out(n * es + 16);
+    tally_status cs = tally_scan(n < 100000 ? g_cpu1 : g_cpu, op, t, h.data(), cpu_out.data(), n, &o);
+    unsigned char *din = dev_copy(h, n * es, in_off);
+    unsigned char *dout = inplace ? din : g_dbuf + ((in_off + n * es + 255) / 256 * 256) + out_off;
+    if (!inplace && (size_t)(dout - g_dbuf) + n * es > g_dbuf_bytes) {
+        g_skip++;
+        return;
+    }
+    tally_status gs = tally_scan(g_gpu, op, t, din, dout, n, &o);
+    CHECK(gs == cs, "scan %s %s status cuda=%s cpu=%s (%s)", tally_type_name(t), what,
+          tally_status_name(gs), tally_status_name(cs), tally_last_error(g_gpu));
+    if (gs != TALLY_OK || cs != TALLY_OK) return;
+    if (n) CUDA_OK(cudaMemcpy(gpu_out.data(), dout, n * es, cudaMemcpyDeviceToHost));
+    uint64_t bad = n, nbad = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (!scan_elem_same(t, op, gpu_out.data() + i * es, cpu_out.data() + i * es)) {
+            if (bad == n) bad = i;
+            nbad++;
+        }
+    if (nbad && g_fail_printed < 150) {
+        double gv = 0, cv = 0;
+        memcpy(&gv, gpu_out.data() + bad * es, es > 8 ? 8 : es);
+        memcpy(&cv, cpu_out.data() + bad * es, es > 8 ? 8 : es);
+        printf("    first bad: cuda bits %#llx cpu bits %#llx\n", *(unsigned long long *)&gv, *(unsigned long long *)&cv);
+    }
+    CHECK(nbad == 0, "scan %s %s %s n=%llu in_off=%zu out_off=%zu inplace=%d excl=%d init=%d: "
+          "%llu bad elements, first at %llu", tally_type_name(t), tally_op_name(op), what,
+          (unsigned long long)n, in_off / es, out_off / es, (int)inplace, exclusive, has_init,
+          (unsigned long long)nbad, (unsigned long long)bad);
+}
+
+static void test_scan_matrix(bool quick)
+{
+    const tally_type types[] = {TALLY_I8, TALLY_U8, TALLY_I16, TALLY_U16, TALLY_I32,
+                                TALLY_U32, TALLY_I64, TALLY_U64, TALLY_F32, TALLY_F64};
+    std::vector<unsigned char> h;
+    for (tally_type t : types) {
+        printf("  scan %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        size_t es = tally_type_size(t);
+        uint64_t tile = es == 8 ? 2048 : 4096;
+        std::vector<uint64_t> sizes = {1, 2, 5, 33, tile - 1, tile, tile + 1, 2 * tile + 1,
+                                       33 * tile + 7, 100 * tile + 3, 1000003};
+        if (quick) sizes = {1, 33, tile - 1, tile + 1, 2 * tile + 1, 40 * tile + 7};
+        for (int op = TALLY_SUM; op <= TALLY_XOR; op++) {
+            if (is_float(t) && op >= TALLY_AND) continue;
+            Dataset d = is_float(t) ? (op == TALLY_PROD ? D_NEAR1 : op == TALLY_SUM ? D_PRICES : D_SPECIAL)
+                                    : (op == TALLY_PROD ? D_NEAR1 : D_BITS);
+            for (uint64_t n : sizes) {
+                fill(h, t, n, d);
+                compare_scan(t, (tally_op)op, h, n, 0, 0, false, 0, 0, "aligned");
+                compare_scan(t, (tally_op)op, h, n, 0, 0, false, 1, 0, "excl");
+                compare_scan(t, (tally_op)op, h, n, es, es, false, 1, 1, "excl+init off1");
+                if (!quick || n < 10000) {
+                    compare_scan(t, (tally_op)op, h, n, 3 * es, es, false, 0, 0, "mismatched offsets");
+                    compare_scan(t, (tally_op)op, h, n, es, 0, true, 0, 0, "in place");
+                }
+            }
+        }
+    }
+}
+
+/* Float scans must give the same bits run after run (the look-back order varies). */
+static void test_scan_determinism()
+{
+    uint64_t n = 50u << 20;
+    std::vector<unsigned char> h;
+    fill(h, TALLY_F32, n, D_WIDE);
+    float *d, *o;
+    CUDA_OK(cudaMalloc(&d, n * 4));
+    CUDA_OK(cudaMalloc(&o, n * 4));
+    CUDA_OK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
+    std::vector<float> a(n), b(n);
+    tally_scan(g_gpu, TALLY_SUM, TALLY_F32, d, o, n, NULL);
+    CUDA_OK(cudaMemcpy(a.data(), o, n * 4, cudaMemcpyDeviceToHost));
+    int diff = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        tally_scan(g_gpu, TALLY_SUM, TALLY_F32, d, o, n, NULL);
+        CUDA_OK(cudaMemcpy(b.data(), o, n * 4, cudaMemcpyDeviceToHost));
+        diff += memcmp(a.data(), b.data(), n * 4) != 0;
+    }
+    CHECK(diff == 0, "float scan not deterministic: %d of 5 reruns differ", diff);
+    CUDA_OK(cudaFree(d));
+    CUDA_OK(cudaFree(o));
+}
+
+/* Host pointers on a CUDA context: staged through device memory. */
+static void test_host_pointers()
+{
+    uint64_t n = 123457;
+    std::vector<unsigned char> h;
+    fill(h, TALLY_F64, n, D_PRICES);
+    tally_op ops[] = {TALLY_SUM, TALLY_MEAN, TALLY_VAR, TALLY_ARGMAX};
+    tally_result gr[4], cr[4];
+    tally_reduce_many(g_gpu, TALLY_F64, h.data(), n, ops, 4, NULL, gr);
+    tally_reduce_many(g_cpu, TALLY_F64, h.data(), n, ops, 4, NULL, cr);
+    for (int i = 0; i < 4; i++) CHECK(same(gr[i], cr[i], false), "host pointer reduce op %s", tally_op_name(ops[i]));
+    std::vector<double> go(n), co(n);
+    CHECK(tally_scan(g_gpu, TALLY_MAX, TALLY_F64, h.data(), go.data(), n, NULL) == TALLY_OK, "host scan");
+    tally_scan(g_cpu, TALLY_MAX, TALLY_F64, h.data(), co.data(), n, NULL);
+    CHECK(memcmp(go.data(), co.data(), n * 8) == 0, "host pointer scan differs");
+}
+
+/* Async results to device memory, graph capture and replay, concurrent streams. */
+static void test_async_graph_streams()
+{
+    uint64_t n = 3000017;
+    std::vector<unsigned char> h;
+    fill(h, TALLY_I32, n, D_BITS);
+    int32_t *d, *o;
+    tally_result *dres;
+    CUDA_OK(cudaMalloc(&d, n * 4));
+    CUDA_OK(cudaMalloc(&o, n * 4));
+    CUDA_OK(cudaMalloc(&dres, 8 * sizeof(tally_result)));
+    CUDA_OK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
+    tally_op ops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN, TALLY_VAR};
+    tally_result cr[5], gr[5];
+    tally_reduce_many(g_cpu, TALLY_I32, h.data(), n, ops, 5, NULL, cr);
+
+    CHECK(tally_cuda_reserve(g_gpu, TALLY_I32, n) == TALLY_OK, "reserve");
+    cudaStream_t st = (cudaStream_t)tally_cuda_stream(g_gpu);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    tally_status s1 = tally_cuda_reduce_async(g_gpu, TALLY_I32, d, n, ops, 5, NULL, dres);
+    tally_status s2 = tally_cuda_scan_async(g_gpu, TALLY_SUM, TALLY_I32, d, o, n, NULL);
+    CUDA_OK(cudaStreamEndCapture(st, &graph));
+    CHECK(s1 == TALLY_OK && s2 == TALLY_OK, "capture: %s / %s (%s)", tally_status_name(s1),
+          tally_status_name(s2), tally_last_error(g_gpu));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    std::vector<int32_t> co(n), go(n);
+    tally_scan(g_cpu, TALLY_SUM, TALLY_I32, h.data(), co.data(), n, NULL);
+    for (int rep = 0; rep < 3; rep++) {
+        CUDA_OK(cudaMemset(dres, 0xab, 8 * sizeof(tally_result)));
+        CUDA_OK(cudaMemset(o, 0xcd, n * 4));
+        CUDA_OK(cudaGraphLaunch(exec, st));
+        CUDA_OK(cudaStreamSynchronize(st));
+        CUDA_OK(cudaMemcpy(gr, dres, 5 * sizeof(tally_result), cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 5; i++) CHECK(same(gr[i], cr[i], false), "graph replay %d op %s", rep, tally_op_name(ops[i]));
+        CUDA_OK(cudaMemcpy(go.data(), o, n * 4, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(go.data(), co.data(), n * 4) == 0, "graph replay %d scan differs", rep);
+    }
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+
+    /* two contexts, two user streams, interleaved work */
+    tally_options opt;
+    tally_options_init(&opt);
+    opt.backend = TALLY_BACKEND_CUDA;
+    tally_context *c2 = NULL;
+    CHECK(tally_create(&c2, &opt) == TALLY_OK, "second CUDA context");
+    cudaStream_t s_a, s_b;
+    CUDA_OK(cudaStreamCreateWithFlags(&s_a, cudaStreamNonBlocking));
+    CUDA_OK(cudaStreamCreateWithFlags(&s_b, cudaStreamNonBlocking));
+    tally_cuda_set_stream(g_gpu, s_a);
+    tally_cuda_set_stream(c2, s_b);
+    int32_t *o2;
+    tally_result *dres2;
+    CUDA_OK(cudaMalloc(&o2, n * 4));
+    CUDA_OK(cudaMalloc(&dres2, 8 * sizeof(tally_result)));
+    for (int rep = 0; rep < 4; rep++) {
+        tally_cuda_scan_async(g_gpu, TALLY_SUM, TALLY_I32, d, o, n, NULL);
+        tally_cuda_scan_async(c2, TALLY_SUM, TALLY_I32, d, o2, n, NULL);
+        tally_cuda_reduce_async(g_gpu, TALLY_I32, d, n, ops, 5, NULL, dres);
+        tally_cuda_reduce_async(c2, TALLY_I32, d, n, ops, 5, NULL, dres2);
+    }
+    tally_cuda_synchronize(g_gpu);
+    tally_cuda_synchronize(c2);
+    CUDA_OK(cudaMemcpy(go.data(), o2, n * 4, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(go.data(), co.data(), n * 4) == 0, "stream B scan differs");
+    CUDA_OK(cudaMemcpy(go.data(), o, n * 4, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(go.data(), co.data(), n * 4) == 0, "stream A scan differs");
+    CUDA_OK(cudaMemcpy(gr, dres2, 5 * sizeof(tally_result), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 5; i++) CHECK(same(gr[i], cr[i], false), "stream B op %s", tally_op_name(ops[i]));
+    tally_cuda_set_stream(g_gpu, NULL);
+    tally_destroy(c2);
+    CUDA_OK(cudaStreamDestroy(s_a));
+    CUDA_OK(cudaStreamDestroy(s_b));
+    CUDA_OK(cudaFree(o2));
+    CUDA_OK(cudaFree(dres2));
+    CUDA_OK(cudaFree(d));
+    CUDA_OK(cudaFree(o));
+    CUDA_OK(cudaFree(dres));
+}
+
+/* More than 2^31 elements: 64-bit counts and indices all the way. */
+static void test_big()
+{
+    uint64_t n = (1ull << 31) + 4099;
+    std::vector<unsigned char> h;
+    fill(h, TALLY_I8, n, D_BITS);
+    h[n - 5] = (unsigned char)-128; /* argmin near the end (first -128 may be earlier) */
+    unsigned char *d;
+    CUDA_OK(cudaMalloc(&d, n + 16));
+    CUDA_OK(cudaMemcpy(d + 1, h.data(), n, cudaMemcpyHostToDevice));
+    tally_op ops[] = {TALLY_SUM, TALLY_ARGMAX, TALLY_ARGMIN, TALLY_XOR, TALLY_COUNT};
+    tally_result gr[5], cr[5];
+    tally_reduce_many(g_gpu, TALLY_I8, d + 1, n, ops, 5, NULL, gr);
+    tally_reduce_many(g_cpu, TALLY_I8, h.data(), n, ops, 5, NULL, cr);
+    for (int i = 0; i < 5; i++) {
+        bool ok = same(gr[i], cr[i], false);
+        CHECK(ok, "big i8 op %s", tally_op_name(ops[i]));
+        if (!ok) { print_result("cuda", gr[i]); print_result("cpu ", cr[i]); }
+    }
+    /* i8 sum scan in place over 2^31+ elements */
+    std::vector<unsigned char> co(n);
+    tally_scan(g_cpu, TALLY_SUM, TALLY_I8, h.data(), co.data(), n, NULL);
+    CHECK(tally_scan(g_gpu, TALLY_SUM, TALLY_I8, d + 1, d + 1, n, NULL) == TALLY_OK, "big scan");
+    std::vector<unsigned char> go(n);
+    CUDA_OK(cudaMemcpy(go.data(), d + 1, n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(go.data(), co.data(), n) == 0, "big i8 scan differs");
+    CUDA_OK(cudaFree(d));
+}
+
+/* ---- tally_cuda.cuh: the device-side primitives ------------------------------------------- */
+namespace tc = tally::cuda;
+template <typename T> __global__ void prim_kernel(const T *in, T *out)
+{
+    __shared__ T sm[32];
+    T x = in[threadIdx.x];
+    int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    T r[6];
+    r[0] = tc::warp_reduce<tc::Sum>(x);
+    r[1] = tc::warp_reduce<tc::Min>(x);
+    r[2] = tc::warp_reduce<tc::Max>(x);
+    r[3] = tc::block_reduce<tc::Max>(x, sm);
+    r[4] = tc::block_inclusive_scan<tc::Sum>(x, sm);
+    r[5] = tc::block_exclusive_scan<tc::Min>(x, (T)100, sm);
+    if constexpr (std::is_integral<T>::value) {
+        T a = tc::warp_reduce<tc::And>(x), o = tc::warp_reduce<tc::Or>(x), xo = tc::warp_reduce<tc::Xor>(x);
+        if (l == 7) { out[6 * 256 + w] = a; out[6 * 256 + 8 + w] = o; out[6 * 256 + 16 + w] = xo; }
+    }
+    for (int k = 0; k < 6; k++) out[k * 256 + threadIdx.x] = r[k];
+}
+
+template <typename T> static void test_prim_type(const char *name)
+{
+    std::vector<T> h(256), o(6 * 256 + 24);
+    for (auto &v : h) v = std::is_floating_point<T>::value ? (T)((double)(rnd() % 2000) / 8.0 - 100.0) : (T)rnd();
+    T *d, *dout;
+    CUDA_OK(cudaMalloc(&d, 256 * sizeof(T)));
+    CUDA_OK(cudaMalloc(&dout, o.size() * sizeof(T)));
+    CUDA_OK(cudaMemcpy(d, h.data(), 256 * sizeof(T), cudaMemcpyHostToDevice));
+    prim_kernel<T><<<1, 256>>>(d, dout);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaMemcpy(o.data(), dout, o.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    typedef typename std::conditional<std::is_floating_point<T>::value, double, uint64_t>::type Acc;
+    T bmax = h[0];
+    for (int i = 0; i < 256; i++) bmax = h[i] > bmax ? h[i] : bmax;
+    Acc run = 0;
+    T emin = (T)100;
+    for (int i = 0; i < 256; i++) {
+        int w = i / 32;
+        Acc s = 0;
+        T mn = h[w * 32], mx = h[w * 32], an = h[w * 32], orr = 0, xo = 0;
+        for (int j = w * 32; j < w * 32 + 32; j++) {
+            s += (Acc)h[j];
+            mn = h[j] < mn ? h[j] : mn;
+            mx = h[j] > mx ? h[j] : mx;
+            if constexpr (std::is_integral<T>::value) { an &= h[j]; orr |= h[j]; xo ^= h[j]; }
+        }
+        run += (Acc)h[i];
+        bad += o[i] != (T)s;
+        bad += o[256 + i] != mn;
+        bad += o[512 + i] != mx;
+        bad += o[768 + i] != bmax;
+        bad += o[1024 + i] != (T)run;
+        bad += o[1280 + i] != emin;
+        emin = h[i] < emin ? h[i] : emin;
+        if constexpr (std::is_integral<T>::value)
+            if (i % 32 == 0) bad += (o[1536 + w] != an) + (o[1544 + w] != orr) + (o[1552 + w] != xo);
+    }
+    CHECK(bad == 0, "tally_cuda.cuh primitives on %s: %d wrong", name, bad);
+    CUDA_OK(cudaFree(d));
+    CUDA_OK(cudaFree(dout));
+}
+
+static void test_primitives()
+{
+    test_prim_type<int32_t>("i32");
+    test_prim_type<uint32_t>("u32");
+    test_prim_type<uint8_t>("u8");
+    test_prim_type<int64_t>("i64");
+    test_prim_type<float>("f32");
+    test_prim_type<double>("f64");
+}
+
+int main(int argc, char **argv)
+{
+    bool quick = false, big = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = true;
+        if (!strcmp(argv[i], "--big")) big = true;
+        if (!strcmp(argv[i], "--version")) { printf("test_cuda (tally %s)\n", tally_version()); return 0; }
+    }
+    /* Without a GPU the library must still load and the CPU backend run. */
+    tally_options o;
+    tally_options_init(&o);
+    o.backend = TALLY_BACKEND_CPU;
+    if (tally_create(&g_cpu, &o) != TALLY_OK) {
+        printf("FATAL: no CPU context: %s\n", tally_create_error());
+        return 1;
+    }
+    o.threads = 1;
+    if (tally_create(&g_cpu1, &o) != TALLY_OK) return 1;
+    o.threads = 0;
+    if (!tally_backend_available(TALLY_BACKEND_CUDA)) {
+        tally_context *c = NULL;
+        o.backend = TALLY_BACKEND_CUDA;
+        tally_status st = tally_create(&c, &o);
+        int one = 1;
+        tally_result r;
+        tally_status cs = tally_reduce(g_cpu, TALLY_SUM, TALLY_I32, &one, 1, NULL, &r);
+        if (st != TALLY_ERR_BACKEND_UNAVAILABLE || c || cs != TALLY_OK || r.value.i64 != 1) {
+            printf("FAIL: without a GPU, CUDA must report BACKEND_UNAVAILABLE and CPU must run "
+                   "(got %s, cpu %s)\n", tally_status_name(st), tally_status_name(cs));
+            return 1;
+        }
+        printf("SKIP: no usable CUDA device here (%s); the library loaded and the CPU backend ran\n",
+               tally_create_error());
+        printf("0 passed, 0 failed, 1 skipped\n");
+        return 77;
+    }
+    o.backend = TALLY_BACKEND_CUDA;
+    if (tally_create(&g_gpu, &o) != TALLY_OK) {
+        printf("FATAL: no CUDA context: %s\n", tally_create_error());
+        return 1;
+    }
+    printf("device: %s\n", tally_device_description(g_gpu));
+    test_reduce_matrix(quick);
+    printf("reduce matrix: %d passed, %d failed\n", g_pass, g_fail);
+    test_scan_matrix(quick);
+    printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
+    test_host_pointers();
+    test_primitives();
+    test_async_graph_streams();
+    if (!quick) test_scan_determinism();
+    if (big) test_big();
+    else g_skip++;
+    tally_destroy(g_gpu);
+    tally_destroy(g_cpu);
+    tally_destroy(g_cpu1);
+    if (g_dbuf) cudaFree(g_dbuf);
+    printf("%d passed, %d failed, %d skipped\n", g_pass, g_fail, g_skip);
+    return g_fail ? 1 : 0;
+}
