@@ -1,8 +1,10 @@
 /* libFuzzer: the text reader. The first bytes pick the options; the rest is the text. The same
- * text parsed in one block on one thread and in tiny blocks on two threads must give the same
- * values, the same invalid values and the same error. */
+ * text parsed in one block on one thread and in tiny blocks on two threads (from memory or
+ * through a pipe) must give the same values, the same invalid values and the same error. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,11 +45,44 @@ static void on_invalid(void *user, uint64_t line, int field, const char *text, s
     for (size_t k = 0; k < len; k++) r->ihash = mix(r->ihash, (unsigned char)text[k]);
 }
 
-static void parse(const uint8_t *text, size_t len, tio_text_options o, result *r)
+typedef struct pipe_job {
+    int fd;
+    const uint8_t *data;
+    size_t len;
+} pipe_job;
+
+static void *writer(void *arg)
+{
+    pipe_job *j = arg;
+    size_t off = 0;
+    while (off < j->len) {
+        size_t m = j->len - off < 777 ? j->len - off : 777;   /* odd-sized writes */
+        ssize_t w = write(j->fd, j->data + off, m);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    close(j->fd);
+    return NULL;
+}
+
+static void parse(const uint8_t *text, size_t len, tio_text_options o, int use_pipe, result *r)
 {
     memset(r, 0, sizeof *r);
     tio_input in;
-    tio_input_memory(&in, text, len, "fuzz.csv");
+    pthread_t th;
+    pipe_job pj;
+    if (use_pipe) {
+        int fds[2];
+        if (pipe(fds) != 0) abort();
+        pj = (pipe_job){fds[1], text, len};
+        pthread_create(&th, NULL, writer, &pj);
+        memset(&in, 0, sizeof in);
+        in.fd = fds[0];
+        in.owns_fd = 1;
+        in.name = strdup("fuzz.csv");
+    } else {
+        tio_input_memory(&in, text, len, "fuzz.csv");
+    }
     tio_text_reader *rd;
     r->rc = tio_text_open(&rd, &in, &o, r->err, sizeof r->err);
     if (r->rc == 0) {
@@ -60,6 +95,11 @@ static void parse(const uint8_t *text, size_t len, tio_text_options o, result *r
         tio_text_sink sink = {r, on_values, on_invalid, NULL};
         r->rc = tio_text_run(rd, &sink, r->err, sizeof r->err);
         tio_text_close(rd);
+    }
+    if (use_pipe) {
+        char tmp[4096];
+        while (read(in.fd, tmp, sizeof tmp) > 0) {}
+        pthread_join(th, NULL);
     }
     tio_input_close(&in);
 }
@@ -77,10 +117,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     result a, b;
     o.threads = 1;
     o.block_size = 1 << 20;
-    parse(data + 2, size - 2, o, &a);
+    parse(data + 2, size - 2, o, 0, &a);
     o.threads = 2;
     o.block_size = small;
-    parse(data + 2, size - 2, o, &b);
+    parse(data + 2, size - 2, o, (data[1] >> 6) & 1, &b);   /* from memory or a pipe */
     /* after an error, blocks already handed over differ; the error itself must not */
     int same = a.rc == b.rc && strcmp(a.err, b.err) == 0;
     if (same && a.rc == 0)
