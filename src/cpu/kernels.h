@@ -28,6 +28,9 @@ typedef union tally_carry {
 } tally_carry;
 
 enum { TALLY_SCAN_OPS = 7 }; /* sum, prod, min, max, and, or, xor (tally_op 0..6) */
+/* Scans work in fixed blocks of this many elements (see scan.c): the float results depend on
+ * these boundaries, never on the thread count. */
+#define TALLY_SCAN_BLOCK 4096u
 
 typedef struct tally_cpu_kernels {
     const char *name;
@@ -60,6 +63,11 @@ typedef struct tally_cpu_kernels {
      * to another thread. */
     void (*stream_copy)(void *dst, const void *src, uint64_t bytes);
     void (*stream_fence)(void);
+    /* Optional (NULL: scan.c's generic code): f32 sum/prod scans of 8 full consecutive blocks
+     * at once, lane j = block j (scan.c's multi_scan contract, same bits). */
+    void (*multi_scan_f32)(int sum, int excl, const float *x, float *o, uint64_t ostride,
+                           tally_carry *cy);
+    void (*multi_total_f32)(int sum, const float *x, tally_carry *tot);
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
     void (*scan_total[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);

@@ -429,6 +429,10 @@ const tally_cpu_kernels TALLY_KTABLE = {
     .to_f64 = {TALLY_INT_TYPES(TK_E_TOF64)},
     .stream_copy = tk_stream_copy,
     .stream_fence = tk_stream_fence,
+#if TK_VB
+    .multi_scan_f32 = tk_vmulti_scan_f32,
+    .multi_total_f32 = tk_vmulti_total_f32,
+#endif
     .scan_incl = TK_SCAN_TABLE(incl),
     .scan_excl = TK_SCAN_TABLE(excl),
     .scan_total = TK_SCAN_TABLE(total),

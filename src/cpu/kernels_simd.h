@@ -317,6 +317,130 @@ static inline tk_vi32 tk_madd_ones(tk_vi16 v)
 TK_VSUM16(i16, int16_t, 1)
 TK_VSUM16(u16, uint16_t, 0)
 
+/* Float sum/prod scans of 8 blocks (lane j = block j, 4096 elements each, 16 KiB apart): each
+ * lane is the same sequential chain as the one-block kernel (so the same bits), but 8 chains
+ * advance together in one register: 8x8 tiles are loaded from the 8 blocks, transposed, run
+ * through 8 vector steps and transposed back. Lane j works SKEW*j elements ahead of its block
+ * start so that the 16 streams do not all fall into one L1 set; the first and last elements of
+ * each lane are done one at a time. */
+#define TK_MB TALLY_SCAN_BLOCK
+#define TK_MSKEW 16
+#define TK_MHEAD 8 /* lane j's scalar head: TK_MHEAD + TK_MSKEW*j elements (so i >= 1 after) */
+static inline void tk_tr8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* One element of lane j, i >= 0 (the one-block kernel's step). */
+static inline void tk_mstep(int sum, int excl, const float *x, float *o, uint64_t os, int j,
+                            uint64_t i, float *l, const float *c)
+{
+    float v = x[(uint64_t)j * TK_MB + i];
+    float out;
+    if (i == 0) {
+        out = excl ? c[j] : sum ? c[j] + v : c[j] * v;
+        l[j] = v;
+    } else if (excl) {
+        out = sum ? c[j] + l[j] : c[j] * l[j];
+        l[j] = sum ? l[j] + v : l[j] * v;
+    } else {
+        l[j] = sum ? l[j] + v : l[j] * v;
+        out = sum ? c[j] + l[j] : c[j] * l[j];
+    }
+    o[(uint64_t)j * os + i] = out;
+}
+
+#define TK_MTILE(OPV, EXCL)                                                                      \
+    for (uint64_t s = 0; s < mid; s += 8) {                                                      \
+        __m256 r[8];                                                                             \
+        for (int j = 0; j < 8; j++)                                                              \
+            r[j] = _mm256_loadu_ps(x + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);       \
+        tk_tr8(r);                                                                               \
+        for (int k = 0; k < 8; k++) {                                                            \
+            if (EXCL) {                                                                          \
+                __m256 out = OPV(C, L);                                                          \
+                L = OPV(L, r[k]);                                                                \
+                r[k] = out;                                                                      \
+            } else {                                                                             \
+                L = OPV(L, r[k]);                                                                \
+                r[k] = OPV(C, L);                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        tk_tr8(r);                                                                               \
+        for (int j = 0; j < 8; j++)                                                              \
+            _mm256_storeu_ps(o + (uint64_t)j * os + TK_MHEAD + TK_MSKEW * j + s, r[j]);          \
+    }
+
+static void tk_vmulti_scan_f32(int sum, int excl, const float *x, float *o, uint64_t os,
+                               tally_carry *cy)
+{
+    float l[8], c[8];
+    for (int j = 0; j < 8; j++) c[j] = cy[j].f32;
+    /* heads: lane j, elements 0 .. TK_MHEAD + TK_MSKEW*j - 1 */
+    for (int j = 0; j < 8; j++)
+        for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i++)
+            tk_mstep(sum, excl, x, o, os, j, i, l, c);
+    /* the middle: all lanes together, mid elements each (lane j from TK_MHEAD + TK_MSKEW*j) */
+    const uint64_t mid = TK_MB - TK_MHEAD - TK_MSKEW * 7; /* a multiple of 8 */
+    __m256 L = _mm256_loadu_ps(l), C = _mm256_loadu_ps(c);
+    if (sum && !excl) { TK_MTILE(_mm256_add_ps, 0) }
+    else if (sum) { TK_MTILE(_mm256_add_ps, 1) }
+    else if (!excl) { TK_MTILE(_mm256_mul_ps, 0) }
+    else { TK_MTILE(_mm256_mul_ps, 1) }
+    _mm256_storeu_ps(l, L);
+    /* tails */
+    for (int j = 0; j < 8; j++)
+        for (uint64_t i = TK_MHEAD + TK_MSKEW * (uint64_t)j + mid; i < TK_MB; i++)
+            tk_mstep(sum, excl, x, o, os, j, i, l, c);
+    for (int j = 0; j < 8; j++) cy[j].f32 = sum ? c[j] + l[j] : c[j] * l[j];
+}
+
+/* The totals of the same 8 blocks: tot[j] = identity op (the block's sequential fold). */
+static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
+{
+    float l[8], c[8];
+    for (int j = 0; j < 8; j++) c[j] = sum ? -0.0f : 1.0f; /* c op local = local */
+    for (int j = 0; j < 8; j++)
+        for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i++) {
+            float v = x[(uint64_t)j * TK_MB + i];
+            l[j] = i == 0 ? v : sum ? l[j] + v : l[j] * v;
+        }
+    const uint64_t mid = TK_MB - TK_MHEAD - TK_MSKEW * 7;
+    __m256 L = _mm256_loadu_ps(l);
+    for (uint64_t s = 0; s < mid; s += 8) {
+        __m256 r[8];
+        for (int j = 0; j < 8; j++)
+            r[j] = _mm256_loadu_ps(x + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);
+        tk_tr8(r);
+        if (sum)
+            for (int k = 0; k < 8; k++) L = _mm256_add_ps(L, r[k]);
+        else
+            for (int k = 0; k < 8; k++) L = _mm256_mul_ps(L, r[k]);
+    }
+    _mm256_storeu_ps(l, L);
+    for (int j = 0; j < 8; j++)
+        for (uint64_t i = TK_MHEAD + TK_MSKEW * (uint64_t)j + mid; i < TK_MB; i++) {
+            float v = x[(uint64_t)j * TK_MB + i];
+            l[j] = sum ? l[j] + v : l[j] * v;
+        }
+    for (int j = 0; j < 8; j++) tot[j].f32 = sum ? c[j] + l[j] : c[j] * l[j];
+}
+
 /* The table (kernels_body.h) picks these up under the plain names. */
 #define isum_i16 visum_i16
 #define isum_u16 visum_u16

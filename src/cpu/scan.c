@@ -178,7 +178,10 @@ static void scan_thread(void *arg, int tid, int nth)
         for (uint64_t k = my_lo; k < my_hi; k++) {
             uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
             if (j->multi && k + MULTI <= my_hi && b0 + k + MULTI <= j->nfull) {
-                if (j->multi == 1) multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
+                if (j->multi == 1 && j->st->k->multi_total_f32)
+                    j->st->k->multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
+                else if (j->multi == 1)
+                    multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
                 else multi_total_f64(j->sum, (const double *)(j->in + e * j->size), &tot[k]);
                 k += MULTI - 1;
                 continue;
@@ -199,7 +202,10 @@ static void scan_thread(void *arg, int tid, int nth)
                 uint64_t e = (b0 + k) * B;
                 char *o = j->nt ? j->mbuf + (size_t)tid * MULTI * B * j->size : j->out + e * j->size;
                 uint64_t os = B;
-                if (j->multi == 1)
+                if (j->multi == 1 && j->st->k->multi_scan_f32)
+                    j->st->k->multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size),
+                                             (float *)o, os, cs);
+                else if (j->multi == 1)
                     multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size), (float *)o, os, cs);
                 else
                     multi_scan_f64(j->sum, j->excl, (const double *)(j->in + e * j->size), (double *)o, os, cs);

@@ -17,7 +17,6 @@
 #define TALLY_CPU_PIECE_BYTES (64u * 1024u)
 /* Scans: fixed blocks (elements) whose boundaries fix the float evaluation order, and the data
  * each thread scans per round (read twice: once for block totals, then from L2 for the scan). */
-#define TALLY_SCAN_BLOCK 4096u
 #define TALLY_SCAN_ROUND_BYTES (256u * 1024u)
 /* Scans whose output is at least this big write it with non-temporal stores. */
 #define TALLY_SCAN_STREAM_BYTES (8u * 1024u * 1024u)
