@@ -866,7 +866,8 @@ int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_
     pthread_cond_init(&r->done_cv, NULL);
     pthread_t tids[TIO_MAX_THREADS];
     int started = 0;
-    for (; started < threads; started++)
+    /* threads - 1 workers: the calling thread parses too while it waits for the next block */
+    for (; started < threads - 1; started++)
         if (pthread_create(&tids[started], NULL, tio_worker, r) != 0) break;
     if (started == 0) {
         pthread_cond_destroy(&r->done_cv);
@@ -897,7 +898,23 @@ int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_
         if (ret || cons == prod) break;
         tio_block *b = &r->blocks[cons % (uint64_t)nblocks];
         pthread_mutex_lock(&r->mu);
-        while (b->state != TIO_BLK_DONE) pthread_cond_wait(&r->done_cv, &r->mu);
+        while (b->state != TIO_BLK_DONE) {
+            /* the block we need first, if no worker took it yet, else any waiting block */
+            tio_block *pick = b->state == TIO_BLK_READY ? b : NULL;
+            for (int k = 0; !pick && k < nblocks; k++)
+                if (r->blocks[k].state == TIO_BLK_READY &&
+                    (!pick || r->blocks[k].seq < pick->seq))
+                    pick = &r->blocks[k];
+            if (!pick) {
+                pthread_cond_wait(&r->done_cv, &r->mu);
+                continue;
+            }
+            pick->state = TIO_BLK_BUSY;
+            pthread_mutex_unlock(&r->mu);
+            tio_parse_block(r, pick);
+            pthread_mutex_lock(&r->mu);
+            pick->state = TIO_BLK_DONE;
+        }
         pthread_mutex_unlock(&r->mu);
         ret = tio_consume(r, b, line, sink, err, errlen);
         line += b->lines;
