@@ -113,7 +113,7 @@ typedef struct tio_text_options {
     int whitespace;            /* 1: fields are separated by runs of blanks (no quoting) */
     int header;                /* 1: the first record names the fields */
     int threads;               /* parsing threads; <= 0: one per core */
-    size_t block_size;         /* bytes per parallel block; 0: default (4 MiB) */
+    size_t block_size;         /* bytes per parallel block; 0: default (512 KiB) */
     int skip_invalid;          /* 1: bad values are reported to the sink and skipped */
     uint64_t limit;            /* mapped input: stop at this byte offset (a record start); 0: none */
 } tio_text_options;
