@@ -57,4 +57,15 @@ int cli_op_from_name(const char *name);
 int cli_op_scannable(cli_op op);
 tally_op cli_op_library(cli_op op);
 
+/* Shared by the command's files (tools/tally.c, tools/cli_demo.c). */
+void cli_error(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* A context on backend kind (device: GPU ordinal), or NULL after a message. */
+tally_context *cli_context(const cli_opts *o, tally_backend_kind kind, int device);
+int cli_info(const cli_opts *o);
+int cli_demo(const cli_opts *o);
+
 #endif
