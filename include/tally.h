@@ -239,7 +239,11 @@ typedef struct tally_scan_options {
  * to out (n elements). out == in is allowed; any other overlap gives TALLY_ERR_OVERLAP.
  * Integer sum/prod scans wrap modulo 2^bits, as C and CUB do. Float scans are deterministic
  * run to run and independent of the thread count, and min/max scans follow the reduce
- * semantics (NaN propagates). */
+ * semantics (NaN propagates). On the CPU (every SIMD path alike) a float sum/prod scan is
+ * evaluated in fixed blocks of 4096 elements: out[i] = carry op (x[b] op ... op x[i]), folded
+ * left to right from the block start b, and the next block's carry is the block's last output;
+ * an exclusive scan without init starts from +0.0 (sum), an inclusive one from -0.0, so that
+ * out[0] = x[0] exactly. */
 TALLY_API tally_status tally_scan(tally_context *ctx, tally_op op, tally_type type,
                                   const void *in, void *out, uint64_t n,
                                   const tally_scan_options *opts /* NULL = inclusive */);
