@@ -20,9 +20,9 @@ tally_status tally_check_data(tally_context *ctx, const char *fn, const char *ar
     if (!data)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
                                "%s: %s is NULL but n = %llu", fn, arg, (unsigned long long)n);
-    uint64_t size = tally_type_size(type);
-    if (n > (UINT64_MAX - (uint64_t)(uintptr_t)data) / size ||
-        n * size > (uint64_t)SIZE_MAX)
+    uint64_t size = tally_type_table[type].size, bytes;
+    if (__builtin_mul_overflow(n, size, &bytes) || bytes > (uint64_t)SIZE_MAX ||
+        bytes > UINT64_MAX - (uint64_t)(uintptr_t)data)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
                                "%s: n = %llu elements of %s at %p run past the end of the address "
                                "space", fn, (unsigned long long)n, tally_type_name(type), data);

@@ -33,6 +33,7 @@ uint32_t tally_ops_need(tally_type type, const tally_op *ops, size_t nops, int o
 
 void tally_partial_init(tally_partial *p, tally_type type, uint32_t need, int omit_nan)
 {
+    /* Only what need asks for: this runs on every call, small ones included. */
     p->need = need;
     p->omit_nan = omit_nan;
     p->type = type;
@@ -40,18 +41,19 @@ void tally_partial_init(tally_partial *p, tally_type type, uint32_t need, int om
     p->nans = 0;
     p->isum = 0;
     p->usum = 0;
-    p->iprod = 1;
-    p->uprod = 1;
-    p->prod_zero = p->prod_ovf = 0;
-    p->fprod = 1.0;
-    for (int i = 0; i < TALLY_PROD_LANES; i++) p->lanes[i] = 1.0;
-    p->lane_pos = 0;
     p->kmin = UINT64_MAX;
     p->kmax = 0;
     p->imin = p->imax = TALLY_NO_INDEX;
     p->first_nan = TALLY_NO_INDEX;
     p->band = ~(uint64_t)0;
     p->bor = p->bxor = 0;
+    p->iprod = 1;
+    p->uprod = 1;
+    p->prod_zero = p->prod_ovf = 0;
+    p->fprod = 1.0;
+    p->lane_pos = 0;
+    if (need & TALLY_NEED_PROD)
+        for (int i = 0; i < TALLY_PROD_LANES; i++) p->lanes[i] = 1.0;
     if (tally_type_is_float(type) && (need & TALLY_NEED_SUM)) tally_exact_init(&p->fsum);
     if (need & TALLY_NEED_SQ) tally_exact_init(&p->fsq);
 }

@@ -59,7 +59,7 @@ static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, ui
     const tally_cpu_kernels *k = st->k;
     const tally_type t = p->type;
     const uint32_t need = p->need;
-    const size_t size = tally_type_size(t);
+    const size_t size = tally_type_table[t].size;
     const int fl = tally_type_is_float(t);
     if (need & TALLY_NEED_SUM) {
         if (t == TALLY_F32) st->ek->sum_f32((const float *)x, n, p->omit_nan, &p->fsum);
@@ -146,10 +146,14 @@ static void acc_thread(void *arg, int tid, int nth)
         p->n = 0;
     }
     size_t size = tally_type_size(p->type);
-    uint64_t gblk = TALLY_CPU_PIECE_BYTES / size / TALLY_PROD_BLOCK; /* blocks per piece */
+    /* blocks per piece (sizes are powers of two: no division on the small-input path) */
+    uint64_t gblk = (TALLY_CPU_PIECE_BYTES / TALLY_PROD_BLOCK) >> __builtin_ctzll(size);
     if (gblk < 1) gblk = 1;
-    uint64_t b_lo = j->nblocks * (uint64_t)tid / (uint64_t)nth;
-    uint64_t b_hi = j->nblocks * (uint64_t)(tid + 1) / (uint64_t)nth;
+    uint64_t b_lo = 0, b_hi = j->nblocks;
+    if (nth > 1) {
+        b_lo = j->nblocks * (uint64_t)tid / (uint64_t)nth;
+        b_hi = j->nblocks * (uint64_t)(tid + 1) / (uint64_t)nth;
+    }
     if (tid == 0 && j->head) piece(st, p, j->x, j->head, j->base);
     for (uint64_t b = b_lo; b < b_hi; b += gblk) {
         uint64_t be = b + gblk < b_hi ? b + gblk : b_hi;
@@ -170,8 +174,12 @@ tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const
 {
     if (n == 0) return TALLY_OK;
     const tally_type t = acc->type;
-    const size_t size = tally_type_size(t);
+    const size_t size = tally_type_table[t].size;
     const int fprod = (acc->need & TALLY_NEED_PROD) && tally_type_is_float(t);
+    if (!fprod && n * size < TALLY_CPU_SMALL_BYTES) { /* the small-input path: one piece, here */
+        piece(st, acc, data, n, base);
+        return TALLY_OK;
+    }
     acc_job j;
     memset(&j, 0, sizeof j);
     j.st = st;
