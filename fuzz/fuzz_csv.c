@@ -65,6 +65,8 @@ static void *writer(void *arg)
     return NULL;
 }
 
+static int one_field;
+
 static void parse(const uint8_t *text, size_t len, tio_text_options o, int use_pipe, result *r)
 {
     memset(r, 0, sizeof *r);
@@ -91,6 +93,7 @@ static void parse(const uint8_t *text, size_t len, tio_text_options o, int use_p
         int ns = nf < 8 ? nf : 8;
         for (int i = 0; i < ns; i++) sel[i] = (i * 3) % (nf ? nf : 1);
         if (ns == 0) { sel[0] = 0; ns = 1; }
+        if (one_field && nf > 1) { sel[0] = nf - 1; ns = 1; }   /* the single-field path */
         tio_text_select(rd, sel, ns);
         tio_text_sink sink = {r, on_values, on_invalid, NULL};
         r->rc = tio_text_run(rd, &sink, r->err, sizeof r->err);
@@ -113,7 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.whitespace = (data[0] >> 3) & 1;
     o.header = (data[0] >> 4) & 1;
     o.skip_invalid = (data[0] >> 5) & 1;
-    size_t small = 64 + data[1] % 64;
+    size_t small = 64 + data[1] % 32;
+    one_field = (data[1] >> 5) & 1;
     result a, b;
     o.threads = 1;
     o.block_size = 1 << 20;

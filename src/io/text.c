@@ -365,6 +365,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
     /* (a quoted or odd line falls through to the general path, one record at a time) */
     const int one_column = r->nsel == 1 && r->sel[0] == 0 &&
                            r->nfields == 1;
+    const int one_field = !one_column && !r->ws && r->nsel == 1;
     while (i < n) {
         size_t next;
         if (one_column) {
@@ -395,6 +396,47 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                 q = stop + 1;
             }
             c->n = cn;
+            line += lines;
+            i = (size_t)(q - p);
+            if (i >= n) break;
+        } else if (one_field) {
+            /* one field of several (-f price): skip to it, parse it, skip the rest of the line;
+             * a quote, a short line or an odd value sends that line to the general path */
+            tio_col *c = &b->cols[0];
+            const char *q = p + i, *const e = p + n;
+            const char delim = r->delim;
+            const int target = r->sel[0];
+            uint64_t lines = 0;
+            while (q < e) {
+                const char *t = q;
+                int f = 0;
+                for (; f < target; f++) {
+                    while (t < e && *t != delim && *t != '\n' && *t != '"') t++;
+                    if (t >= e || *t != delim) break;
+                    t++;
+                }
+                if (f < target) break;
+                const char *stop;
+                int64_t iv = 0;
+                int scale = 0;
+                if (tio_fast_number(t, e, &stop, &iv, &scale) == TIO_NUM_INVALID || stop >= e) break;
+                const char *nl = stop;
+                if (*nl == delim) {
+                    while (nl < e && *nl != '\n' && *nl != '"') nl++;
+                    if (nl >= e || *nl != '\n') break;
+                } else if (*nl == '\r' && nl + 1 < e && nl[1] == '\n') {
+                    nl++;
+                } else if (*nl != '\n') {
+                    break;
+                }
+                if (c->n < c->cap && !c->is_float && scale == c->scale) {
+                    c->v[c->n++] = (uint64_t)iv;
+                } else if (tio_col_push_slow(c, 0, scale, iv, 0.0) != 0) {
+                    goto nomem;
+                }
+                lines++;
+                q = nl + 1;
+            }
             line += lines;
             i = (size_t)(q - p);
             if (i >= n) break;

@@ -276,6 +276,16 @@ static void test_blocks_threads(void **state)
             }
         }
     }
+    /* one field alone (the single-field fast path) gives the same column */
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+        got g;
+        int one[1] = {1};
+        run(csv, len, "big.csv", opts(1, blocks[b], 2), one, 1, b & 1, &g);
+        if (g.rc != 0) fail_msg("one field, block %zu: %s", blocks[b], g.err);
+        assert_int_equal(g.n[0], ref.n[1]);
+        assert_memory_equal(g.v[0], ref.v[1], ref.n[1] * sizeof(double));
+        done(&g);
+    }
     /* an error deep in the file: the same line number whatever the blocks */
     char *p = strstr(csv + len / 2, "\n4");
     assert_non_null(p);
@@ -336,6 +346,36 @@ static void test_numbers_one_per_line(void **state)
     free(txt);
 }
 
+/* The single-field path on odd lines: quotes before and after, CRLF, short lines, blanks. */
+static void test_one_field(void **state)
+{
+    (void)state;
+    const char *csv = "a,b,c\n"
+                      "x,1.5,y\n"
+                      "\"q,\",2,\"z\nz\"\r\n"
+                      "\n"
+                      "w,3\r\n"
+                      "v,4.25,\"u\"\"\"\n"
+                      "t, 5 ,s\n"
+                      "r,6";
+    int one[1] = {1};
+    for (int bs = 0; bs < 2; bs++) {
+        got g;
+        run(csv, strlen(csv), "o.csv", opts(1, bs ? 64 : 0, bs ? 2 : 1), one, 1, bs, &g);
+        assert_int_equal(g.rc, 0);
+        assert_int_equal(g.n[0], 6);
+        double want[6] = {1.5, 2, 3, 4.25, 5, 6};
+        assert_memory_equal(g.v[0], want, sizeof want);
+        done(&g);
+    }
+    const char *bad = "a,b\n1,2\n3\n";
+    got g;
+    run(bad, strlen(bad), "s.csv", opts(1, 0, 1), one, 1, 0, &g);
+    assert_int_equal(g.rc, 1);
+    assert_string_equal(g.err, "s.csv:3:2: missing field (the line has 1 field)");
+    done(&g);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -360,7 +400,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quoting),          cmocka_unit_test(test_errors_and_skip),
         cmocka_unit_test(test_delimiters),       cmocka_unit_test(test_blocks_threads),
-        cmocka_unit_test(test_numbers_one_per_line), cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_numbers_one_per_line), cmocka_unit_test(test_one_field),
+        cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
