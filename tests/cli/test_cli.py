@@ -3,7 +3,7 @@
 integers, fractions.Fraction for exact float sums, numpy for dtypes and min/max/argmin), every
 bad-input case with its exit status and message, JSON, scans and their temporary files.
 
-usage: test_cli.py TALLY_BINARY GROUP   (groups: basic text npy errors json scan stdin demo)
+usage: test_cli.py TALLY_BINARY GROUP   (groups: basic text npy errors json scan stdin progress demo)
 """
 import json
 import math
@@ -286,6 +286,9 @@ def group_npy():
     # bool, 0-d, empty
     np.save(path("b.npy"), np.array([True, False, True, True]))
     check(jrun(["sum,count", path("b.npy")]) == [{"field": "1", "sum": 3, "count": 4}], "bool")
+    t3 = np.arange(24, dtype="<i2").reshape(2, 3, 4)
+    np.save(path("t3.npy"), t3)
+    check(jrun(["sum,count", path("t3.npy")]) == [{"field": "1", "sum": 276, "count": 24}], "3-d flattened")
     np.save(path("s.npy"), np.float64(2.5))
     check(jrun(["sum", path("s.npy")]) == [{"field": "1", "sum": 2.5}], "0-d")
     np.save(path("e2.npy"), np.zeros((5, 0), "<i4"))
@@ -515,6 +518,55 @@ def group_stdin():
     rc, out, err = run(["sum", "--json"], stdin=b"1\nx\n")
     check(rc == 1 and "<stdin>:2:1: 'x' is not a number" in err, f"stdin error name: {err!r}")
     check("\r" not in err, "no progress line on a pipe")
+
+
+def progress_run(args, chunks, delay):
+    """Runs tally with stderr on a terminal (a pty) and stdin fed slowly; returns stdout, stderr."""
+    import pty, select, threading, time
+    master, slave = pty.openpty()
+    p = subprocess.Popen([TALLY] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+
+    def feed():
+        for c in chunks:
+            p.stdin.write(c)
+            p.stdin.flush()
+            time.sleep(delay)
+        p.stdin.close()
+
+    t = threading.Thread(target=feed)
+    t.start()
+    err = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 0.05)
+        if r:
+            try:
+                got = os.read(master, 65536)
+            except OSError:
+                break
+            if not got:
+                break
+            err += got
+        elif p.poll() is not None:
+            break
+    out = p.stdout.read()
+    p.wait()
+    t.join()
+    os.close(master)
+    return out.decode(), err.decode("utf-8", "replace")
+
+
+def group_progress():
+    body = "".join(f"{i % 1000}.5\n" for i in range(200000)).encode()
+    chunks = [body[i:i + 200000] for i in range(0, len(body), 200000)]
+    out, err = progress_run(["sum", "-j", "1", "--block-size", "65536"], chunks, 0.25)
+    check(out.strip() != "" and "tally: <stdin>: " in err and "/s" in err and "\x1b[K" in err,
+          f"progress on a terminal: {out!r} {err[-200:]!r}")
+    out, err = progress_run(["sum", "--no-progress"], chunks, 0.05)
+    check(err == "", f"--no-progress: {err!r}")
+    # a fast input shows nothing, even on a terminal
+    out, err = progress_run(["sum"], [b"1\n2\n"], 0)
+    check(out == "3\n" and err == "", f"fast input: {out!r} {err!r}")
 
 
 def group_demo():
