@@ -768,15 +768,22 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
                                                               r->ws, 0, 1);
             if (e != (size_t)-1) {
                 if (e == 0) return 0;
-                if (b->cap < e) {
-                    char *nb = realloc(b->buf, e);
+                /* the carry becomes the block; the block's old buffer takes the tail */
+                size_t tail = r->carry_len - e;
+                if (b->cap < tail || !b->buf) {
+                    char *nb = realloc(b->buf, tail ? tail : 1);
                     if (!nb) { errno = ENOMEM; return -1; }
                     b->buf = nb;
-                    b->cap = e;
+                    b->cap = tail ? tail : 1;
                 }
-                memcpy(b->buf, r->carry, e);
-                memmove(r->carry, r->carry + e, r->carry_len - e);
-                r->carry_len -= e;
+                memcpy(b->buf, r->carry + e, tail);
+                char *blk = r->carry;
+                size_t blk_cap = r->carry_cap;
+                r->carry = b->buf;
+                r->carry_cap = b->cap;
+                r->carry_len = tail;
+                b->buf = blk;
+                b->cap = blk_cap;
                 b->p = b->buf;
                 b->n = e;
                 return 1;
