@@ -2,6 +2,7 @@
  * threads; a second pass for the variance) and the backend table. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/types.h"
 #include "cpu/state.h"
 
@@ -19,7 +20,22 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->ek = tally_exact_kernels_for(isa);
     st->parts = aligned_alloc(64, ((sizeof(tally_partial) * (size_t)threads + 63) / 64) * 64);
     st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
-    st->totals = calloc(2 * (size_t)threads * TALLY_SCAN_MAX_BLOCKS_PER_ROUND, sizeof(tally_carry));
+    long l3 = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    uint64_t round = (l3 > 0 ? (uint64_t)l3 : 8u << 20) / (4 * (uint64_t)threads);
+    if (round < TALLY_SCAN_ROUND_MIN) round = TALLY_SCAN_ROUND_MIN;
+    if (round > TALLY_SCAN_ROUND_MAX) round = TALLY_SCAN_ROUND_MAX;
+    /* A tuning and testing knob (the tests force many small rounds with it). */
+    const char *env = getenv("TALLY_CPU_SCAN_ROUND");
+    if (env && *env) {
+        round = strtoull(env, NULL, 10);
+        if (round < TALLY_SCAN_BLOCK * 8) round = TALLY_SCAN_BLOCK * 8;
+        if (round > (64u << 20)) round = 64u << 20;
+    }
+    st->scan_round = round & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1); /* whole f64 blocks */
+    st->totals = calloc(2 * (size_t)threads * (st->scan_round / TALLY_SCAN_BLOCK), sizeof(tally_carry));
     if (!st->parts || !st->sq || !st->totals) {
         tally_cpu_state_destroy(st);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");

@@ -1,7 +1,7 @@
 /* Scans on the CPU. The data is cut into fixed blocks of TALLY_SCAN_BLOCK elements; block b's
  * outputs are carry_b op local(...), where local folds from the block start and carry_{b+1} =
  * carry_b op total_b. The boundaries do not depend on the thread count, so neither do float
- * results. Threads work in rounds: each takes the next TALLY_SCAN_ROUND_BYTES of blocks, computes
+ * results. Threads work in rounds: each takes its next share of blocks (state.h), computes
  * their totals (reading them into L2), meets the others at a barrier, folds the totals before
  * its blocks into its carry, and scans its blocks from L2. So memory is read about once and
  * written once, as by a copy. */
@@ -241,10 +241,13 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     if (opts->exclusive && opts->has_init) j.start = from_init(type, opts);
     else if (opts->exclusive && op == TALLY_SUM && tally_type_is_float(type)) memset(&j.start, 0, sizeof j.start); /* +0 */
     else j.start = j.ident;
-    j.per = TALLY_SCAN_ROUND_BYTES / (TALLY_SCAN_BLOCK * j.size);
-    if (j.per < 1) j.per = 1;
-    uint64_t t = n * j.size / TALLY_SCAN_ROUND_BYTES;
+    uint64_t t = n * j.size / TALLY_SCAN_ROUND_MIN;
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
+    /* blocks per thread per round: a round's worth, or the whole input split evenly */
+    uint64_t per_max = st->scan_round / (TALLY_SCAN_BLOCK * j.size);
+    j.per = (j.nblocks + (uint64_t)nth - 1) / (uint64_t)nth;
+    if (j.per > per_max) j.per = per_max;
+    if (j.per < 1) j.per = 1;
     /* Outputs much larger than the caches go around them, as a large memcpy does. */
     j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
     /* Float sum/prod: whenever there are blocks enough, the rounds (even on one thread) let

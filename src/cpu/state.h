@@ -15,12 +15,14 @@
 /* Each thread works through its range in pieces of this size, so that the fused kernels of
  * one piece read it from L2 after its first read from memory. */
 #define TALLY_CPU_PIECE_BYTES (64u * 1024u)
-/* Scans: fixed blocks (elements) whose boundaries fix the float evaluation order, and the data
- * each thread scans per round (read twice: once for block totals, then from L2 for the scan). */
-#define TALLY_SCAN_ROUND_BYTES (256u * 1024u)
+/* Scans: the data each thread scans per round (read twice: once from memory for the block
+ * totals, then from cache for the scan). Bigger rounds mean fewer barriers, which matters when
+ * the machine is busy and a waiting thread may have to sleep; the size is the thread's share of
+ * the last-level cache, within these bounds. */
+#define TALLY_SCAN_ROUND_MIN (256u * 1024u)       /* and the least work per thread */
+#define TALLY_SCAN_ROUND_MAX (4u * 1024u * 1024u)
 /* Scans whose output is at least this big write it with non-temporal stores. */
 #define TALLY_SCAN_STREAM_BYTES (8u * 1024u * 1024u)
-#define TALLY_SCAN_MAX_BLOCKS_PER_ROUND (TALLY_SCAN_ROUND_BYTES / TALLY_SCAN_BLOCK) /* u8 */
 
 struct tally_cpu_state {
     int threads;
@@ -30,7 +32,8 @@ struct tally_cpu_state {
     tally_pool *pool;
     tally_partial *parts;   /* one per thread */
     tally_exact *sq;        /* one per thread (variance pass) */
-    tally_carry *totals;    /* scans: 2 x threads x TALLY_SCAN_MAX_BLOCKS_PER_ROUND */
+    uint64_t scan_round;    /* scans: bytes per thread per round (fits the thread's share of L3) */
+    tally_carry *totals;    /* scans: 2 x threads x scan_round / TALLY_SCAN_BLOCK */
 };
 
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,

@@ -297,10 +297,26 @@ static void test_scan_examples(void **state)
     free(want);
 }
 
+/* test_scans runs with small scan rounds (many barriers, every thread count, the multi-block
+ * float path in several rounds); the big test keeps the default. */
+static int small_rounds(void **state, int (*setup)(void **))
+{
+    setenv("TALLY_CPU_SCAN_ROUND", "262144", 1);
+    int r = setup(state);
+    unsetenv("TALLY_CPU_SCAN_ROUND");
+    return r;
+}
+static int setup_scalar_sr(void **state) { return small_rounds(state, setup_scalar); }
+static int setup_avx2_sr(void **state) { return small_rounds(state, setup_avx2); }
+static int setup_avx512_sr(void **state) { return small_rounds(state, setup_avx512); }
+
 int main(void)
 {
+    unsetenv("TALLY_CPU_SCAN_ROUND");
     const struct CMUnitTest tests[] = {
-        ISA_TESTS(test_scans),
+        cmocka_unit_test_setup_teardown(test_scans, setup_scalar_sr, teardown_isa),
+        cmocka_unit_test_setup_teardown(test_scans, setup_avx2_sr, teardown_isa),
+        cmocka_unit_test_setup_teardown(test_scans, setup_avx512_sr, teardown_isa),
         ISA_TESTS(test_scan_big),
         ISA_TESTS(test_scan_examples),
     };
