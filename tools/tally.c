@@ -417,6 +417,12 @@ static int cli_select_fields(const cli_opts *o, int nfields, const char *const *
         if (!comma) break;
         p = comma + 1;
     }
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (sel[a] == sel[b]) {
+                cli_error("field %d is given twice in '%s'", sel[a] + 1, o->fields);
+                return -1;
+            }
     return n;
 }
 

@@ -356,7 +356,8 @@ def group_errors():
                  [], ["scan", "mean", f, "-o", path("o.npy")], ["scan", "sum", f],
                  ["sum", "--backend", "quantum", f], ["sum", "-f", "name", write("n.txt", "1\n")],
                  ["-H", "-f", "nope", "sum", write("h2.csv", "a\n1\n")], ["sum", "-f", "0", f],
-                 ["sum", "--dtype", "f16", write("r.bin", "12345678")], ["sum", f, "extra"]):
+                 ["sum", "--dtype", "f16", write("r.bin", "12345678")], ["sum", f, "extra"],
+                 ["-H", "-f", "a,1", "sum", write("h3.csv", "a,b\n1,2\n")]):
         rc, out, err = run(args)
         check(rc == 2 and err.startswith("tally: "), f"usage {args}: {rc} {err!r}")
     # raw input of a size that is not whole elements
