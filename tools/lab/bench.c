@@ -546,6 +546,7 @@ int tally_lab_bench_main(int argc, char **argv)
         if (!be->available()) {
             if (o.backend && !strcmp(o.backend, be->name)) {
                 fprintf(stderr, "tally bench: the %s backend is not available here\n", be->name);
+                for (int k = 0; k < rep.nbackends; ++k) rep.backends[k]->close(states[k]);
                 return 1;
             }
             continue;
@@ -568,7 +569,11 @@ int tally_lab_bench_main(int argc, char **argv)
     size_t cap_rows = 0;
     for (int b = 0; b < rep.nbackends; ++b) cap_rows += rep.backends[b]->count * (size_t)o.nsizes;
     rep.rows = calloc(cap_rows ? cap_rows : 1, sizeof *rep.rows);
-    if (!rep.rows) { fprintf(stderr, "tally bench: out of memory\n"); return 1; }
+    if (!rep.rows) {
+        fprintf(stderr, "tally bench: out of memory\n");
+        for (int k = 0; k < rep.nbackends; ++k) rep.backends[k]->close(states[k]);
+        return 1;
+    }
 
     uint64_t cap = memory_cap();
     int progress = isatty(2);
