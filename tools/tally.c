@@ -35,6 +35,14 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* A reader's error: a bad value (run == 1) is printed as the issue spells it, located like a
+ * compiler's message ("data.csv:3:2: 'x' is not a number"); I/O errors get the "tally: " prefix. */
+static void cli_data_error(int run, const char *err)
+{
+    if (run == 1) fprintf(stderr, "%s\n", err);
+    else cli_error("%s", err);
+}
+
 static double cli_now(void)
 {
     struct timespec ts;
@@ -939,7 +947,7 @@ static int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
     int run = tio_text_run(r, &sink, err, sizeof err);
     cli_progress_end();
     if (run != 0) {
-        if (!j.failed) cli_error("%s", err);
+        if (!j.failed) cli_data_error(run, err);
         goto done;
     }
     if (j.invalid)
@@ -1379,7 +1387,7 @@ static int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int bi
         cli_progress_end();
         tio_text_close(r);
         if (run != 0) {
-            if (!j.failed) cli_error("%s", err);
+            if (!j.failed) cli_data_error(run, err);
             free(j.col);
             return 1;
         }

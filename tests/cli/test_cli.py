@@ -304,7 +304,7 @@ def group_npy():
 def group_errors():
     f = write("bad.csv", "a,b\n1,2\n3,x y\n")
     rc, out, err = run(["-H", "sum", f])
-    check(rc == 1 and f"{f}:3:2: 'x y' is not a number" in err, f"not a number: {rc} {err!r}")
+    check(rc == 1 and err == f"{f}:3:2: 'x y' is not a number\n", f"not a number: {rc} {err!r}")
     rc, out, err = run(["sum", path("missing.csv")])
     check(rc == 1 and path("missing.csv") in err and "No such file" in err, f"missing: {err!r}")
     rc, out, err = run(["sum", TMP])
