@@ -609,6 +609,21 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
     r->o = *opts;
     if (r->o.block_size == 0) r->o.block_size = TIO_DEFAULT_BLOCK;
     if (r->o.block_size < 64) r->o.block_size = 64;
+    /* a UTF-8 byte order mark (spreadsheets write one) is not part of the first field */
+    if (in->mapped) {
+        if (in->size >= 3 && memcmp(in->data, "\xEF\xBB\xBF", 3) == 0) r->data_pos = 3;
+    } else {
+        while (r->carry_len < 3 && !r->eof)
+            if (tio_fill_carry(r, 65536) < 0) {
+                snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
+                tio_text_close(r);
+                return -1;
+            }
+        if (r->carry_len >= 3 && memcmp(r->carry, "\xEF\xBB\xBF", 3) == 0) {
+            memmove(r->carry, r->carry + 3, r->carry_len - 3);
+            r->carry_len -= 3;
+        }
+    }
     /* the first non-blank line, for sniffing the delimiter and reading the first record */
     const char *p;
     size_t n, i = 0;
@@ -691,7 +706,7 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
         if (r->o.header) {
             r->start_line = line;
             if (in->mapped) {
-                r->data_pos = (uint64_t)j;
+                r->data_pos += (uint64_t)j;
             } else {
                 memmove(r->carry, r->carry + j, r->carry_len - j);
                 r->carry_len -= j;

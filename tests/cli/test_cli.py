@@ -148,6 +148,11 @@ def group_text():
     # without -f: every field (note has text: error names the line and field)
     rc, out, err = run(["-H", "sum", f])
     check(rc == 1 and f"{f}:2:4: 'a, b' is not a number" in err, f"all fields: {err!r}")
+    # a UTF-8 byte order mark, from a file and from a pipe
+    f = write("bom.csv", "\ufeffprice,qty\n1.5,2\n")
+    check(jrun(["-H", "-f", "price", "sum", f]) == [{"field": "price", "sum": 1.5}], "BOM + header")
+    rc, out, err = run(["sum"], stdin="\ufeff7\n8\n".encode())
+    check(out == "15\n", f"BOM on stdin: {out!r} {err!r}")
     # TSV by extension, whitespace, -t
     f = write("t.tsv", "a\tb\n1\t2.5\n3\t4\n")
     r = jrun(["-H", "sum", f])
