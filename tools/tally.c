@@ -958,6 +958,17 @@ static int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
         memset(res, 0, sizeof res);
         for (int g = 0; g < 2; g++)
             if (j.acc[k].s[g]) tally_stream_results(j.acc[k].s[g], res[g]);
+        int overflow = 0;
+        for (int g = 0; g < 2; g++)
+            for (int q = 0; q < j.plan.n[g]; q++) overflow |= res[g][q].status == TALLY_ERR_OVERFLOW;
+        if (overflow && !j.acc[k].float_mode && j.acc[k].scale > 0) {
+            /* decimals too many or too long for 64-bit scaled sums: the exact sum of their
+             * doubles instead (integers that overflow stay an error) */
+            if (cli_acc_to_float(&j, &j.acc[k], k) != 0) goto done;
+            memset(res, 0, sizeof res);
+            for (int g = 0; g < 2; g++)
+                if (j.acc[k].s[g]) tally_stream_results(j.acc[k].s[g], res[g]);
+        }
         cli_fill_values(o, &j.plan, res, j.acc[k].float_mode ? TALLY_F64 : TALLY_I64,
                         j.acc[k].float_mode ? 0 : j.acc[k].scale, j.fields[k].v);
     }

@@ -145,8 +145,8 @@ const char *tio_text_field_name(const tio_text_reader *r, int i);
 /* The delimiter in use (' ' for whitespace mode). */
 char tio_text_delimiter(const tio_text_reader *r);
 /* Mapped input, during a sink call: the byte offset where the block being handed over starts
- * (every value before it has been handed over already). A second reader with limit set to it
- * reads those values again. */
+ * (every value before it has been handed over already); after a successful run: the end of the
+ * input. A second reader with limit set to it reads those values again. */
 uint64_t tio_text_position(const tio_text_reader *r);
 /* Which fields to read, 0-based, in output order (sink's sel indexes this list). */
 int tio_text_select(tio_text_reader *r, const int *fields, int nfields);

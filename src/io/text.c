@@ -904,7 +904,7 @@ static int tio_run_serial(tio_text_reader *r, const tio_text_sink *sink, uint64_
     return 0;
 }
 
-int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_t errlen)
+static int tio_text_run_(tio_text_reader *r, const tio_text_sink *sink, char *err, size_t errlen)
 {
     int threads = r->o.threads;
     if (threads <= 0) {
@@ -1001,6 +1001,14 @@ int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_
     pthread_cond_destroy(&r->done_cv);
     pthread_cond_destroy(&r->work_cv);
     pthread_mutex_destroy(&r->mu);
+    return ret;
+}
+
+int tio_text_run(tio_text_reader *r, const tio_text_sink *sink, char *err, size_t errlen)
+{
+    int ret = tio_text_run_(r, sink, err, errlen);
+    if (ret == 0 && r->in->mapped)        /* everything has been handed over */
+        r->consume_pos = r->o.limit && r->o.limit < r->in->size ? r->o.limit : r->in->size;
     return ret;
 }
 

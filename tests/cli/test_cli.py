@@ -148,6 +148,15 @@ def group_text():
     # without -f: every field (note has text: error names the line and field)
     rc, out, err = run(["-H", "sum", f])
     check(rc == 1 and f"{f}:2:4: 'a, b' is not a number" in err, f"all fields: {err!r}")
+    # long decimals whose scaled sum leaves 64 bits: summed as doubles, exactly, not an error
+    for longd in (["0.123456789012345678"] * 100, ["0.123456789012345678"] * 100 + ["12345.6"]):
+        f = write("longdec.txt", "\n".join(longd) + "\n")
+        ref = exact_sum([float(v) for v in longd])
+        r = jrun(["sum,count,max", f])[0]
+        check(same_float(r["sum"], ref) and r["count"] == len(longd) and r["max"] == float(max(longd, key=float)),
+              f"long decimals: {r} vs {ref}")
+        rc, out, err = run(["sum", "--json"], stdin=("\n".join(longd) + "\n").encode())
+        check(rc == 0 and same_float(json.loads(out)[0]["sum"], ref), f"long decimals on a pipe: {out!r} {err!r}")
     # a UTF-8 byte order mark, from a file and from a pipe
     f = write("bom.csv", "\ufeffprice,qty\n1.5,2\n")
     check(jrun(["-H", "-f", "price", "sum", f]) == [{"field": "price", "sum": 1.5}], "BOM + header")
