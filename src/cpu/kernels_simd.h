@@ -145,18 +145,26 @@ TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
 #define TK_M4_1 0, 4, 5, 6
 #define TK_M4_2 0, 0, 4, 5
 #define TK_M4_LAST 3, 3, 3, 3
+/* Constant two-vector shuffles: GCC spells them __builtin_shuffle with a mask vector, clang
+ * __builtin_shufflevector with the indices as arguments (GCC has that one only from 12 on).
+ * Index i < L picks a[i], L + i picks b[i]. */
+#if defined(__clang__)
+#define TK_SHUF(V, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define TK_SHUF(V, a, b, ...) __builtin_shuffle(a, b, (V){__VA_ARGS__})
+#endif
 #define TK_PREFIX_16(V, v, z)                                                                    \
-    v += __builtin_shuffle(z, v, (V){TK_M16_1});                                                 \
-    v += __builtin_shuffle(z, v, (V){TK_M16_2});                                                 \
-    v += __builtin_shuffle(z, v, (V){TK_M16_4});                                                 \
-    v += __builtin_shuffle(z, v, (V){TK_M16_8})
+    v += TK_SHUF(V, z, v, TK_M16_1);                                                             \
+    v += TK_SHUF(V, z, v, TK_M16_2);                                                             \
+    v += TK_SHUF(V, z, v, TK_M16_4);                                                             \
+    v += TK_SHUF(V, z, v, TK_M16_8)
 #define TK_PREFIX_8(V, v, z)                                                                     \
-    v += __builtin_shuffle(z, v, (V){TK_M8_1});                                                  \
-    v += __builtin_shuffle(z, v, (V){TK_M8_2});                                                  \
-    v += __builtin_shuffle(z, v, (V){TK_M8_4})
+    v += TK_SHUF(V, z, v, TK_M8_1);                                                              \
+    v += TK_SHUF(V, z, v, TK_M8_2);                                                              \
+    v += TK_SHUF(V, z, v, TK_M8_4)
 #define TK_PREFIX_4(V, v, z)                                                                     \
-    v += __builtin_shuffle(z, v, (V){TK_M4_1});                                                  \
-    v += __builtin_shuffle(z, v, (V){TK_M4_2})
+    v += TK_SHUF(V, z, v, TK_M4_1);                                                              \
+    v += TK_SHUF(V, z, v, TK_M4_2)
 #define TK_PREFIX(L, V, v, z) TK_PREFIX_##L(V, v, z)
 #define TK_LAST(L) TK_M##L##_LAST
 #define TK_XPREFIX(L, V, v, z) TK_PREFIX(L, V, v, z)
@@ -185,7 +193,7 @@ TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
             TK_XPREFIX(L, VU, v, z);                                                             \
             v += c;                                                                              \
             memcpy(o + i * sizeof(U), &v, sizeof v);                                             \
-            c = __builtin_shuffle(v, (VU){TK_XLAST(L)});                                         \
+            c = TK_SHUF(VU, v, v, TK_XLAST(L));                                         \
         }                                                                                        \
         U s = c[0];                                                                              \
         for (; i < n; i++) {                                                                     \
@@ -211,7 +219,7 @@ TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
             v += c;                                                                              \
             VU ex = v - in;                                                                      \
             memcpy(o + i * sizeof(U), &ex, sizeof ex);                                           \
-            c = __builtin_shuffle(v, (VU){TK_XLAST(L)});                                         \
+            c = TK_SHUF(VU, v, v, TK_XLAST(L));                                         \
         }                                                                                        \
         U s = c[0];                                                                              \
         for (; i < n; i++) {                                                                     \

@@ -67,7 +67,11 @@ static tally_carry from_init(tally_type t, const tally_scan_options *o)
 #define MULTI 8
 #define SKEW 64
 /* lanes are blocks 16 KiB apart: strided vector code would be slower than scalar */
+#if defined(__clang__)
+#define TK_NOVEC /* clang has no per-function optimize attribute */
+#else
 #define TK_NOVEC __attribute__((optimize("no-tree-vectorize")))
+#endif
 #define B_ TALLY_SCAN_BLOCK
 /* Visits (lane j, element i) in the skewed order: BODY0 where i may be 0 (the ramps), BODY where
  * i >= 1 (the steady state). Lanes are unrolled with constant j so the chains stay in
