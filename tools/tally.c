@@ -8,6 +8,9 @@
  * min/max/mean...), 2 usage errors. See docs/cli.md. */
 #define _GNU_SOURCE 1
 #include "cli.h"
+#ifdef TALLY_HAVE_LAB
+#include "lab.h"
+#endif
 #include "tally_io.h"
 
 #include <errno.h>
@@ -1493,6 +1496,8 @@ static const char *cli_help_text =
     "usage: tally [options] OPS [FILE]\n"
     "       tally scan OP [--exclusive [--init V]] [options] [FILE] -o OUT | --text\n"
     "       tally info | demo | --help | --version\n"
+    "       tally bench [--full] [--json|--csv] [--html FILE]   (tally bench --help)\n"
+    "       tally explain OP [--n N] --svg FILE   (tally explain --help)\n"
     "\n"
     "OPS is a comma-separated list of: count sum prod min max mean var std svar sstd\n"
     "and or xor argmin argmax (var/std: population; svar/sstd: sample; datamash's pvar,\n"
@@ -1526,6 +1531,13 @@ static const char *cli_help_text =
 
 int main(int argc, char **argv)
 {
+#ifdef TALLY_HAVE_LAB
+    /* tally bench / tally explain live in tools/lab with their own options. */
+    if (argc >= 2 && strcmp(argv[1], "bench") == 0)
+        return tally_lab_bench_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "explain") == 0)
+        return tally_lab_explain_main(argc - 1, argv + 1);
+#endif
     cli_opts o;
     int rc = cli_parse_args(argc, argv, &o);
     if (rc) {
