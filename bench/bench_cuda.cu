@@ -42,6 +42,8 @@ static cudaStream_t g_s;
 static double g_copy_gbps;
 static std::string g_table;
 static int g_bad = 0;
+static const char *g_filter = NULL; /* --filter: only cases whose name contains it */
+static bool wanted(const char *name) { return !g_filter || strstr(name, g_filter); }
 
 /* ---- data ---------------------------------------------------------------------------------- */
 __device__ __forceinline__ uint64_t mix(uint64_t x)
@@ -159,6 +161,7 @@ template <typename T>
 static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int kind, const char *note,
                          tally_result *dres, void *cub_tmp, size_t cub_tmp_bytes, T *dout, int *didx)
 {
+    if (!wanted(name)) return;
     size_t bytes = n * sizeof(T);
     int rot = rotations_for(bytes, in.bytes);
     size_t stride = (bytes + 255) / 256 * 256;
@@ -234,6 +237,7 @@ template <typename T>
 static void bench_scan(int exclusive, int maxop, Buf &in, Buf &out, uint64_t n, void *cub_tmp,
                        size_t cub_tmp_bytes, unsigned long long *dbad)
 {
+    if (!wanted(maxop ? "scan_incl_max" : exclusive ? "scan_excl_sum" : "scan_incl_sum")) return;
     size_t bytes = n * sizeof(T);
     int rot = rotations_for(bytes, std::min(in.bytes, out.bytes));
     size_t stride = (bytes + 255) / 256 * 256;
@@ -276,13 +280,15 @@ static void bench_scan(int exclusive, int maxop, Buf &in, Buf &out, uint64_t n, 
 
 int main(int argc, char **argv)
 {
-    int max_log2 = 30;
+    int max_log2 = 30, min_log2 = 10;
     bool quick = false;
     const char *outfile = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) max_log2 = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outfile = argv[++i];
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) g_filter = argv[++i];
+        else if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) min_log2 = atoi(argv[++i]);
     }
     tally_options o;
     tally_options_init(&o);
@@ -332,9 +338,9 @@ int main(int argc, char **argv)
     g_table = head;
 
     std::vector<int> logs;
-    for (int l = 10; l <= max_log2; l += 2) logs.push_back(l);
+    for (int l = min_log2; l <= max_log2; l += 2) logs.push_back(l);
     if (quick) logs = {14, 20, 26};
-    for (int kind = 0; kind < 2; kind++) {
+    for (int kind = 0; kind < (g_filter ? 1 : 2); kind++) {
         /* kind 0: price-like data for every case; kind 1: wide exponents, sums only */
         for (int l : logs) {
             uint64_t n = 1ull << l;

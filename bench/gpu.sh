@@ -76,7 +76,7 @@ if [ "$what" = all ] || [ "$what" = sanitize ]; then
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   log "benchmark vs CUB"
-  timeout "${BENCH_TIMEOUT:-500}" "$BIN/bench_cuda" $quick --out "$OUT/bench-table.md" > "$OUT/bench.log" 2>&1
+  timeout "${BENCH_TIMEOUT:-500}" "$BIN/bench_cuda" $quick ${BENCH_ARGS:-} --out "$OUT/bench-table.md" > "$OUT/bench.log" 2>&1
   b=$?; [ "$b" = 0 ] || rc=1
   log "bench exit $b"
   sed -n '/=== TABLE/,$p' "$OUT/bench.log"

@@ -88,15 +88,7 @@ template <typename T> struct alignas(16) Vec {
 
 template <typename T> __device__ __forceinline__ Vec<T> load_vec(const Vec<T> *p)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    /* streaming: no L1 allocation, and ask L2 to fetch 256-byte blocks */
-    uint4 raw;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
-                 : "l"(p));
-#else
     uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p));
-#endif
     Vec<T> r;
     memcpy(&r, &raw, 16);
     return r;

@@ -75,7 +75,7 @@ typedef struct tcu_scan_params {
     uint32_t head;           /* elements between the 16-byte aligned base and in */
     int32_t exclusive;
     int32_t vec_out;         /* out has the same 16-byte misalignment as in */
-    int32_t pad;
+    int32_t wide;            /* the wide tile shape (tcu_scan_wide()) */
     uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
     void *status;            /* tile states (see scan_lookback.cuh) */
     unsigned int *sync;      /* [2]: the launch epoch ([0], [1] unused) */
@@ -83,6 +83,8 @@ typedef struct tcu_scan_params {
 
 /* Tile size in elements and bytes of tile state per tile, per element size. */
 uint64_t tcu_scan_tile_elems(tally_type type);
+/* 1 when scans use the wide tiles (TALLY_CUDA_SCAN_WIDE=0/1 overrides the default). */
+int tcu_scan_wide(void);
 size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles);
 cudaError_t tcu_launch_scan(tally_type type, tally_op op, const tcu_scan_params *p,
                             cudaStream_t stream);

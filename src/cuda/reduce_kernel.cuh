@@ -334,6 +334,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (EXACT) {
             s.xh = ea.a1;
             s.xl = ea.a2;
+            /* a1 starts at -0 and stays -0 only while every value added was -0 */
+            if (__double_as_longlong(ea.a1) != (long long)0x8000000000000000ull) s.xflags |= TALLY_EXACT_F_NONNEGZERO;
             if constexpr (SQ) xcombine(s.xh, s.xl, eb.a1, eb.a2, sacc);
         }
     }
@@ -523,7 +525,12 @@ __device__ __forceinline__ double exact_result(const State<T, M, OMIT> &s, const
     if (!any) return 0.0;
     uint32_t f = s.xflags | TALLY_EXACT_F_ANY;
     if (f & (TALLY_EXACT_F_NAN | TALLY_EXACT_F_PINF | TALLY_EXACT_F_NINF)) return sacc_round(sacc, f);
-    if (!spilled) return s.xh + s.xl; /* -0 exactly when every value was -0 */
+    if (!spilled) {
+        double r = s.xh + s.xl;
+        /* zeros lose their sign in the error terms: -0 exactly when every value was -0 */
+        if (r == 0.0) r = (f & TALLY_EXACT_F_NONNEGZERO) ? 0.0 : -0.0;
+        return r;
+    }
     sacc_add_finite(sacc, s.xh);
     sacc_add_finite(sacc, s.xl);
     return sacc_round(sacc, f | TALLY_EXACT_F_NONNEGZERO); /* a spill means a nonzero value */

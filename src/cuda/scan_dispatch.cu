@@ -1,18 +1,34 @@
 /* tcu_launch_scan and the scan geometry: the switch from the runtime type to the launchers. */
+#include <cstdlib>
 #include "cuda/scan_lookback.cuh"
+
+#ifndef TCU_SCAN_WIDE_DEFAULT
+#define TCU_SCAN_WIDE_DEFAULT 0
+#endif
 
 #define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
 TCU_DECL(i8) TCU_DECL(u8) TCU_DECL(i16) TCU_DECL(u16) TCU_DECL(i32) TCU_DECL(u32)
 TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #undef TCU_DECL
 
+int tcu_scan_wide(void)
+{
+    static int wide = -1;
+    if (wide < 0) {
+        const char *e = getenv("TALLY_CUDA_SCAN_WIDE");
+        wide = e ? (atoi(e) != 0) : TCU_SCAN_WIDE_DEFAULT;
+    }
+    return wide;
+}
+
 uint64_t tcu_scan_tile_elems(tally_type type)
 {
+    int w = tcu_scan_wide();
     switch (tally_type_size(type)) {
-    case 1: return tcu::ScanShape<uint8_t>::TILE;
-    case 2: return tcu::ScanShape<uint16_t>::TILE;
-    case 4: return tcu::ScanShape<uint32_t>::TILE;
-    default: return tcu::ScanShape<uint64_t>::TILE;
+    case 1: return w ? tcu::ScanShape<uint8_t, true>::TILE : tcu::ScanShape<uint8_t>::TILE;
+    case 2: return w ? tcu::ScanShape<uint16_t, true>::TILE : tcu::ScanShape<uint16_t>::TILE;
+    case 4: return w ? tcu::ScanShape<uint32_t, true>::TILE : tcu::ScanShape<uint32_t>::TILE;
+    default: return w ? tcu::ScanShape<uint64_t, true>::TILE : tcu::ScanShape<uint64_t>::TILE;
     }
 }
 

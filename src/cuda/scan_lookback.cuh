@@ -134,9 +134,10 @@ template <typename X> __device__ __forceinline__ X shfl_up(X v, int d)
     }
 }
 
-template <typename T> struct ScanShape {
+/* WIDE: twice the vectors per thread (bigger tiles, fewer look-backs, more registers). */
+template <typename T, bool WIDE = false> struct ScanShape {
     static constexpr int VEC = Traits<T>::vec;
-    static constexpr int VPT = sizeof(T) == 1 ? 1 : sizeof(T) == 2 ? 2 : 4; /* vectors per thread */
+    static constexpr int VPT = (sizeof(T) == 1 ? 1 : sizeof(T) == 2 ? 2 : 4) * (WIDE ? 2 : 1);
     static constexpr int TILE = kThreads * VPT * VEC;
 };
 
@@ -195,12 +196,12 @@ template <typename W> struct TileStatus {
     }
 };
 
-template <typename T, int OP>
+template <typename T, int OP, bool WIDE>
 __global__ void __launch_bounds__(kThreads) scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
     using Op = ScanOp<W, OP>;
-    using Sh = ScanShape<T>;
+    using Sh = ScanShape<T, WIDE>;
     constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
     __shared__ uint32_t s_epoch;
     __shared__ W s_wtot[kWarps];
@@ -396,7 +397,8 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const tcu_scan_params p)
 template <typename T, int OP>
 cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
 {
-    scan_kernel<T, OP><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    if (p->wide) scan_kernel<T, OP, true><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    else scan_kernel<T, OP, false><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     return cudaGetLastError();
 }
 
