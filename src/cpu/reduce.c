@@ -20,23 +20,24 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->ek = tally_exact_kernels_for(isa);
     st->parts = aligned_alloc(64, ((sizeof(tally_partial) * (size_t)threads + 63) / 64) * 64);
     st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
-    long l3 = 0;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    long l2 = 0;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
-    uint64_t round = (l3 > 0 ? (uint64_t)l3 : 8u << 20) / (4 * (uint64_t)threads);
-    if (round < TALLY_SCAN_ROUND_MIN) round = TALLY_SCAN_ROUND_MIN;
-    if (round > TALLY_SCAN_ROUND_MAX) round = TALLY_SCAN_ROUND_MAX;
-    /* A tuning and testing knob (the tests force many small rounds with it). */
-    const char *env = getenv("TALLY_CPU_SCAN_ROUND");
+    /* scan pieces: a quarter of L2, so that a piece read for its totals is still there when it
+     * is scanned (and the next one can stream in meanwhile) */
+    uint64_t piece = (l2 > 0 ? (uint64_t)l2 : 1u << 20) / 4;
+    if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
+    if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
+    /* A tuning and testing knob (the tests force many small pieces with it). */
+    const char *env = getenv("TALLY_CPU_SCAN_PIECE");
     if (env && *env) {
-        round = strtoull(env, NULL, 10);
-        if (round < TALLY_SCAN_BLOCK * 8) round = TALLY_SCAN_BLOCK * 8;
-        if (round > (64u << 20)) round = 64u << 20;
+        piece = strtoull(env, NULL, 10);
+        if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
+        if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
     }
-    st->scan_round = round & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1); /* whole f64 blocks */
-    st->totals = calloc(2 * (size_t)threads * (st->scan_round / TALLY_SCAN_BLOCK), sizeof(tally_carry));
-    if (!st->parts || !st->sq || !st->totals) {
+    st->scan_piece = piece & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1); /* whole f64 blocks */
+    if (!st->parts || !st->sq) {
         tally_cpu_state_destroy(st);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");
     }
@@ -55,7 +56,6 @@ void tally_cpu_state_destroy(tally_cpu_state *st)
     tally_pool_destroy(st->pool);
     free(st->parts);
     free(st->sq);
-    free(st->totals);
     free(st);
 }
 

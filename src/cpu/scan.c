@@ -1,12 +1,15 @@
 /* Scans on the CPU. The data is cut into fixed blocks of TALLY_SCAN_BLOCK elements; block b's
  * outputs are carry_b op local(...), where local folds from the block start and carry_{b+1} =
  * carry_b op total_b. The boundaries do not depend on the thread count, so neither do float
- * results. Threads work in rounds: each takes its next share of blocks (state.h), computes
- * their totals (reading them into L2), meets the others at a barrier, folds the totals before
- * its blocks into its carry, and scans its blocks from L2. So memory is read about once and
- * written once, as by a copy. */
+ * results. Blocks are grouped in pieces (a fraction of L2) which the threads take round robin:
+ * a thread computes its piece's block totals (reading it from memory into L2) and publishes
+ * them, folds the totals of the pieces since its previous one (the other threads', computed
+ * meanwhile) into its carry, and scans the piece from L2. So memory is read once and written
+ * once, as by a copy, and no thread waits at a barrier for all the others. */
 #include <float.h>
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/types.h"
@@ -145,7 +148,8 @@ typedef struct scan_job {
     char *out;
     uint64_t n, nblocks;
     size_t size;
-    uint64_t per;        /* blocks per thread per round */
+    uint64_t pblocks;    /* blocks per piece */
+    uint64_t npieces;
     int nt;              /* write through an L1 buffer with non-temporal stores */
     int multi;           /* float sum/prod: 0, else 1 + (type == f64) */
     int sum, excl;
@@ -167,60 +171,150 @@ static inline void scan_block(const scan_job *j, uint64_t b, tally_carry *c, voi
     }
 }
 
+/* What a piece publishes: its block totals (state TOT), then the carry out of it (INCL). */
+enum { PIECE_NONE = 0, PIECE_TOT = 1, PIECE_INCL = 2 };
+typedef struct piece_rec {
+    _Atomic uint64_t state;
+    tally_carry incl;    /* the carry into the next piece, once state is INCL */
+} piece_rec;
+
+static inline uint64_t piece_blocks(const scan_job *j, uint64_t p)
+{
+    uint64_t b0 = p * j->pblocks;
+    return j->nblocks - b0 < j->pblocks ? j->nblocks - b0 : j->pblocks;
+}
+
+/* The block totals of piece p into tot[]. */
+static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
+{
+    const uint64_t B = TALLY_SCAN_BLOCK;
+    uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
+    for (uint64_t k = 0; k < nb; k++) {
+        uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
+        if (j->multi && k + MULTI <= nb && b0 + k + MULTI <= j->nfull) {
+            if (j->multi == 1 && j->st->k->multi_total_f32)
+                j->st->k->multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
+            else if (j->multi == 1)
+                multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
+            else multi_total_f64(j->sum, (const double *)(j->in + e * j->size), &tot[k]);
+            k += MULTI - 1;
+            continue;
+        }
+        tot[k] = j->ident;
+        j->total(j->in + e * j->size, len, &tot[k]);
+    }
+}
+
+/* Scans piece p from carry c (c: the carry out afterwards); tot: its block totals. */
+static void scan_piece(const scan_job *j, uint64_t p, const tally_carry *tot, tally_carry *c,
+                       char *buf, char *mbuf)
+{
+    const uint64_t B = TALLY_SCAN_BLOCK;
+    uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
+    for (uint64_t k = 0; k < nb; k++) {
+        if (j->multi && k + MULTI <= nb && b0 + k + MULTI <= j->nfull) {
+            tally_carry cs[MULTI];
+            for (int q = 0; q < MULTI; q++) {
+                cs[q] = *c;
+                j->total(&tot[k + (uint64_t)q], 1, c);
+            }
+            uint64_t e = (b0 + k) * B;
+            char *o = j->nt ? mbuf : j->out + e * j->size;
+            if (j->multi == 1 && j->st->k->multi_scan_f32)
+                j->st->k->multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size),
+                                         (float *)o, B, cs);
+            else if (j->multi == 1)
+                multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size), (float *)o, B, cs);
+            else
+                multi_scan_f64(j->sum, j->excl, (const double *)(j->in + e * j->size), (double *)o, B, cs);
+            if (j->nt) j->st->k->stream_copy(j->out + e * j->size, o, MULTI * B * j->size);
+            *c = cs[MULTI - 1]; /* equals the fold of the totals, by construction */
+            k += MULTI - 1;
+            continue;
+        }
+        scan_block(j, b0 + k, c, buf);
+    }
+}
+
+/* Threads take pieces in order from a counter. For piece p a thread computes the block totals
+ * (reading the piece from memory into L2) and publishes them; then it looks back for its carry:
+ * the nearest earlier piece that has published its carry out (INCL), folded with the totals of
+ * the pieces between (TOT: taken by threads still working on them). It publishes its own carry
+ * out and scans the piece from L2. A thread never waits for another to scan; if an earlier piece
+ * has no totals yet (its thread was just descheduled, say, on a busy machine) the thread waits a
+ * little, then computes them itself: the same bits, so nothing depends on who did. */
+typedef struct scan_shared {
+    scan_job *j;
+    piece_rec *rec;        /* npieces */
+    tally_carry *tot;      /* npieces x pblocks */
+    tally_carry *steal;    /* threads x threads x pblocks */
+    _Atomic uint64_t next; /* the next piece to take */
+} scan_shared;
+
+#define STEAL_SPINS 1000
+
 static void scan_thread(void *arg, int tid, int nth)
 {
-    scan_job *j = arg;
+    scan_shared *sh = arg;
+    const scan_job *j = sh->j;
     _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
-    const uint64_t B = TALLY_SCAN_BLOCK, R = j->per * (uint64_t)nth;
-    tally_carry rc = j->start; /* carry into the round: every thread keeps the same copy */
-    for (uint64_t r = 0; r * R < j->nblocks; r++) {
-        tally_carry *tot = j->st->totals + (r & 1) * R;
-        uint64_t b0 = r * R;
-        uint64_t rb = j->nblocks - b0 < R ? j->nblocks - b0 : R; /* blocks in this round */
-        uint64_t my_lo = (uint64_t)tid * j->per, my_hi = my_lo + j->per;
-        if (my_hi > rb) my_hi = rb;
-        for (uint64_t k = my_lo; k < my_hi; k++) {
-            uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
-            if (j->multi && k + MULTI <= my_hi && b0 + k + MULTI <= j->nfull) {
-                if (j->multi == 1 && j->st->k->multi_total_f32)
-                    j->st->k->multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
-                else if (j->multi == 1)
-                    multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
-                else multi_total_f64(j->sum, (const double *)(j->in + e * j->size), &tot[k]);
-                k += MULTI - 1;
-                continue;
+    char *mbuf = j->mbuf ? j->mbuf + (size_t)tid * MULTI * TALLY_SCAN_BLOCK * j->size : NULL;
+    tally_carry *steal = sh->steal + (size_t)tid * (size_t)nth * j->pblocks;
+    for (;;) {
+        uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+        if (p >= j->npieces) break;
+        tally_carry *tot = sh->tot + p * j->pblocks;
+        total_piece(j, p, tot);
+        atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
+        /* look back: pieces q+1 .. p-1 contribute their totals, q its carry out */
+        const tally_carry *between[64];
+        int nbetween = 0, nstolen = 0;
+        tally_carry c = j->start;
+        uint64_t q = p;
+        while (q > 0) {
+            q--;
+            uint64_t s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
+            for (int i = 0; s == PIECE_NONE && i < STEAL_SPINS; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+                s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
             }
-            tot[k] = j->ident;
-            j->total(j->in + e * j->size, len, &tot[k]);
-        }
-        tally_pool_barrier(j->st->pool, nth);
-        tally_carry c = rc;
-        for (uint64_t k = 0; k < my_lo && k < rb; k++) j->total(&tot[k], 1, &c);
-        for (uint64_t k = my_lo; k < my_hi; k++) {
-            if (j->multi && k + MULTI <= my_hi && b0 + k + MULTI <= j->nfull) {
-                tally_carry cs[MULTI];
-                for (int q = 0; q < MULTI; q++) {
-                    cs[q] = c;
-                    j->total(&tot[k + (uint64_t)q], 1, &c);
+            if (s == PIECE_INCL) {
+                c = sh->rec[q].incl;
+                break;
+            }
+            if (nbetween == 64) { /* too far back (not with sane thread counts): wait for it */
+                while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) != PIECE_INCL)
+                    sched_yield();
+                c = sh->rec[q].incl;
+                break;
+            }
+            if (s == PIECE_TOT) {
+                between[nbetween++] = sh->tot + q * j->pblocks;
+            } else { /* its thread is late: compute them here */
+                tally_carry *t = nstolen < nth ? steal + (size_t)nstolen++ * j->pblocks : NULL;
+                if (!t) { /* every steal buffer in use: wait for the totals instead */
+                    while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) == PIECE_NONE)
+                        sched_yield();
+                    q++; /* and look at q again */
+                    continue;
                 }
-                uint64_t e = (b0 + k) * B;
-                char *o = j->nt ? j->mbuf + (size_t)tid * MULTI * B * j->size : j->out + e * j->size;
-                uint64_t os = B;
-                if (j->multi == 1 && j->st->k->multi_scan_f32)
-                    j->st->k->multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size),
-                                             (float *)o, os, cs);
-                else if (j->multi == 1)
-                    multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size), (float *)o, os, cs);
-                else
-                    multi_scan_f64(j->sum, j->excl, (const double *)(j->in + e * j->size), (double *)o, os, cs);
-                if (j->nt) j->st->k->stream_copy(j->out + e * j->size, o, MULTI * B * j->size);
-                c = cs[MULTI - 1]; /* equals the fold of the totals, by construction */
-                k += MULTI - 1;
-                continue;
+                total_piece(j, q, t);
+                between[nbetween++] = t;
             }
-            scan_block(j, b0 + k, &c, buf);
         }
-        for (uint64_t k = 0; k < rb; k++) j->total(&tot[k], 1, &rc);
+        /* fold the totals between, oldest first: block by block, as the definition says */
+        for (int i = nbetween - 1; i >= 0; i--) {
+            uint64_t nb = piece_blocks(j, p - 1 - (uint64_t)i);
+            for (uint64_t k = 0; k < nb; k++) j->total(&between[i][k], 1, &c);
+        }
+        tally_carry out = c;
+        uint64_t nb = piece_blocks(j, p);
+        for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
+        sh->rec[p].incl = out;
+        atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
+        scan_piece(j, p, tot, &c, buf, mbuf);
     }
     if (j->nt) j->st->k->stream_fence();
 }
@@ -228,7 +322,6 @@ static void scan_thread(void *arg, int tid, int nth)
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
                             const void *in, void *out, uint64_t n, const tally_scan_options *opts)
 {
-    (void)ctx;
     tally_cpu_state *st = state;
     if (n == 0) return TALLY_OK;
     scan_job j;
@@ -245,19 +338,19 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     if (opts->exclusive && opts->has_init) j.start = from_init(type, opts);
     else if (opts->exclusive && op == TALLY_SUM && tally_type_is_float(type)) memset(&j.start, 0, sizeof j.start); /* +0 */
     else j.start = j.ident;
-    uint64_t t = n * j.size / TALLY_SCAN_ROUND_MIN;
+    j.pblocks = st->scan_piece / (TALLY_SCAN_BLOCK * j.size);
+    if (j.pblocks < 1) j.pblocks = 1;
+    j.npieces = (j.nblocks + j.pblocks - 1) / j.pblocks;
+    uint64_t tmin = TALLY_SCAN_THREAD_MIN < 2 * st->scan_piece ? TALLY_SCAN_THREAD_MIN : 2 * st->scan_piece;
+    uint64_t t = n * j.size / tmin;
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
-    /* blocks per thread per round: a round's worth, or the whole input split evenly */
-    uint64_t per_max = st->scan_round / (TALLY_SCAN_BLOCK * j.size);
-    j.per = (j.nblocks + (uint64_t)nth - 1) / (uint64_t)nth;
-    if (j.per > per_max) j.per = per_max;
-    if (j.per < 1) j.per = 1;
+    if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
     /* Outputs much larger than the caches go around them, as a large memcpy does. */
     j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
-    /* Float sum/prod: whenever there are blocks enough, the rounds (even on one thread) let
+    /* Float sum/prod: whenever there are blocks enough, the pieces (even on one thread) let
      * MULTI blocks' chains run side by side. */
     int multi = tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD) &&
-                j.per >= MULTI && j.nblocks >= MULTI;
+                j.pblocks >= MULTI && j.nblocks >= MULTI;
     if (nth == 1 && !multi) {
         _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
         tally_carry c = j.start;
@@ -275,7 +368,23 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
             if (!j.mbuf) j.nt = 0;
         }
     }
-    tally_pool_run(st->pool, nth, scan_thread, &j);
+    scan_shared sh;
+    sh.j = &j;
+    atomic_init(&sh.next, 0);
+    size_t nrec = (size_t)j.npieces * sizeof(piece_rec);
+    size_t ntot = ((size_t)j.npieces + (size_t)nth * (size_t)nth) * j.pblocks * sizeof(tally_carry);
+    char *mem = calloc(1, nrec + ntot);
+    if (!mem) {
+        free(j.mbuf);
+        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
+                               "tally_scan: out of memory for %llu piece totals",
+                               (unsigned long long)j.npieces);
+    }
+    sh.rec = (piece_rec *)mem;
+    sh.tot = (tally_carry *)(mem + nrec);
+    sh.steal = sh.tot + j.npieces * j.pblocks;
+    tally_pool_run(st->pool, nth, scan_thread, &sh);
+    free(mem);
     free(j.mbuf);
     return TALLY_OK;
 }

@@ -15,12 +15,13 @@
 /* Each thread works through its range in pieces of this size, so that the fused kernels of
  * one piece read it from L2 after its first read from memory. */
 #define TALLY_CPU_PIECE_BYTES (64u * 1024u)
-/* Scans: the data each thread scans per round (read twice: once from memory for the block
- * totals, then from cache for the scan). Bigger rounds mean fewer barriers, which matters when
- * the machine is busy and a waiting thread may have to sleep; the size is the thread's share of
- * the last-level cache, within these bounds. */
-#define TALLY_SCAN_ROUND_MIN (256u * 1024u)       /* and the least work per thread */
-#define TALLY_SCAN_ROUND_MAX (4u * 1024u * 1024u)
+/* Scans: the data is cut into pieces, taken round robin by the threads; a thread reads its
+ * piece once from memory for the block totals and again from L2 for the scan, so memory sees one
+ * read and one write, as from a copy. Pieces are whole f64 blocks (8 x 4096 x 8 bytes). */
+#define TALLY_SCAN_PIECE_MIN (256u * 1024u / 8u)
+#define TALLY_SCAN_PIECE_MAX (4u * 1024u * 1024u)
+/* the least work per thread */
+#define TALLY_SCAN_THREAD_MIN (256u * 1024u)
 /* Scans whose output is at least this big write it with non-temporal stores. */
 #define TALLY_SCAN_STREAM_BYTES (8u * 1024u * 1024u)
 
@@ -32,8 +33,7 @@ struct tally_cpu_state {
     tally_pool *pool;
     tally_partial *parts;   /* one per thread */
     tally_exact *sq;        /* one per thread (variance pass) */
-    uint64_t scan_round;    /* scans: bytes per thread per round (fits the thread's share of L3) */
-    tally_carry *totals;    /* scans: 2 x threads x scan_round / TALLY_SCAN_BLOCK */
+    uint64_t scan_piece;    /* scans: bytes per piece */
 };
 
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,

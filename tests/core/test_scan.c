@@ -297,22 +297,22 @@ static void test_scan_examples(void **state)
     free(want);
 }
 
-/* test_scans runs with small scan rounds (many barriers, every thread count, the multi-block
- * float path in several rounds); the big test keeps the default. */
-static int small_rounds(void **state, int (*setup)(void **))
+/* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, the multi-block
+ * float path of f32 and f64 in several pieces); the big test keeps the default. */
+static int small_pieces(void **state, int (*setup)(void **))
 {
-    setenv("TALLY_CPU_SCAN_ROUND", "262144", 1);
+    setenv("TALLY_CPU_SCAN_PIECE", "262144", 1);
     int r = setup(state);
-    unsetenv("TALLY_CPU_SCAN_ROUND");
+    unsetenv("TALLY_CPU_SCAN_PIECE");
     return r;
 }
-static int setup_scalar_sr(void **state) { return small_rounds(state, setup_scalar); }
-static int setup_avx2_sr(void **state) { return small_rounds(state, setup_avx2); }
-static int setup_avx512_sr(void **state) { return small_rounds(state, setup_avx512); }
+static int setup_scalar_sr(void **state) { return small_pieces(state, setup_scalar); }
+static int setup_avx2_sr(void **state) { return small_pieces(state, setup_avx2); }
+static int setup_avx512_sr(void **state) { return small_pieces(state, setup_avx512); }
 
 int main(void)
 {
-    unsetenv("TALLY_CPU_SCAN_ROUND");
+    unsetenv("TALLY_CPU_SCAN_PIECE");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scans, setup_scalar_sr, teardown_isa),
         cmocka_unit_test_setup_teardown(test_scans, setup_avx2_sr, teardown_isa),
