@@ -68,6 +68,10 @@ typedef struct tally_cpu_kernels {
     void (*multi_scan_f32)(int sum, int excl, const float *x, float *o, uint64_t ostride,
                            tally_carry *cy);
     void (*multi_total_f32)(int sum, const float *x, tally_carry *tot);
+    /* Optional: the second pass of a two-pass f32 sum/prod block scan (l: the block's local
+     * inclusive folds from multi_scan_f32 with identity carries): out = c op l, shifted by one
+     * for an exclusive scan; nt: non-temporal stores. */
+    void (*carry_f32)(int sum, int excl, const float *l, float *o, uint64_t n, float c, int nt);
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
     void (*scan_total[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);

@@ -449,6 +449,46 @@ static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
     for (int j = 0; j < 8; j++) tot[j].f32 = sum ? c[j] + l[j] : c[j] * l[j];
 }
 
+/* The second half of a float sum/prod scan done in two passes: l holds a block's local
+ * inclusive folds (l[i] = x[0] op ... op x[i], as the multi-block kernel leaves them with the
+ * identity as carry); out[i] = c op l[i] (inclusive) or out[0] = c, out[i] = c op l[i-1]
+ * (exclusive): the same bits as the one-pass kernel. nt: non-temporal stores (no read for
+ * ownership; the caller fences). */
+typedef float tk_vf32 __attribute__((vector_size(TK_VB)));
+static void tk_vcarry_f32(int sum, int excl, const float *l, float *o, uint64_t n, float c, int nt)
+{
+    uint64_t i = 0;
+    if (!n) return;
+    if (excl) {
+        o[0] = c;
+        l--; /* o[i] = c op l[i-1] */
+        i = 1;
+    }
+    for (; i < n && ((uintptr_t)(o + i) & (TK_VB - 1)); i++) o[i] = sum ? c + l[i] : c * l[i];
+    const uint64_t L = TK_VB / 4;
+#if TK_VB == 64
+    const tk_vf32 cv = (tk_vf32)_mm512_set1_ps(c); /* not {0} + c: 0 + -0 is +0 */
+#else
+    const tk_vf32 cv = (tk_vf32)_mm256_set1_ps(c);
+#endif
+    for (; i + L <= n; i += L) {
+        tk_vf32 v;
+        memcpy(&v, l + i, sizeof v);
+        if (sum) v = cv + v;
+        else v = cv * v;
+        if (nt) {
+#if TK_VB == 64
+            _mm512_stream_ps(o + i, (__m512)v);
+#else
+            _mm256_stream_ps(o + i, (__m256)v);
+#endif
+        } else {
+            memcpy(o + i, &v, sizeof v);
+        }
+    }
+    for (; i < n; i++) o[i] = sum ? c + l[i] : c * l[i];
+}
+
 /* The table (kernels_body.h) picks these up under the plain names. */
 #define isum_i16 visum_i16
 #define isum_u16 visum_u16

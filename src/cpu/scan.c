@@ -155,6 +155,7 @@ typedef struct scan_job {
     int sum, excl;
     uint64_t nfull;      /* full blocks */
     char *mbuf;          /* nt && multi: MULTI blocks per thread */
+    char *lbuf;          /* two-pass f32 (carry_f32): a piece of local folds per thread */
     tally_carry start;   /* carry into block 0 */
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
@@ -184,15 +185,21 @@ static inline uint64_t piece_blocks(const scan_job *j, uint64_t p)
     return j->nblocks - b0 < j->pblocks ? j->nblocks - b0 : j->pblocks;
 }
 
-/* The block totals of piece p into tot[]. */
-static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
+/* The block totals of piece p into tot[]. With lbuf (two-pass f32), groups of MULTI blocks are
+ * scanned with identity carries into lbuf (their totals are the last local folds) and
+ * scan_piece only adds the carries. */
+static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot, float *lbuf)
 {
     const uint64_t B = TALLY_SCAN_BLOCK;
     uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
     for (uint64_t k = 0; k < nb; k++) {
         uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
         if (j->multi && k + MULTI <= nb && b0 + k + MULTI <= j->nfull) {
-            if (j->multi == 1 && j->st->k->multi_total_f32)
+            if (lbuf) {
+                for (int q = 0; q < MULTI; q++) tot[k + (uint64_t)q] = j->ident;
+                j->st->k->multi_scan_f32(j->sum, 0, (const float *)(j->in + e * j->size),
+                                         lbuf + k * B, B, &tot[k]);
+            } else if (j->multi == 1 && j->st->k->multi_total_f32)
                 j->st->k->multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
             else if (j->multi == 1)
                 multi_total_f32(j->sum, (const float *)(j->in + e * j->size), &tot[k]);
@@ -207,11 +214,20 @@ static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
 
 /* Scans piece p from carry c (c: the carry out afterwards); tot: its block totals. */
 static void scan_piece(const scan_job *j, uint64_t p, const tally_carry *tot, tally_carry *c,
-                       char *buf, char *mbuf)
+                       char *buf, char *mbuf, const float *lbuf)
 {
     const uint64_t B = TALLY_SCAN_BLOCK;
     uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
     for (uint64_t k = 0; k < nb; k++) {
+        if (lbuf && k + MULTI <= nb && b0 + k + MULTI <= j->nfull) {
+            for (uint64_t q = k; q < k + MULTI; q++) {
+                j->st->k->carry_f32(j->sum, j->excl, lbuf + q * B,
+                                    (float *)(j->out + (b0 + q) * B * j->size), B, c->f32, j->nt);
+                j->total(&tot[q], 1, c);
+            }
+            k += MULTI - 1;
+            continue;
+        }
         if (j->multi && k + MULTI <= nb && b0 + k + MULTI <= j->nfull) {
             tally_carry cs[MULTI];
             for (int q = 0; q < MULTI; q++) {
@@ -259,12 +275,13 @@ static void scan_thread(void *arg, int tid, int nth)
     const scan_job *j = sh->j;
     _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
     char *mbuf = j->mbuf ? j->mbuf + (size_t)tid * MULTI * TALLY_SCAN_BLOCK * j->size : NULL;
+    float *lbuf = j->lbuf ? (float *)(j->lbuf + (size_t)tid * j->pblocks * TALLY_SCAN_BLOCK * 4) : NULL;
     tally_carry *steal = sh->steal + (size_t)tid * (size_t)nth * j->pblocks;
     for (;;) {
         uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
         if (p >= j->npieces) break;
         tally_carry *tot = sh->tot + p * j->pblocks;
-        total_piece(j, p, tot);
+        total_piece(j, p, tot, lbuf);
         atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
         /* look back: pieces q+1 .. p-1 contribute their totals, q its carry out */
         const tally_carry *between[64];
@@ -292,15 +309,17 @@ static void scan_thread(void *arg, int tid, int nth)
             }
             if (s == PIECE_TOT) {
                 between[nbetween++] = sh->tot + q * j->pblocks;
-            } else { /* its thread is late: compute them here */
-                tally_carry *t = nstolen < nth ? steal + (size_t)nstolen++ * j->pblocks : NULL;
-                if (!t) { /* every steal buffer in use: wait for the totals instead */
+            } else { /* its thread is late: compute them here (not in place: it may be
+                        writing the piece by the time this thread reads it) */
+                tally_carry *t = nstolen < nth && j->in != j->out
+                                     ? steal + (size_t)nstolen++ * j->pblocks : NULL;
+                if (!t) { /* wait for the totals instead */
                     while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) == PIECE_NONE)
                         sched_yield();
                     q++; /* and look at q again */
                     continue;
                 }
-                total_piece(j, q, t);
+                total_piece(j, q, t, NULL);
                 between[nbetween++] = t;
             }
         }
@@ -314,7 +333,7 @@ static void scan_thread(void *arg, int tid, int nth)
         for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
         sh->rec[p].incl = out;
         atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
-        scan_piece(j, p, tot, &c, buf, mbuf);
+        scan_piece(j, p, tot, &c, buf, mbuf, lbuf);
     }
     if (j->nt) j->st->k->stream_fence();
 }
@@ -363,7 +382,12 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
         j.sum = op == TALLY_SUM;
         j.excl = opts->exclusive;
         j.nfull = n / TALLY_SCAN_BLOCK;
-        if (j.nt) {
+        if (j.multi == 1 && st->k->multi_scan_f32 && st->k->carry_f32) {
+            /* two passes over each group of MULTI blocks: local folds into an L2 buffer while
+             * the piece streams in, then carries added on the way out */
+            j.lbuf = aligned_alloc(64, (size_t)nth * j.pblocks * TALLY_SCAN_BLOCK * 4);
+        }
+        if (j.nt && !j.lbuf) {
             j.mbuf = aligned_alloc(64, (size_t)nth * MULTI * TALLY_SCAN_BLOCK * j.size);
             if (!j.mbuf) j.nt = 0;
         }
@@ -376,6 +400,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     char *mem = calloc(1, nrec + ntot);
     if (!mem) {
         free(j.mbuf);
+        free(j.lbuf);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
                                "tally_scan: out of memory for %llu piece totals",
                                (unsigned long long)j.npieces);
@@ -386,5 +411,6 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     tally_pool_run(st->pool, nth, scan_thread, &sh);
     free(mem);
     free(j.mbuf);
+    free(j.lbuf);
     return TALLY_OK;
 }
