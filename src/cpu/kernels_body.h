@@ -382,6 +382,9 @@ TALLY_INT_TYPES(TK_INT_SCANS)
 TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
 
 #include "cpu/kernels_simd.h"
+#ifndef TK_ISCAN
+#define TK_ISCAN(kind, opname, name) scan_##kind##_##opname##_##name
+#endif
 
 /* ---- the table ------------------------------------------------------------------------------ */
 #define TK_ENTRY(fn) [TALLY_##E] = fn##_##name
@@ -394,20 +397,21 @@ TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
 #define TK_E_FPROD(E, name, C, i, s, W) [TALLY_##E] = fprod_block_##name,
 #define TK_E_TOF64(E, name, C, i, s, W) [TALLY_##E] = to_f64_##name,
 #define TK_E_SCAN(kind, opname, E, name) [TALLY_##E] = scan_##kind##_##opname##_##name,
+#define TK_E_ISCAN(kind, opname, E, name) [TALLY_##E] = TK_ISCAN(kind, opname, name),
 #define TK_ROW_ALL(kind, opname)                                                                 \
     {                                                                                            \
-        TK_E_SCAN(kind, opname, I8, i8) TK_E_SCAN(kind, opname, U8, u8)                          \
-        TK_E_SCAN(kind, opname, I16, i16) TK_E_SCAN(kind, opname, U16, u16)                      \
-        TK_E_SCAN(kind, opname, I32, i32) TK_E_SCAN(kind, opname, U32, u32)                      \
-        TK_E_SCAN(kind, opname, I64, i64) TK_E_SCAN(kind, opname, U64, u64)                      \
+        TK_E_ISCAN(kind, opname, I8, i8) TK_E_ISCAN(kind, opname, U8, u8)                        \
+        TK_E_ISCAN(kind, opname, I16, i16) TK_E_ISCAN(kind, opname, U16, u16)                    \
+        TK_E_ISCAN(kind, opname, I32, i32) TK_E_ISCAN(kind, opname, U32, u32)                    \
+        TK_E_ISCAN(kind, opname, I64, i64) TK_E_ISCAN(kind, opname, U64, u64)                    \
         TK_E_SCAN(kind, opname, F32, f32) TK_E_SCAN(kind, opname, F64, f64)                      \
     }
 #define TK_ROW_INT(kind, opname)                                                                 \
     {                                                                                            \
-        TK_E_SCAN(kind, opname, I8, i8) TK_E_SCAN(kind, opname, U8, u8)                          \
-        TK_E_SCAN(kind, opname, I16, i16) TK_E_SCAN(kind, opname, U16, u16)                      \
-        TK_E_SCAN(kind, opname, I32, i32) TK_E_SCAN(kind, opname, U32, u32)                      \
-        TK_E_SCAN(kind, opname, I64, i64) TK_E_SCAN(kind, opname, U64, u64)                      \
+        TK_E_ISCAN(kind, opname, I8, i8) TK_E_ISCAN(kind, opname, U8, u8)                        \
+        TK_E_ISCAN(kind, opname, I16, i16) TK_E_ISCAN(kind, opname, U16, u16)                    \
+        TK_E_ISCAN(kind, opname, I32, i32) TK_E_ISCAN(kind, opname, U32, u32)                    \
+        TK_E_ISCAN(kind, opname, I64, i64) TK_E_ISCAN(kind, opname, U64, u64)                    \
     }
 #define TK_SCAN_TABLE(kind)                                                                      \
     {                                                                                            \

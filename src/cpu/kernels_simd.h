@@ -132,19 +132,13 @@ static inline tk_vi64 tk_vmax_i64(tk_vi64 a, tk_vi64 b)
 TK_VMINMAX(f32, tk_vi32, tk_vu32, int32_t, i32)
 TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
 
-/* In-register inclusive prefix of L lanes: log2(L) shifted adds (zeros shifted in). */
-#define TK_M16_1 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
-#define TK_M16_2 0, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
-#define TK_M16_4 0, 0, 0, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27
-#define TK_M16_8 0, 0, 0, 0, 0, 0, 0, 0, 16, 17, 18, 19, 20, 21, 22, 23
-#define TK_M16_LAST 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15
-#define TK_M8_1 0, 8, 9, 10, 11, 12, 13, 14
-#define TK_M8_2 0, 0, 8, 9, 10, 11, 12, 13
-#define TK_M8_4 0, 0, 0, 0, 8, 9, 10, 11
-#define TK_M8_LAST 7, 7, 7, 7, 7, 7, 7, 7
-#define TK_M4_1 0, 4, 5, 6
-#define TK_M4_2 0, 0, 4, 5
-#define TK_M4_LAST 3, 3, 3, 3
+/* Integer scans of every op in registers: an inclusive prefix of the L lanes of a vector in
+ * log2(L) steps (the vector shifted up by 1, 2, 4, ... lanes with the identity shifted in, then
+ * combined with op), and the carry kept in every lane of a vector. The carry chain is one op per
+ * vector: the vector's own total (its last lane, broadcast) is added to the carry off the
+ * critical path. Integer ops are associative, so the results are those of the plain loop.
+ * TK_SHm_s: shift up by s of m lanes (index 0 picks the identity vector's lane); TK_LASTm:
+ * broadcast lane m-1. Generated lists. */
 /* Constant two-vector shuffles: GCC spells them __builtin_shuffle with a mask vector, clang
  * __builtin_shufflevector with the indices as arguments (GCC has that one only from 12 on).
  * Index i < L picks a[i], L + i picks b[i]. */
@@ -153,98 +147,236 @@ TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
 #else
 #define TK_SHUF(V, a, b, ...) __builtin_shuffle(a, b, (V){__VA_ARGS__})
 #endif
-#define TK_PREFIX_16(V, v, z)                                                                    \
-    v += TK_SHUF(V, z, v, TK_M16_1);                                                             \
-    v += TK_SHUF(V, z, v, TK_M16_2);                                                             \
-    v += TK_SHUF(V, z, v, TK_M16_4);                                                             \
-    v += TK_SHUF(V, z, v, TK_M16_8)
-#define TK_PREFIX_8(V, v, z)                                                                     \
-    v += TK_SHUF(V, z, v, TK_M8_1);                                                              \
-    v += TK_SHUF(V, z, v, TK_M8_2);                                                              \
-    v += TK_SHUF(V, z, v, TK_M8_4)
-#define TK_PREFIX_4(V, v, z)                                                                     \
-    v += TK_SHUF(V, z, v, TK_M4_1);                                                              \
-    v += TK_SHUF(V, z, v, TK_M4_2)
-#define TK_PREFIX(L, V, v, z) TK_PREFIX_##L(V, v, z)
-#define TK_LAST(L) TK_M##L##_LAST
-#define TK_XPREFIX(L, V, v, z) TK_PREFIX(L, V, v, z)
-#define TK_XLAST(L) TK_LAST(L)
+#define TK_SH4_1 0, 4, 5, 6
+#define TK_SH4_2 0, 0, 4, 5
+#define TK_LAST4 3, 3, 3, 3
+#define TK_SH8_1 0, 8, 9, 10, 11, 12, 13, 14
+#define TK_SH8_2 0, 0, 8, 9, 10, 11, 12, 13
+#define TK_SH8_4 0, 0, 0, 0, 8, 9, 10, 11
+#define TK_LAST8 7, 7, 7, 7, 7, 7, 7, 7
+#define TK_SH16_1 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
+#define TK_SH16_2 0, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
+#define TK_SH16_4 0, 0, 0, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27
+#define TK_SH16_8 0, 0, 0, 0, 0, 0, 0, 0, 16, 17, 18, 19, 20, 21, 22, 23
+#define TK_LAST16 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15
+#define TK_SH32_1 0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62
+#define TK_SH32_2 0, 0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61
+#define TK_SH32_4 0, 0, 0, 0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59
+#define TK_SH32_8 0, 0, 0, 0, 0, 0, 0, 0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55
+#define TK_SH32_16 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47
+#define TK_LAST32 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31
+#define TK_SH64_1 0, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126
+#define TK_SH64_2 0, 0, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125
+#define TK_SH64_4 0, 0, 0, 0, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123
+#define TK_SH64_8 0, 0, 0, 0, 0, 0, 0, 0, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119
+#define TK_SH64_16 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111
+#define TK_SH64_32 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95
+#define TK_LAST64 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63
+#define TK_PFX_4(V, v, z, OP) \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH4_1)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH4_2))
+#define TK_PFX_8(V, v, z, OP) \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH8_1)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH8_2)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH8_4))
+#define TK_PFX_16(V, v, z, OP) \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH16_1)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH16_2)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH16_4)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH16_8))
+#define TK_PFX_32(V, v, z, OP) \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH32_1)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH32_2)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH32_4)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH32_8)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH32_16))
+#define TK_PFX_64(V, v, z, OP) \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH64_1)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH64_2)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH64_4)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH64_8)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH64_16)); \
+    v = OP(v, TK_SHUF(V, z, v, TK_SH64_32))
+#define TK_PFX(L, V, v, z, OP) TK_PFX_##L(V, v, z, OP)
+#define TK_XPFX(L, V, v, z, OP) TK_PFX(L, V, v, z, OP)
+#define TK_SHL1(L) TK_SH##L##_1
+#define TK_XSHL1(L) TK_SHL1(L)
+#define TK_LASTL(L) TK_LAST##L
+#define TK_XLASTL(L) TK_LASTL(L)
 
+typedef int8_t tk_vi8 __attribute__((vector_size(TK_VB)));
+typedef uint8_t tk_vu8 __attribute__((vector_size(TK_VB)));
+typedef uint16_t tk_vu16 __attribute__((vector_size(TK_VB)));
+typedef int16_t tk_vi16 __attribute__((vector_size(TK_VB)));
+/* per type: the unsigned and signed vector types and the lane count (a literal, for pasting) */
+#define TK_VU_i8 tk_vu8
+#define TK_VU_u8 tk_vu8
+#define TK_VU_i16 tk_vu16
+#define TK_VU_u16 tk_vu16
+#define TK_VU_i32 tk_vu32
+#define TK_VU_u32 tk_vu32
+#define TK_VU_i64 tk_vu64
+#define TK_VU_u64 tk_vu64
+#define TK_VS_i8 tk_vi8
+#define TK_VS_u8 tk_vu8
+#define TK_VS_i16 tk_vi16
+#define TK_VS_u16 tk_vu16
+#define TK_VS_i32 tk_vi32
+#define TK_VS_u32 tk_vu32
+#define TK_VS_i64 tk_vi64
+#define TK_VS_u64 tk_vu64
 #if TK_VB == 64
-#define TK_L32 16
-#define TK_L64 8
+#define TK_L_1 64
+#define TK_L_2 32
+#define TK_L_4 16
+#define TK_L_8 8
 #else
-#define TK_L32 8
-#define TK_L64 4
+#define TK_L_1 32
+#define TK_L_2 16
+#define TK_L_4 8
+#define TK_L_8 4
+#endif
+#define TK_L_i8 TK_L_1
+#define TK_L_u8 TK_L_1
+#define TK_L_i16 TK_L_2
+#define TK_L_u16 TK_L_2
+#define TK_L_i32 TK_L_4
+#define TK_L_u32 TK_L_4
+#define TK_L_i64 TK_L_8
+#define TK_L_u64 TK_L_8
+
+/* The ops on vectors of the unsigned type VU (wrapping); min/max by the element type. */
+#define TK_VOP_sum(VS, VU, a, b) ((a) + (b))
+#define TK_VOP_prod(VS, VU, a, b) ((a) * (b))
+#define TK_VOP_and(VS, VU, a, b) ((a) & (b))
+#define TK_VOP_or(VS, VU, a, b) ((a) | (b))
+#define TK_VOP_xor(VS, VU, a, b) ((a) ^ (b))
+#define TK_VOP_min(name, VU, a, b) TK_VMIN_##name(a, b)
+#define TK_VOP_max(name, VU, a, b) TK_VMAX_##name(a, b)
+/* m ? b : a, lane by lane (m: all ones or zero) */
+#define tk_vsel(a, b, m) (((b) & (m)) | ((a) & ~(m)))
+/* Lane-wise min/max by width and signedness (AVX2 has no 64-bit ones: compare and blend). */
+#if TK_VB == 64
+#define TK_VMIN_i8(a, b) (TK_VU_i8)_mm512_min_epi8((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_i8(a, b) (TK_VU_i8)_mm512_max_epi8((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_u8(a, b) (TK_VU_u8)_mm512_min_epu8((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_u8(a, b) (TK_VU_u8)_mm512_max_epu8((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_i16(a, b) (TK_VU_i16)_mm512_min_epi16((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_i16(a, b) (TK_VU_i16)_mm512_max_epi16((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_u16(a, b) (TK_VU_u16)_mm512_min_epu16((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_u16(a, b) (TK_VU_u16)_mm512_max_epu16((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_i32(a, b) (TK_VU_i32)_mm512_min_epi32((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_i32(a, b) (TK_VU_i32)_mm512_max_epi32((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_u32(a, b) (TK_VU_u32)_mm512_min_epu32((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_u32(a, b) (TK_VU_u32)_mm512_max_epu32((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_i64(a, b) (TK_VU_i64)_mm512_min_epi64((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_i64(a, b) (TK_VU_i64)_mm512_max_epi64((__m512i)(a), (__m512i)(b))
+#define TK_VMIN_u64(a, b) (TK_VU_u64)_mm512_min_epu64((__m512i)(a), (__m512i)(b))
+#define TK_VMAX_u64(a, b) (TK_VU_u64)_mm512_max_epu64((__m512i)(a), (__m512i)(b))
+#else
+#define TK_VMIN_i8(a, b) (TK_VU_i8)_mm256_min_epi8((__m256i)(a), (__m256i)(b))
+#define TK_VMAX_i8(a, b) (TK_VU_i8)_mm256_max_epi8((__m256i)(a), (__m256i)(b))
+#define TK_VMIN_u8(a, b) (TK_VU_u8)_mm256_min_epu8((__m256i)(a), (__m256i)(b))
+#define TK_VMAX_u8(a, b) (TK_VU_u8)_mm256_max_epu8((__m256i)(a), (__m256i)(b))
+#define TK_VMIN_i16(a, b) (TK_VU_i16)_mm256_min_epi16((__m256i)(a), (__m256i)(b))
+#define TK_VMAX_i16(a, b) (TK_VU_i16)_mm256_max_epi16((__m256i)(a), (__m256i)(b))
+#define TK_VMIN_u16(a, b) (TK_VU_u16)_mm256_min_epu16((__m256i)(a), (__m256i)(b))
+#define TK_VMAX_u16(a, b) (TK_VU_u16)_mm256_max_epu16((__m256i)(a), (__m256i)(b))
+#define TK_VMIN_i32(a, b) (TK_VU_i32)_mm256_min_epi32((__m256i)(a), (__m256i)(b))
+#define TK_VMAX_i32(a, b) (TK_VU_i32)_mm256_max_epi32((__m256i)(a), (__m256i)(b))
+#define TK_VMIN_u32(a, b) (TK_VU_u32)_mm256_min_epu32((__m256i)(a), (__m256i)(b))
+#define TK_VMAX_u32(a, b) (TK_VU_u32)_mm256_max_epu32((__m256i)(a), (__m256i)(b))
+#define TK_VMIN_i64(a, b) tk_vsel(a, b, (tk_vu64)((tk_vi64)(b) < (tk_vi64)(a)))
+#define TK_VMAX_i64(a, b) tk_vsel(a, b, (tk_vu64)((tk_vi64)(b) > (tk_vi64)(a)))
+#define TK_VMIN_u64(a, b) tk_vsel(a, b, (tk_vu64)((tk_vi64)((b) ^ TK_B63) < (tk_vi64)((a) ^ TK_B63)))
+#define TK_VMAX_u64(a, b) tk_vsel(a, b, (tk_vu64)((tk_vi64)((b) ^ TK_B63) > (tk_vi64)((a) ^ TK_B63)))
+#define TK_B63 ((tk_vu64){0} + (1ull << 63))
 #endif
 
-/* Integer sum scans (wrapping, in the unsigned type): inclusive, exclusive and the total. */
-#define TK_VSCAN_SUM(name, C, U, VU, L)                                                          \
-    static void vscan_incl_sum_##name(const void *vi, void *vo, uint64_t n, tally_carry *cy)     \
+#define TK_VSCAN(opname, name, C)                                                                \
+    static inline TK_VU_##name tk_vop_##opname##_##name(TK_VU_##name a, TK_VU_##name b)          \
     {                                                                                            \
+        return TK_VOP_##opname(name, TK_VU_##name, a, b);                                        \
+    }                                                                                            \
+    static void vscan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,               \
+                                             tally_carry *cy)                                    \
+    {                                                                                            \
+        typedef TK_VU_##name VU;                                                                 \
         const char *x = vi;                                                                      \
         char *o = vo;                                                                            \
-        const VU z = {0};                                                                        \
-        VU c = z + (U)cy->name;                                                                  \
+        tally_carry id;                                                                          \
+        memset(&id, 0, sizeof id);                                                               \
+        id.name = (C)tk_ident_##opname##_##name;                                                 \
+        const VU z = (VU){0} + (TK_U_##name)id.name;                                             \
+        VU c = (VU){0} + (TK_U_##name)cy->name;                                                  \
+        const uint64_t L = TK_VB / sizeof(C);                                                    \
         uint64_t i = 0;                                                                          \
         for (; i + L <= n; i += L) {                                                             \
             VU v;                                                                                \
-            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
-            TK_XPREFIX(L, VU, v, z);                                                             \
-            v += c;                                                                              \
-            memcpy(o + i * sizeof(U), &v, sizeof v);                                             \
-            c = TK_SHUF(VU, v, v, TK_XLAST(L));                                         \
+            memcpy(&v, x + i * sizeof(C), sizeof v);                                             \
+            TK_XPFX(TK_L_##name, VU, v, z, tk_vop_##opname##_##name);                            \
+            VU t = TK_SHUF(VU, v, v, TK_XLASTL(TK_L_##name));                                    \
+            v = tk_vop_##opname##_##name(c, v);                                                  \
+            memcpy(o + i * sizeof(C), &v, sizeof v);                                             \
+            c = tk_vop_##opname##_##name(c, t);                                                  \
         }                                                                                        \
-        U s = c[0];                                                                              \
-        for (; i < n; i++) {                                                                     \
-            U v;                                                                                 \
-            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
-            s += v;                                                                              \
-            memcpy(o + i * sizeof(U), &s, sizeof s);                                             \
-        }                                                                                        \
-        cy->name = (C)s;                                                                         \
+        cy->name = (C)c[0];                                                                      \
+        scan_incl_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);           \
     }                                                                                            \
-    static void vscan_excl_sum_##name(const void *vi, void *vo, uint64_t n, tally_carry *cy)     \
+    static void vscan_excl_##opname##_##name(const void *vi, void *vo, uint64_t n,               \
+                                             tally_carry *cy)                                    \
     {                                                                                            \
+        typedef TK_VU_##name VU;                                                                 \
         const char *x = vi;                                                                      \
         char *o = vo;                                                                            \
-        const VU z = {0};                                                                        \
-        VU c = z + (U)cy->name;                                                                  \
+        tally_carry id;                                                                          \
+        memset(&id, 0, sizeof id);                                                               \
+        id.name = (C)tk_ident_##opname##_##name;                                                 \
+        const VU z = (VU){0} + (TK_U_##name)id.name;                                             \
+        VU c = (VU){0} + (TK_U_##name)cy->name;                                                  \
+        const uint64_t L = TK_VB / sizeof(C);                                                    \
         uint64_t i = 0;                                                                          \
         for (; i + L <= n; i += L) {                                                             \
-            VU v, in;                                                                            \
-            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
-            in = v;                                                                              \
-            TK_XPREFIX(L, VU, v, z);                                                             \
-            v += c;                                                                              \
-            VU ex = v - in;                                                                      \
-            memcpy(o + i * sizeof(U), &ex, sizeof ex);                                           \
-            c = TK_SHUF(VU, v, v, TK_XLAST(L));                                         \
+            VU v;                                                                                \
+            memcpy(&v, x + i * sizeof(C), sizeof v);                                             \
+            TK_XPFX(TK_L_##name, VU, v, z, tk_vop_##opname##_##name);                            \
+            VU t = TK_SHUF(VU, v, v, TK_XLASTL(TK_L_##name));                                    \
+            VU e = TK_SHUF(VU, z, v, TK_XSHL1(TK_L_##name));                                     \
+            e = tk_vop_##opname##_##name(c, e);                                                  \
+            memcpy(o + i * sizeof(C), &e, sizeof e);                                             \
+            c = tk_vop_##opname##_##name(c, t);                                                  \
         }                                                                                        \
-        U s = c[0];                                                                              \
-        for (; i < n; i++) {                                                                     \
-            U v;                                                                                 \
-            memcpy(&v, x + i * sizeof(U), sizeof v);                                             \
-            memcpy(o + i * sizeof(U), &s, sizeof s);                                             \
-            s += v;                                                                              \
-        }                                                                                        \
-        cy->name = (C)s;                                                                         \
-    }                                                                                            \
-    static void vscan_total_sum_##name(const void *vi, uint64_t n, tally_carry *cy)              \
-    {                                                                                            \
-        const U *x = vi;                                                                         \
-        U s = (U)cy->name;                                                                       \
-        for (uint64_t i = 0; i < n; i++) s += x[i];                                              \
-        cy->name = (C)s;                                                                         \
+        cy->name = (C)c[0];                                                                      \
+        scan_excl_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);           \
     }
-TK_VSCAN_SUM(i32, int32_t, uint32_t, tk_vu32, TK_L32)
-TK_VSCAN_SUM(u32, uint32_t, uint32_t, tk_vu32, TK_L32)
-TK_VSCAN_SUM(i64, int64_t, uint64_t, tk_vu64, TK_L64)
-TK_VSCAN_SUM(u64, uint64_t, uint64_t, tk_vu64, TK_L64)
+/* identities, by op and type (as scan.c's, in the unsigned type) */
+#define TK_IDENTS(E, name, C, is_int, sgn, W)                                                    \
+    enum {                                                                                       \
+        tk_ident_sum_##name = 0, tk_ident_xor_##name = 0, tk_ident_or_##name = 0,                \
+        tk_ident_prod_##name = 1                                                                 \
+    };                                                                                           \
+    static const TK_U_##name tk_ident_and_##name = (TK_U_##name)~(TK_U_##name)0;                 \
+    static const C tk_ident_min_##name = sgn ? (C)((TK_U_##name)~(TK_U_##name)0 >> 1)            \
+                                             : (C)~(TK_U_##name)0;                               \
+    static const C tk_ident_max_##name = sgn ? (C)(((TK_U_##name)~(TK_U_##name)0 >> 1) + 1) : 0;
+TALLY_INT_TYPES(TK_IDENTS)
+#define TK_VSCANS(E, name, C, is_int, sgn, W)                                                    \
+    TK_VSCAN(sum, name, C)                                                                       \
+    TK_VSCAN(prod, name, C)                                                                      \
+    TK_VSCAN(min, name, C)                                                                       \
+    TK_VSCAN(max, name, C)                                                                       \
+    TK_VSCAN(and, name, C)                                                                       \
+    TK_VSCAN(or, name, C)                                                                        \
+    TK_VSCAN(xor, name, C)
+TALLY_INT_TYPES(TK_VSCANS)
+/* the table takes the integer scans from here, the totals from the plain (vectorised) loops */
+#define TK_ISCAN_incl(opname, name) vscan_incl_##opname##_##name
+#define TK_ISCAN_excl(opname, name) vscan_excl_##opname##_##name
+#define TK_ISCAN_total(opname, name) scan_total_##opname##_##name
+#define TK_ISCAN(kind, opname, name) TK_ISCAN_##kind(opname, name)
 
 /* Byte sums: psadbw adds 8 bytes into each 64-bit lane in one instruction. Signed bytes are
  * biased by 128 (x ^ 0x80 = x + 128 as an unsigned byte) and the bias is taken off at the end. */
-typedef uint8_t tk_vu8 __attribute__((vector_size(TK_VB)));
 static inline tk_vu64 tk_sad(tk_vu8 v)
 {
 #if TK_VB == 64
@@ -285,7 +417,6 @@ TK_VSUM8(u8, 0)
 /* 16-bit sums: pmaddwd adds neighbouring pairs into 32-bit lanes; unsigned values are biased by
  * -32768 (x ^ 0x8000 as a signed number) and the bias is added back at the end. A 32-bit lane
  * gains at most 2^16 per step, so runs of 2^14 steps cannot overflow it. */
-typedef int16_t tk_vi16 __attribute__((vector_size(TK_VB)));
 static inline tk_vi32 tk_madd_ones(tk_vi16 v)
 {
 #if TK_VB == 64
@@ -496,16 +627,4 @@ static void tk_vcarry_f32(int sum, int excl, const float *l, float *o, uint64_t 
 #define isum_u8 visum_u8
 #define minmax_f32 vminmax_f32
 #define minmax_f64 vminmax_f64
-#define scan_incl_sum_i32 vscan_incl_sum_i32
-#define scan_excl_sum_i32 vscan_excl_sum_i32
-#define scan_total_sum_i32 vscan_total_sum_i32
-#define scan_incl_sum_u32 vscan_incl_sum_u32
-#define scan_excl_sum_u32 vscan_excl_sum_u32
-#define scan_total_sum_u32 vscan_total_sum_u32
-#define scan_incl_sum_i64 vscan_incl_sum_i64
-#define scan_excl_sum_i64 vscan_excl_sum_i64
-#define scan_total_sum_i64 vscan_total_sum_i64
-#define scan_incl_sum_u64 vscan_incl_sum_u64
-#define scan_excl_sum_u64 vscan_excl_sum_u64
-#define scan_total_sum_u64 vscan_total_sum_u64
 #endif /* TK_VB */
