@@ -11,6 +11,15 @@
 #include <string.h>
 #include "cpu/exact_kernels.h"
 
+/* A compare mask as a plain unsigned of `lanes` bits. GCC 12 at -O2 (seen with the sanitizers)
+ * kept an unsigned made from an __mmask8 in a mask register, spilled it with kmovb (one byte) and
+ * reloaded four, so stale stack bytes showed up as lanes 8.. (UBSan: index out of bounds). The
+ * empty asm pins the value in a general register, and the AND then really happens. */
+static inline unsigned tally_xmask_(unsigned m, unsigned lanes) {
+    __asm__("" : "+r"(m));
+    return m & ((1u << lanes) - 1);
+}
+
 /* ---- 512-bit body ---- */
 #define XV __m512d
 #define XW 8
@@ -33,7 +42,7 @@
 #define XV_LOAD_F32_PART(p, k) _mm512_cvtps_pd(_mm256_maskz_loadu_ps((__mmask8)((1u << (k)) - 1), (p)))
 #define XV_KEEP(v, k) _mm512_maskz_mov_pd((__mmask8)((1u << (k)) - 1), (v))
 #define XV_KEEP_ORD(a, x) _mm512_maskz_mov_pd(_mm512_cmp_pd_mask((x), (x), _CMP_ORD_Q), (a)) /* a where x is not NaN */
-#define XV_NONZERO_MASK(v) ((unsigned)_mm512_cmp_pd_mask((v), _mm512_setzero_pd(), _CMP_NEQ_UQ))
+#define XV_NONZERO_MASK(v) tally_xmask_((unsigned)_mm512_cmp_pd_mask((v), _mm512_setzero_pd(), _CMP_NEQ_UQ), 8)
 #include "cpu/exact_impl.h"
 #undef XV
 #undef XW
@@ -78,7 +87,7 @@
 #define XV_LOAD_F32_PART(p, k) _mm256_cvtps_pd(_mm_maskz_loadu_ps((__mmask8)((1u << (k)) - 1), (p)))
 #define XV_KEEP(v, k) _mm256_maskz_mov_pd((__mmask8)((1u << (k)) - 1), (v))
 #define XV_KEEP_ORD(a, x) _mm256_maskz_mov_pd(_mm256_cmp_pd_mask((x), (x), _CMP_ORD_Q), (a))
-#define XV_NONZERO_MASK(v) ((unsigned)_mm256_cmp_pd_mask((v), _mm256_setzero_pd(), _CMP_NEQ_UQ))
+#define XV_NONZERO_MASK(v) tally_xmask_((unsigned)_mm256_cmp_pd_mask((v), _mm256_setzero_pd(), _CMP_NEQ_UQ), 4)
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {

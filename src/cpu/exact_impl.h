@@ -234,7 +234,9 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int carefu
             double lane[XW];
             XV_STORE(lane, v);
             do { /* over the set bits: no branch per lane to mispredict */
-                tally_xbins_add_(&tally_xbins_tls, acc, lane[__builtin_ctz(mask)]);
+                unsigned j = (unsigned)__builtin_ctz(mask);
+                if (j >= XW) break; /* never: the mask has XW bits (see exact_avx512.c) */
+                tally_xbins_add_(&tally_xbins_tls, acc, lane[j]);
                 mask &= mask - 1;
             } while (mask);
         }
