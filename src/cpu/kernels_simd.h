@@ -81,7 +81,7 @@ static inline tk_vi64 tk_vmax_i64(tk_vi64 a, tk_vi64 b)
 /* Float extremes: keys k (two's complement order of the bits), NaN lanes masked to the
  * identity, NaNs counted per lane; two independent accumulators per result. */
 #define TK_VMINMAX(name, VS, VU, S, SB)                                                          \
-    static void vminmax_##name(const void *vx, uint64_t n, tally_minmax *mm)                     \
+    static void vminmax_masked_##name(const void *vx, uint64_t n, tally_minmax *mm)              \
     {                                                                                            \
         const char *x = vx;                                                                      \
         const uint64_t L = TK_VB / sizeof(S);                                                    \
@@ -131,6 +131,53 @@ static inline tk_vi64 tk_vmax_i64(tk_vi64 a, tk_vi64 b)
     }
 TK_VMINMAX(f32, tk_vi32, tk_vu32, int32_t, i32)
 TK_VMINMAX(f64, tk_vi64, tk_vu64, int64_t, i64)
+
+/* The common case first: extremes of the keys with no NaN masking (half the work). A NaN key
+ * lies beyond the keys of +-inf, so extremes within them prove there was no NaN; otherwise the
+ * piece (now in cache) goes through the masked kernel above. */
+#define TK_VMINMAX_FAST(name, VS, S, SB)                                                         \
+    static void vminmax_##name(const void *vx, uint64_t n, tally_minmax *mm)                     \
+    {                                                                                            \
+        const char *x = vx;                                                                      \
+        const uint64_t L = TK_VB / sizeof(S);                                                    \
+        const VS smax = (VS){0} + TK_SMAX_##name, smin = (VS){0} + TK_SMIN_##name;               \
+        VS mn0 = smax, mn1 = smax, mx0 = smin, mx1 = smin;                                       \
+        uint64_t i = 0;                                                                          \
+        for (; i + 2 * L <= n; i += 2 * L) {                                                     \
+            VS b0, b1;                                                                           \
+            memcpy(&b0, x + i * sizeof(S), TK_VB);                                               \
+            memcpy(&b1, x + (i + L) * sizeof(S), TK_VB);                                         \
+            VS k0 = b0 ^ ((b0 >> (sizeof(S) * 8 - 1)) & smax);                                   \
+            VS k1 = b1 ^ ((b1 >> (sizeof(S) * 8 - 1)) & smax);                                   \
+            mn0 = tk_vmin_##SB(mn0, k0);                                                         \
+            mn1 = tk_vmin_##SB(mn1, k1);                                                         \
+            mx0 = tk_vmax_##SB(mx0, k0);                                                         \
+            mx1 = tk_vmax_##SB(mx1, k1);                                                         \
+        }                                                                                        \
+        mn0 = tk_vmin_##SB(mn0, mn1);                                                            \
+        mx0 = tk_vmax_##SB(mx0, mx1);                                                            \
+        S mn = TK_SMAX_##name, mx = TK_SMIN_##name;                                              \
+        for (uint64_t j = 0; j < L; j++) {                                                       \
+            mn = TK_MIN(mn, mn0[j]);                                                             \
+            mx = TK_MAX(mx, mx0[j]);                                                             \
+        }                                                                                        \
+        const TK_UB_##name *t = (const TK_UB_##name *)(x + i * sizeof(S));                       \
+        for (uint64_t j = 0; j < n - i; j++) {                                                   \
+            TK_SB_##name k = tk_key_##name(t[j]);                                                \
+            mn = TK_MIN(mn, k);                                                                  \
+            mx = TK_MAX(mx, k);                                                                  \
+        }                                                                                        \
+        if (!n) return;                                                                          \
+        if (mn < tk_key_##name(TK_NINF_##name) || mx > (S)TK_INF_##name) {                       \
+            vminmax_masked_##name(vx, n, mm);                                                    \
+            return;                                                                              \
+        }                                                                                        \
+        tk_fold_minmax(mm, tk_key64_##name(mn), tk_key64_##name(mx));                            \
+    }
+#define TK_NINF_f32 0xff800000u
+#define TK_NINF_f64 0xfff0000000000000ull
+TK_VMINMAX_FAST(f32, tk_vi32, int32_t, i32)
+TK_VMINMAX_FAST(f64, tk_vi64, int64_t, i64)
 
 /* Integer scans of every op in registers: an inclusive prefix of the L lanes of a vector in
  * log2(L) steps (the vector shifted up by 1, 2, 4, ... lanes with the identity shifted in, then
