@@ -17,7 +17,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tallyConfig.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tally)
 set(TALLY_PC_LIBS_PRIVATE "-lpthread -ldl -lm")
 if(TALLY_CUDA)
-  string(APPEND TALLY_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
+  string(APPEND TALLY_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt -lstdc++")
 endif()
 configure_file(cmake/tally.pc.in ${CMAKE_CURRENT_BINARY_DIR}/tally.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tally.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
