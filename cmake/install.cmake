@@ -19,5 +19,7 @@ set(TALLY_PC_LIBS_PRIVATE "-lpthread -ldl -lm")
 if(TALLY_CUDA)
   string(APPEND TALLY_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt -lstdc++")
 endif()
+# prefix is found from the .pc file's own place, so the package can be installed anywhere.
+file(RELATIVE_PATH TALLY_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 configure_file(cmake/tally.pc.in ${CMAKE_CURRENT_BINARY_DIR}/tally.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tally.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
