@@ -2,12 +2,13 @@
  *
  * For each case and size: the answer is checked first (ours against the CPU backend where the
  * data is small enough to copy, ours against CUB on the device everywhere), then both are timed
- * with CUDA events: a batch of launches back to back, per-launch time = batch time / launches,
- * median of several batches. Small inputs rotate through distinct buffers (>= 256 MB in all) so
+ * with CUDA events: a batch of launches back to back (about 10 ms, 10 to 1000 launches),
+ * per-launch time = batch time / launches, median of 5 batches. Small inputs rotate through distinct buffers (>= 256 MB in all) so
  * that neither side is timed out of the L2 cache. A device-to-device memcpy measured in the same
  * run is the bandwidth yardstick (bytes read + written).
  *
- *   bench_cuda [--quick] [--max-log2 N] [--out FILE]
+ *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME] [--deadline SEC] [--out FILE]
+ * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
  * Prints the table (markdown) last; FILE gets a copy. */
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <string>
 #include <vector>
@@ -26,6 +28,19 @@
 extern "C" tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tally_type type,
                                                         const void *d_data, uint64_t n,
                                                         tally_result *d_result);
+extern "C" int tally_cuda_bench_set_knob(const char *name, int value);
+
+/* Runs fn with a tuning knob of the library set to v (a variant row), then restores it. */
+template <typename F> static void with_knob(const char *knob, int v, F fn)
+{
+    int old = tally_cuda_bench_set_knob(knob, v);
+    if (old < 0) {
+        printf("unknown knob %s\n", knob);
+        return;
+    }
+    fn();
+    tally_cuda_bench_set_knob(knob, old);
+}
 
 #define CK(call)                                                                               \
     do {                                                                                       \
@@ -99,13 +114,13 @@ struct Buf {
 /* Median per-launch microseconds of fn(rotation index). */
 template <typename F> static double time_us(F fn, int rotations, double expect_us)
 {
-    int reps = (int)std::min(2000.0, std::max(10.0, 20000.0 / std::max(expect_us, 1.0)));
+    int reps = (int)std::min(1000.0, std::max(10.0, 10000.0 / std::max(expect_us, 1.0)));
     for (int i = 0; i < 3; i++) fn(i % rotations); /* warm up */
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     std::vector<double> t;
-    for (int batch = 0; batch < 7; batch++) {
+    for (int batch = 0; batch < 5; batch++) {
         CK(cudaEventRecord(a, g_s));
         for (int r = 0; r < reps; r++) fn((batch * reps + r) % rotations);
         CK(cudaEventRecord(b, g_s));
@@ -226,7 +241,7 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
         g_bad++;
         printf("VALIDATION FAILED: %s %s n=%llu\n", name, tally_type_name(tt), (unsigned long long)n);
     }
-    double expect = bytes / 3.5e3 + 5.0;
+    double expect = bytes / 3.5e6 + 5.0; /* µs at 3.5 TB/s, plus a launch */
     double t_ours = time_us(ours, rot, expect);
     double t_cub = time_us(cub, rot, expect);
     row(name, tally_type_name(tt), n, t_ours, t_cub, (double)bytes, ok ? note : "INVALID");
@@ -235,7 +250,7 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
 /* ---- scans --------------------------------------------------------------------------------- */
 template <typename T>
 static void bench_scan(int exclusive, int maxop, Buf &in, Buf &out, uint64_t n, void *cub_tmp,
-                       size_t cub_tmp_bytes, unsigned long long *dbad)
+                       size_t cub_tmp_bytes, unsigned long long *dbad, const char *note = "")
 {
     if (!wanted(maxop ? "scan_incl_max" : exclusive ? "scan_excl_sum" : "scan_incl_sum")) return;
     size_t bytes = n * sizeof(T);
@@ -271,16 +286,24 @@ static void bench_scan(int exclusive, int maxop, Buf &in, Buf &out, uint64_t n, 
         printf("VALIDATION FAILED: scan %s n=%llu: %llu elements differ from CUB\n",
                tally_type_name(tt), (unsigned long long)n, bad);
     }
-    double expect = 2.0 * bytes / 3.0e3 + 6.0;
+    double expect = 2.0 * bytes / 3.0e6 + 6.0;
     double t_ours = time_us(ours, rot, expect);
     double t_cub = time_us(cub, rot, expect);
     const char *name = maxop ? "scan_incl_max" : exclusive ? "scan_excl_sum" : "scan_incl_sum";
-    row(name, tally_type_name(tt), n, t_ours, t_cub, 2.0 * bytes, bad ? "INVALID" : "");
+    row(name, tally_type_name(tt), n, t_ours, t_cub, 2.0 * bytes, bad ? "INVALID" : note);
 }
 
 int main(int argc, char **argv)
 {
     int max_log2 = 30, min_log2 = 10;
+    double deadline_s = 0.0;
+    struct timespec ts0;
+    clock_gettime(CLOCK_MONOTONIC, &ts0);
+    auto elapsed = [&] {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)(t.tv_sec - ts0.tv_sec) + 1e-9 * (double)(t.tv_nsec - ts0.tv_nsec);
+    };
     bool quick = false;
     const char *outfile = NULL;
     for (int i = 1; i < argc; i++) {
@@ -289,6 +312,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outfile = argv[++i];
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) g_filter = argv[++i];
         else if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) min_log2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--deadline") && i + 1 < argc) deadline_s = atof(argv[++i]);
     }
     tally_options o;
     tally_options_init(&o);
@@ -326,14 +350,21 @@ int main(int argc, char **argv)
         double us = time_us(cp, 1, cb / 2e3);
         g_copy_gbps = 2.0 * cb / (us * 1e-6) / 1e9;
     }
-    char head[512];
+    char head[1024];
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
+    int kw = tally_cuda_bench_set_knob("scan_wide", 0);
+    tally_cuda_bench_set_knob("scan_wide", kw);
+    int kwv = tally_cuda_bench_set_knob("reduce_waves", 1);
+    tally_cuda_bench_set_knob("reduce_waves", kwv);
+    int kmb = tally_cuda_bench_set_knob("reduce_minb", 1);
+    tally_cuda_bench_set_knob("reduce_minb", kmb);
     snprintf(head, sizeof head,
-             "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write)\n\n"
+             "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d "
+             "reduce_waves=%d reduce_minb=%d (rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
-             prop.name, prop.multiProcessorCount, g_copy_gbps);
+             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, kwv, kmb);
     fputs(head, stdout);
     g_table = head;
 
@@ -344,6 +375,14 @@ int main(int argc, char **argv)
         /* kind 0: price-like data for every case; kind 1: wide exponents, sums only */
         for (int l : logs) {
             uint64_t n = 1ull << l;
+            if (deadline_s > 0 && elapsed() > deadline_s) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "(deadline: %.0f s passed; stopped before %s 2^%d)\n",
+                         deadline_s, kind ? "wide" : "price", l);
+                fputs(msg, stdout);
+                g_table += msg;
+                break;
+            }
             const char *note = kind ? "wide" : "";
             gen<int32_t><<<2048, 256, 0, g_s>>>((int32_t *)in.base, in.bytes / 4, kind, 1);
             if (kind == 0) {
@@ -352,6 +391,31 @@ int main(int argc, char **argv)
                 bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<int32_t>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<int32_t>(0, 1, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                /* variants: the other scan tile; reduce grids (more waves, more batches per block) */
+                {
+                    static const char *shape_note[3] = {"scan_wide=0", "scan_wide=1", "scan_wide=2"};
+                    int wide = tally_cuda_bench_set_knob("scan_wide", 0);
+                    tally_cuda_bench_set_knob("scan_wide", wide);
+                    for (int sh = 0; sh < 3; sh++)
+                        if (sh != wide)
+                            with_knob("scan_wide", sh, [&] {
+                                bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);
+                            });
+                }
+                if (l >= 14 && l <= 28 && (l <= 24 || l == 28)) {
+                    with_knob("reduce_minb", 2, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "minb=2", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    });
+                    with_knob("reduce_minb", 4, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "minb=4", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    });
+                    with_knob("reduce_waves", 2, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "waves=2", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    });
+                    with_knob("reduce_waves", 3, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "waves=3", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    });
+                }
             }
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -362,6 +426,24 @@ int main(int argc, char **argv)
                 bench_reduce<float>(R_ARGMIN, "argmin", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                {
+                    static const char *shape_note[3] = {"scan_wide=0", "scan_wide=1", "scan_wide=2"};
+                    int wide = tally_cuda_bench_set_knob("scan_wide", 0);
+                    tally_cuda_bench_set_knob("scan_wide", wide);
+                    for (int sh = 0; sh < 3; sh++)
+                        if (sh != wide)
+                            with_knob("scan_wide", sh, [&] {
+                                bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);
+                            });
+                }
+                if (l == 14 || l == 18 || l == 22 || l == 28) {
+                    with_knob("reduce_minb", 4, [&] {
+                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "minb=4", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                    });
+                    with_knob("reduce_waves", 2, [&] {
+                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "waves=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                    });
+                }
             }
             if (l <= 30) {
                 gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, in.bytes / 8, kind, 3);

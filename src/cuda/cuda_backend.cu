@@ -551,6 +551,18 @@ TALLY_API tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tall
                           d_result, TCU_MASK_FASTSUM);
 }
 
+/* Benchmarks only: sets a tuning knob ("scan_wide", "reduce_waves", "reduce_minb"; see
+ * cuda_internal.h) for the calls that follow; returns the old value, -1 for an unknown name. */
+TALLY_API int tally_cuda_bench_set_knob(const char *name, int value)
+{
+    int k = -1;
+    if (!name) return -1;
+    if (!strcmp(name, "scan_wide")) k = TCU_KNOB_SCAN_WIDE;
+    else if (!strcmp(name, "reduce_waves")) k = TCU_KNOB_RED_WAVES;
+    else if (!strcmp(name, "reduce_minb")) k = TCU_KNOB_RED_MINB;
+    return k < 0 ? -1 : tcu_set_knob(k, value);
+}
+
 tally_status tally_cuda_reserve(tally_context *ctx, tally_type type, uint64_t n)
 {
     static const char fn[] = "tally_cuda_reserve";

@@ -75,7 +75,7 @@ typedef struct tcu_scan_params {
     uint32_t head;           /* elements between the 16-byte aligned base and in */
     int32_t exclusive;
     int32_t vec_out;         /* out has the same 16-byte misalignment as in */
-    int32_t wide;            /* the wide tile shape (tcu_scan_wide()) */
+    int32_t wide;            /* the tile shape (tcu_scan_wide(): 0, 1 or 2) */
     uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
     void *status;            /* tile states (see scan_lookback.cuh) */
     unsigned int *sync;      /* [2]: the launch epoch ([0], [1] unused) */
@@ -83,8 +83,17 @@ typedef struct tcu_scan_params {
 
 /* Tile size in elements and bytes of tile state per tile, per element size. */
 uint64_t tcu_scan_tile_elems(tally_type type);
-/* 1 when scans use the wide tiles (TALLY_CUDA_SCAN_WIDE=0/1 overrides the default). */
+/* The scan tile shape: 0 narrow, 1 wide, 2 narrow at 8 blocks per SM (TALLY_CUDA_SCAN_WIDE). */
 int tcu_scan_wide(void);
+
+/* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE, TALLY_CUDA_REDUCE_WAVES,
+ * TALLY_CUDA_REDUCE_MINB); the benchmark sets them between cases to time variants side by side.
+ * SCAN_WIDE: 0 the narrow scan tile, 1 the wide one, 2 the narrow one at 8 blocks per SM. RED_WAVES: the reduce grid is at most WAVES times the
+ * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB
+ * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks. */
+enum { TCU_KNOB_SCAN_WIDE = 0, TCU_KNOB_RED_WAVES = 1, TCU_KNOB_RED_MINB = 2, TCU_KNOB_COUNT = 3 };
+int tcu_knob(int k);
+int tcu_set_knob(int k, int v); /* returns the old value, -1 for an unknown knob */
 size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles);
 cudaError_t tcu_launch_scan(tally_type type, tally_op op, const tcu_scan_params *p,
                             cudaStream_t stream);

@@ -1,11 +1,12 @@
 /* One-launch reductions, layered thread -> warp -> block -> device.
  *
- * Thread: each thread walks its block's share of 16-byte vectors, four loads in flight, and
+ * Thread: each block takes an even share of whole batches (256 threads x 8 vectors); a thread
+ * issues its batch's eight 16-byte loads (no bounds checks but in the last batch) before it
  * folds the elements into a State (only the members its feature mask M asks for are touched).
  * Float sums are exact: a two-term expansion per thread (one term for f32, checked) whose
  * rounding errors, in the rare batches where they appear, spill into the block's shared-memory
  * superaccumulator (core/exact_sum.h layout); a batch that meets NaN, inf or overflow is redone
- * element by element. Warp: the State is shuffled word by word. Block: warp states through
+ * element by element. Warp: the members of the State that the mask uses are shuffled. Block: warp states through
  * shared memory. Device: every block writes its partial, then a fence and an atomic ticket tell
  * the last block to finish, which combines the partials in block order, writes the results and
  * resets the ticket: one launch, no host synchronisation, capturable in a CUDA graph. */
@@ -194,16 +195,52 @@ __device__ __forceinline__ void merge_state(State<T, M, OMIT> &a, const State<T,
     }
 }
 
-template <typename S> __device__ __forceinline__ S shfl_down_state(const S &s, int off)
+/* Shuffles one value of any whole-word size down the warp. */
+template <typename X> __device__ __forceinline__ X shfl_down_any(const X &v, int off)
 {
-    static_assert(sizeof(S) % 4 == 0, "state must be whole words");
-    constexpr int W = sizeof(S) / 4;
-    union U { S s; uint32_t w[W]; };
-    U in, out;
-    in.s = s;
+    static_assert(sizeof(X) % 4 == 0, "whole words");
+    constexpr int W = sizeof(X) / 4;
+    uint32_t w[W];
+    memcpy(w, &v, sizeof(X));
 #pragma unroll
-    for (int i = 0; i < W; i++) out.w[i] = __shfl_down_sync(0xffffffffu, in.w[i], off);
-    return out.s;
+    for (int i = 0; i < W; i++) w[i] = __shfl_down_sync(0xffffffffu, w[i], off);
+    X r;
+    memcpy(&r, w, sizeof(X));
+    return r;
+}
+
+/* The state of the lane off places down: only the members the mask M uses travel (the others
+ * hold their initial values in every lane, so merging the initial value is exact). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ State<T, M, OMIT> shfl_down_state(const State<T, M, OMIT> &s, int off)
+{
+    constexpr bool FL = Traits<T>::is_float;
+    constexpr bool EXACT = (FL && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
+    State<T, M, OMIT> o;
+    o.init();
+    if constexpr (!FL && (M & TCU_F_SUM)) o.isum = shfl_down_any(s.isum, off);
+    if constexpr (FL && (M & TCU_F_PROD)) o.fprod = shfl_down_any(s.fprod, off);
+    if constexpr (!FL && (M & TCU_F_PROD)) {
+        o.pmag = shfl_down_any(s.pmag, off);
+        o.pflags = shfl_down_any(s.pflags, off);
+    }
+    if constexpr (M & TCU_F_FSUM) o.fsum = shfl_down_any(s.fsum, off);
+    if constexpr (EXACT) {
+        o.xh = shfl_down_any(s.xh, off);
+        o.xl = shfl_down_any(s.xl, off);
+        o.xflags = shfl_down_any(s.xflags, off);
+    }
+    if constexpr (M & (TCU_F_MIN | TCU_F_ARGMIN)) o.kmin = shfl_down_any(s.kmin, off);
+    if constexpr (M & (TCU_F_MAX | TCU_F_ARGMAX)) o.kmax = shfl_down_any(s.kmax, off);
+    if constexpr (M & TCU_F_ARGMIN) o.imin = shfl_down_any(s.imin, off);
+    if constexpr (M & TCU_F_ARGMAX) o.imax = shfl_down_any(s.imax, off);
+    if constexpr (!FL && (M & TCU_F_BITS)) {
+        o.band = shfl_down_any(s.band, off);
+        o.bor = shfl_down_any(s.bor, off);
+        o.bxor = shfl_down_any(s.bxor, off);
+    }
+    if constexpr (FL && OMIT && (M & TCU_F_COUNT)) o.cnt = shfl_down_any(s.cnt, off);
+    return o;
 }
 
 /* The per-thread worker: the State plus, for float sums and the variance pass, the exact
@@ -537,7 +574,7 @@ __device__ __forceinline__ double exact_result(const State<T, M, OMIT> &s, const
 }
 
 template <typename T, unsigned M, bool OMIT>
-__global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) reduce_kernel(const tcu_reduce_params p)
+__global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     using W = Worker<T, M, OMIT>;
     using S = State<T, M, OMIT>;
@@ -566,11 +603,30 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
         w.add_scalar(data[i], i, sacc);
     }
     const Vec<T> *vdata = (const Vec<T> *)(data + p.head);
-    unsigned long long per = (p.body_vec + grid - 1) / grid;
-    unsigned long long vb = per * bid;
-    unsigned long long ve = vb + per < p.body_vec ? vb + per : p.body_vec;
+    /* Even shares of whole batches (kThreads * U vectors): block bid gets batches [b0, b1), so
+     * every batch but the very last is full and runs without bounds checks; U independent
+     * 16-byte loads per thread are issued before any is used. */
     constexpr int U = W::U;
-    for (unsigned long long v = vb + tid; v < ve; v += (unsigned long long)kThreads * U) {
+    constexpr unsigned long long kBatch = (unsigned long long)kThreads * U;
+    const unsigned long long nb = (p.body_vec + kBatch - 1) / kBatch;
+    const unsigned long long b0 = nb * bid / grid, b1 = nb * (bid + 1) / grid;
+    const unsigned long long vb = b0 * kBatch;
+    const unsigned long long ve = b1 * kBatch < p.body_vec ? b1 * kBatch : p.body_vec;
+    unsigned long long v = vb + tid;
+    for (; v + (unsigned long long)(U - 1) * kThreads < ve; v += kBatch) {
+        Vec<T> x[U];
+        bool ok[U];
+        unsigned long long idx0[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) x[u] = load_vec(vdata + v + (unsigned long long)u * kThreads);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            ok[u] = true;
+            idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
+        }
+        w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+    }
+    if (v < ve) { /* the last, partial batch (the last block only) */
         Vec<T> x[U];
         bool ok[U];
         unsigned long long idx0[U];
@@ -697,10 +753,14 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
         if (err != cudaSuccess) return err;
         per_sm = b > 0 ? b : 1;
     }
-    unsigned long long max_blocks = (unsigned long long)per_sm * (unsigned long long)sm_count;
+    /* at most WAVES times the resident blocks; at least MINB batches per block */
+    unsigned long long waves = (unsigned long long)tcu_knob(TCU_KNOB_RED_WAVES);
+    unsigned long long minb = (unsigned long long)tcu_knob(TCU_KNOB_RED_MINB);
+    unsigned long long max_blocks = (unsigned long long)per_sm * (unsigned long long)sm_count * waves;
     if (max_blocks > TCU_MAX_BLOCKS) max_blocks = TCU_MAX_BLOCKS;
     constexpr unsigned long long per_block = (unsigned long long)kThreads * Worker<T, M, OMIT>::U;
-    unsigned long long want = (p->body_vec + per_block - 1) / per_block;
+    unsigned long long nb = (p->body_vec + per_block - 1) / per_block;
+    unsigned long long want = (nb + minb - 1) / minb;
     if (want < 1) want = 1;
     unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
     reduce_kernel<T, M, OMIT><<<grid, kThreads, 0, stream>>>(*p);

@@ -11,19 +11,50 @@ TCU_DECL(i8) TCU_DECL(u8) TCU_DECL(i16) TCU_DECL(u16) TCU_DECL(i32) TCU_DECL(u32
 TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #undef TCU_DECL
 
-int tcu_scan_wide(void)
+#ifndef TCU_RED_WAVES_DEFAULT
+#define TCU_RED_WAVES_DEFAULT 1
+#endif
+#ifndef TCU_RED_MINB_DEFAULT
+#define TCU_RED_MINB_DEFAULT 1
+#endif
+
+static int g_knobs[TCU_KNOB_COUNT];
+static int g_knobs_ready = 0;
+
+static int knob_env(const char *name, int dflt, int lo, int hi)
 {
-    static int wide = -1;
-    if (wide < 0) {
-        const char *e = getenv("TALLY_CUDA_SCAN_WIDE");
-        wide = e ? (atoi(e) != 0) : TCU_SCAN_WIDE_DEFAULT;
-    }
-    return wide;
+    const char *e = getenv(name);
+    if (!e || !*e) return dflt;
+    int v = atoi(e);
+    return v < lo ? lo : v > hi ? hi : v;
 }
+
+int tcu_knob(int k)
+{
+    if (!g_knobs_ready) {
+        g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 2);
+        g_knobs[TCU_KNOB_RED_WAVES] = knob_env("TALLY_CUDA_REDUCE_WAVES", TCU_RED_WAVES_DEFAULT, 1, 8);
+        g_knobs[TCU_KNOB_RED_MINB] = knob_env("TALLY_CUDA_REDUCE_MINB", TCU_RED_MINB_DEFAULT, 1, 64);
+        g_knobs_ready = 1;
+    }
+    return (k >= 0 && k < TCU_KNOB_COUNT) ? g_knobs[k] : 0;
+}
+
+int tcu_set_knob(int k, int v)
+{
+    if (k < 0 || k >= TCU_KNOB_COUNT) return -1;
+    int old = tcu_knob(k);
+    if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 2 ? 2 : v;
+    else if (v < 1) v = 1;
+    g_knobs[k] = v;
+    return old;
+}
+
+int tcu_scan_wide(void) { return tcu_knob(TCU_KNOB_SCAN_WIDE); }
 
 uint64_t tcu_scan_tile_elems(tally_type type)
 {
-    int w = tcu_scan_wide();
+    int w = tcu_scan_wide() == 1;
     switch (tally_type_size(type)) {
     case 1: return w ? tcu::ScanShape<uint8_t, true>::TILE : tcu::ScanShape<uint8_t>::TILE;
     case 2: return w ? tcu::ScanShape<uint16_t, true>::TILE : tcu::ScanShape<uint16_t>::TILE;

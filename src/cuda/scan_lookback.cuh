@@ -196,12 +196,15 @@ template <typename W> struct TileStatus {
     }
 };
 
-template <typename T, int OP, bool WIDE>
-__global__ void __launch_bounds__(kThreads) scan_kernel(const tcu_scan_params p)
+/* SHAPE (the scan_wide knob): 0 the narrow tile (about 40 registers: 6 blocks per SM); 1 the
+ * wide tile (twice the vectors per thread); 2 the narrow tile held to 32 registers, so that 8
+ * blocks (2048 threads) share an SM and hide each other's look-back waits (a few spills). */
+template <typename T, int OP, int SHAPE>
+__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
     using Op = ScanOp<W, OP>;
-    using Sh = ScanShape<T, WIDE>;
+    using Sh = ScanShape<T, SHAPE == 1>;
     constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
     __shared__ uint32_t s_epoch;
     __shared__ W s_wtot[kWarps];
@@ -397,8 +400,9 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const tcu_scan_params p)
 template <typename T, int OP>
 cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
 {
-    if (p->wide) scan_kernel<T, OP, true><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
-    else scan_kernel<T, OP, false><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    if (p->wide == 1) scan_kernel<T, OP, 1><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    else if (p->wide == 2) scan_kernel<T, OP, 2><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    else scan_kernel<T, OP, 0><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     return cudaGetLastError();
 }
 

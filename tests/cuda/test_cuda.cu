@@ -326,6 +326,60 @@ static void test_scan_matrix(bool quick)
     }
 }
 
+/* The tuning knobs the benchmark measures side by side (scan tile shapes, reduce grids) must
+ * give the same answers as the defaults: each one set in turn over a few sizes per type. */
+extern "C" int tally_cuda_bench_set_knob(const char *name, int value);
+static void test_knob_variants(bool quick)
+{
+    std::vector<unsigned char> h;
+    const tally_type stypes[] = {TALLY_I8, TALLY_I32, TALLY_F32, TALLY_F64};
+    for (int shape = 0; shape <= 2; shape++) {
+        int old = tally_cuda_bench_set_knob("scan_wide", shape);
+        CHECK(old >= 0, "knob scan_wide");
+        for (tally_type t : stypes) {
+            size_t es = tally_type_size(t);
+            uint64_t tile = es == 8 ? 2048 : 4096;
+            std::vector<uint64_t> sizes = {tile - 1, 2 * tile + 1, 5 * tile + 3, 300 * tile + 5};
+            if (quick) sizes.resize(3);
+            for (int op : {(int)TALLY_SUM, (int)TALLY_MAX}) {
+                Dataset d = is_float(t) ? (op == TALLY_SUM ? D_PRICES : D_SPECIAL) : D_BITS;
+                for (uint64_t n : sizes) {
+                    fill(h, t, n, d);
+                    char what[64];
+                    snprintf(what, sizeof what, "scan_wide=%d", shape);
+                    compare_scan(t, (tally_op)op, h, n, 0, 0, false, 0, 0, what);
+                    compare_scan(t, (tally_op)op, h, n, es, es, false, 1, 1, what);
+                }
+            }
+        }
+        tally_cuda_bench_set_knob("scan_wide", old);
+    }
+    struct { const char *k1; int v1; const char *k2; int v2; } rk[] = {
+        {"reduce_waves", 2, "reduce_minb", 1}, {"reduce_waves", 1, "reduce_minb", 4},
+        {"reduce_waves", 3, "reduce_minb", 2}};
+    const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
+    const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
+    for (auto &k : rk) {
+        int o1 = tally_cuda_bench_set_knob(k.k1, k.v1);
+        int o2 = tally_cuda_bench_set_knob(k.k2, k.v2);
+        CHECK(o1 >= 0 && o2 >= 0, "reduce knobs");
+        for (tally_type t : rtypes) {
+            std::vector<uint64_t> sizes = {1000, 16389, 262147, 4000037};
+            if (quick) sizes.resize(3);
+            for (uint64_t n : sizes) {
+                fill(h, t, n, is_float(t) ? D_PRICES : D_BITS);
+                size_t es = tally_type_size(t);
+                unsigned char *d = dev_copy(h, n * es, es);
+                char what[96];
+                snprintf(what, sizeof what, "%s=%d %s=%d", k.k1, k.v1, k.k2, k.v2);
+                compare_reduce(t, h.data(), d, n, rops, 4, 0, 0, what);
+            }
+        }
+        tally_cuda_bench_set_knob(k.k1, o1);
+        tally_cuda_bench_set_knob(k.k2, o2);
+    }
+}
+
 /* Float scans must give the same bits run after run (the look-back order varies). */
 static void test_scan_determinism()
 {
@@ -601,6 +655,8 @@ int main(int argc, char **argv)
     test_host_pointers();
     test_primitives();
     test_async_graph_streams();
+    test_knob_variants(quick);
+    printf("+ knob variants: %d passed, %d failed\n", g_pass, g_fail);
     if (!quick) test_scan_determinism();
     if (big) test_big();
     else g_skip++;
