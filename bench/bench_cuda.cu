@@ -361,7 +361,7 @@ int main(int argc, char **argv)
     tally_cuda_bench_set_knob("reduce_minb", kmb);
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d "
-             "reduce_waves=%d reduce_minb=%d (rows with a knob in the note are variants)\n\n"
+             "reduce_waves=%d reduce_minb=%d (0: auto; rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
              prop.name, prop.multiProcessorCount, g_copy_gbps, kw, kwv, kmb);

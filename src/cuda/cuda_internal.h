@@ -90,7 +90,8 @@ int tcu_scan_wide(void);
  * TALLY_CUDA_REDUCE_MINB); the benchmark sets them between cases to time variants side by side.
  * SCAN_WIDE: 0 the narrow scan tile, 1 the wide one, 2 the narrow one at 8 blocks per SM. RED_WAVES: the reduce grid is at most WAVES times the
  * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB
- * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks. */
+ * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks; 0 (the
+ * default) lets the launcher choose by the number of batches (see launch_reduce_t). */
 enum { TCU_KNOB_SCAN_WIDE = 0, TCU_KNOB_RED_WAVES = 1, TCU_KNOB_RED_MINB = 2, TCU_KNOB_COUNT = 3 };
 int tcu_knob(int k);
 int tcu_set_knob(int k, int v); /* returns the old value, -1 for an unknown knob */

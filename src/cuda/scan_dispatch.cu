@@ -2,8 +2,11 @@
 #include <cstdlib>
 #include "cuda/scan_lookback.cuh"
 
+/* Defaults from the H200 run of 2026-11-29 (bench/results/h200-cuda-2026-11-29.md, rows with
+ * a knob in the note): the wide scan tile was as fast as the narrow one up to 2^20 and 10-25%
+ * faster from 2^22 on (i32 and f32 sums); the narrow tile at 8 blocks per SM was slower. */
 #ifndef TCU_SCAN_WIDE_DEFAULT
-#define TCU_SCAN_WIDE_DEFAULT 0
+#define TCU_SCAN_WIDE_DEFAULT 1
 #endif
 
 #define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
@@ -14,8 +17,10 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #ifndef TCU_RED_WAVES_DEFAULT
 #define TCU_RED_WAVES_DEFAULT 1
 #endif
+/* 0: the launcher's own rule (reduce_kernel.cuh: one block for up to 2 batches, 4 batches per
+ * block from 512 batches on, else one); more waves than one were slower at every size. */
 #ifndef TCU_RED_MINB_DEFAULT
-#define TCU_RED_MINB_DEFAULT 1
+#define TCU_RED_MINB_DEFAULT 0
 #endif
 
 static int g_knobs[TCU_KNOB_COUNT];
@@ -34,7 +39,7 @@ int tcu_knob(int k)
     if (!g_knobs_ready) {
         g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 2);
         g_knobs[TCU_KNOB_RED_WAVES] = knob_env("TALLY_CUDA_REDUCE_WAVES", TCU_RED_WAVES_DEFAULT, 1, 8);
-        g_knobs[TCU_KNOB_RED_MINB] = knob_env("TALLY_CUDA_REDUCE_MINB", TCU_RED_MINB_DEFAULT, 1, 64);
+        g_knobs[TCU_KNOB_RED_MINB] = knob_env("TALLY_CUDA_REDUCE_MINB", TCU_RED_MINB_DEFAULT, 0, 64);
         g_knobs_ready = 1;
     }
     return (k >= 0 && k < TCU_KNOB_COUNT) ? g_knobs[k] : 0;
@@ -45,7 +50,7 @@ int tcu_set_knob(int k, int v)
     if (k < 0 || k >= TCU_KNOB_COUNT) return -1;
     int old = tcu_knob(k);
     if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 2 ? 2 : v;
-    else if (v < 1) v = 1;
+    else if (v < (k == TCU_KNOB_RED_MINB ? 0 : 1)) v = k == TCU_KNOB_RED_MINB ? 0 : 1;
     g_knobs[k] = v;
     return old;
 }

@@ -139,6 +139,21 @@ static unsigned char *dev_copy(const std::vector<unsigned char> &h, size_t bytes
     return g_dbuf + offset;
 }
 
+/* How far some partial product of the input can leave 1 in log2 (floats; zeros, NaN and inf
+ * skipped): the larger of the sums of the positive and of the negative log2|x|. Past about 1000,
+ * some order of multiplication under- or overflows f64 on the way, whatever the final value. */
+static double product_log2_reach(tally_type t, const void *hdata, uint64_t n)
+{
+    double pos = 0.0, neg = 0.0;
+    for (uint64_t i = 0; i < n; i++) {
+        double x = t == TALLY_F32 ? (double)((const float *)hdata)[i] : ((const double *)hdata)[i];
+        if (x == 0.0 || x != x || !std::isfinite(x)) continue;
+        double l = std::log2(std::fabs(x));
+        if (l > 0) pos += l; else neg -= l;
+    }
+    return std::fmax(pos, neg);
+}
+
 static void compare_reduce(tally_type t, const void *hdata, const void *ddata, uint64_t n,
                            const tally_op *ops, size_t nops, int omit, int ddof, const char *what)
 {
@@ -156,6 +171,13 @@ static void compare_reduce(tally_type t, const void *hdata, const void *ddata, u
             double c = cr[i].value.f64, g = gr[i].value.f64;
             bool scaled = std::isfinite(c) && std::fabs(c) > 1e-200 && std::fabs(c) < 1e200;
             ok = !scaled || std::fabs(g - c) <= 1e-6 * std::fabs(c);
+            if (!ok && (g == 0.0 || !std::isfinite(g)) && product_log2_reach(t, hdata, n) > 1000.0) {
+                /* some partial products of this input leave the f64 range: whether the GPU's
+                 * (tree) order meets one on the way to a scaled result (giving 0, inf, or
+                 * inf*0 = NaN) depends on the order, which tally.h leaves to each backend
+                 * ("computed in f64 in a fixed order, not correctly rounded") */
+                ok = true;
+            }
         }
         CHECK(ok, "reduce %s %s n=%llu omit=%d ddof=%d op=%s (%s)", tally_type_name(t), what,
               (unsigned long long)n, omit, ddof, tally_op_name(ops[i]), tally_last_error(g_gpu));
