@@ -7,7 +7,20 @@
  *   XV_LOAD_F64(p), XV_LOAD_F32(p) (XW floats widened exactly), XV_LOAD_F64_PART(p, k),
  *   XV_LOAD_F32_PART(p, k) (first k < XW lanes, the rest +0.0), XV_KEEP(v, k) (first k lanes of
  *   v, the rest +0.0), XV_KEEP_ORD(a, x) (lanes of a where x is not NaN, the rest +0.0),
- *   XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN).
+ *   XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN),
+ *   XV_MIN(a, v) / XV_MAX(a, v): lanewise IEEE 754-2019 minimum / maximum, -0 < +0 (a lane where
+ *   a or v is NaN may give anything), XV_MIN_ORD / XV_MAX_ORD: the same, but a NaN lane of v
+ *   leaves a, XV_NAN_MASK(v) (bit i set where lane i is NaN).
+ * Optionally XF_W = XU * XW and a vector XF of XF_W 32-bit integers: XF_LOAD(const float *),
+ * XF_STORE(uint32_t *, v), XF_SET1(u32), XF_MINU, XF_MAXU, XF_MINS, XF_MAXS (lanewise unsigned /
+ * signed min and max), XF_ABSBITS(v) (the sign bits cleared). Then f32 sums without omit_nan
+ * take their extremes (or max |x|) from integer min/max of the bits as loaded (see
+ * XFN(xf_extremes)): integer ops on XF_W elements at once instead of FP ops on every widened
+ * vector, which leaves the FP ports to the levels' adds.
+ * Optionally XV_FEED_SUBR(a, b): a - b for the residue r = v - q of each level, as the body likes
+ * it (XV_SUB if not defined). An FMA form fnmadd(b, 1, a) computes -(b*1) + a exactly and
+ * rounds once, so it gives fl(a - b), the same bits as XV_SUB (and r is exact anyway, see
+ * below); it runs on the multiply ports, which the adds leave idle.
  *
  * ---- The method ------------------------------------------------------------------------------
  * Level-0 inputs v (x itself for sums, d*d for squared deviations) are bounded by a running power
@@ -75,10 +88,14 @@
 #define XENTRY static
 #endif
 
+#ifndef XV_FEED_SUBR
+#define XV_FEED_SUBR XV_SUB
+#endif
+
 #ifndef TALLY_EXACT_IMPL_COMMON /* once per file, however many bodies it stamps */
 #define TALLY_EXACT_IMPL_COMMON
 enum { XK_SUM_F32 = 0, XK_SUM_F64 = 1, XK_SQ_F32 = 2, XK_SQ_F64 = 3 };
-enum { XMODE_CAREFUL = 1, XMODE_OMIT = 2 }; /* block modes, see XFN(step) */
+enum { XMODE_CAREFUL = 1, XMODE_OMIT = 2, XMODE_MINMAX = 4 }; /* block modes, see XFN(step) */
 static inline double tally_xgrid_(int e) { /* 1.5 * 2^e, -1022 <= e <= 1023 */
     return tally_exact_double_(((uint64_t)(e + 1023) << 52) | (1ull << 51));
 }
@@ -127,6 +144,31 @@ static inline void tally_xslow_(const void *x, uint64_t n, int kind, double mean
         tally_exact_add_finite_(acc, lo);
     }
 }
+/* IEEE 754-2019 minimum / maximum of a and b for the extremes, -0 < +0; a NaN b is skipped
+ * (a never is NaN here). */
+static inline double tally_xmin_(double a, double b) {
+    return b < a || (b == a && tally_exact_bits_(b) >> 63) ? b : a;
+}
+static inline double tally_xmax_(double a, double b) {
+    return b > a || (b == a && !(tally_exact_bits_(b) >> 63)) ? b : a;
+}
+/* The extremes of x[i0 .. i0+n) folded into *mn, *mx, element by element; returns the NaN count.
+ * (The slow path's blocks and a call's last partial vector.) */
+static inline unsigned tally_xslow_minmax_(const void *x, uint64_t i0, uint64_t n, int kind,
+                                           double *mn, double *mx) {
+    unsigned nans = 0;
+    for (uint64_t i = i0; i < i0 + n; i++) {
+        double v = kind == XK_SUM_F32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
+        if (v != v) {
+            nans++;
+            continue;
+        }
+        *mn = tally_xmin_(*mn, v);
+        *mx = tally_xmax_(*mx, v);
+    }
+    return nans;
+}
+
 /* Residues that the levels could not hold (data spanning more than ~40 L bits) are collected by
  * exponent before they reach the superaccumulator: bin[e] holds a sum of signed 53-bit
  * significands that all scale by 2^(e-1075) (e = the biased exponent, 1 for subnormals), so an
@@ -219,7 +261,7 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int carefu
         XV s = XV_ADD(S[k], v);
         XV q = XV_SUB(s, S[k]);
         S[k] = s;
-        v = XV_SUB(v, q);
+        v = XV_FEED_SUBR(v, q);
         if (!careful && k == L - 2) *res1 = XV_OR(*res1, v);
     }
     if (!careful) {
@@ -245,13 +287,35 @@ XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int carefu
 
 /* One vector of input (k < XW: only the first k lanes are data). mode: XMODE_* bits. With
  * omit_nan, NaN lanes become +0 (adding nothing) so that sparse NaNs keep the fast path; the
- * flags for blocks of nothing but zeros and NaNs come from tally_xzero_block_flags_. */
-XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *res,
-                       XV *res1, int mode, tally_exact *acc) {
+ * flags for blocks of nothing but zeros and NaNs come from tally_xzero_block_flags_.
+ * The block's bound comes from *vmax (max |v|), or with XMODE_MINMAX from the extremes *vmn,
+ * *vmx (max |v| = max(-min, max)): then one max op per vector becomes two (min and max), and the
+ * extremes of a fused sum+min+max cost one op per vector. A partial vector (k < XW, the call's
+ * last elements) is left out of the extremes: its padding lanes are +0, not data; XFN(block)
+ * folds those elements itself. In omit mode the extremes skip NaN lanes and *nans counts them;
+ * otherwise a NaN makes the level-0 accumulator NaN and the block goes the exact slow way,
+ * which counts it there (a NaN lane's extremes may then be anything: they are dropped). */
+XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *vmn,
+                       XV *vmx, unsigned *nans, XV *res, XV *res1, int mode, int ext,
+                       tally_exact *acc) {
     const int careful = mode & XMODE_CAREFUL;
     if (kind <= XK_SUM_F64) {
-        if (mode & XMODE_OMIT) v = XV_KEEP_ORD(v, v);
-        *vmax = XV_MAXABS(*vmax, v);
+        if (mode & XMODE_MINMAX) {
+            if (k == XW && ext) {
+                if (mode & XMODE_OMIT) {
+                    *vmn = XV_MIN_ORD(*vmn, v);
+                    *vmx = XV_MAX_ORD(*vmx, v);
+                    *nans += (unsigned)__builtin_popcount(XV_NAN_MASK(v));
+                } else {
+                    *vmn = XV_MIN(*vmn, v);
+                    *vmx = XV_MAX(*vmx, v);
+                }
+            }
+            if (mode & XMODE_OMIT) v = XV_KEEP_ORD(v, v);
+        } else {
+            if (mode & XMODE_OMIT) v = XV_KEEP_ORD(v, v);
+            if (ext) *vmax = XV_MAXABS(*vmax, v);
+        }
         XFN(feed)(S, 0, L, v, res, res1, careful, acc);
     } else {
         XV d = XV_SUB(v, vmean);
@@ -273,65 +337,186 @@ static inline unsigned XFN(orbits)(XV v) { /* 1 if some lane has a nonzero magni
     return (orbits << 1) != 0; /* a -0 residue (from x = -0) is no residue */
 }
 
+#if defined(XF_W)
+/* The extremes of f32 data from four reductions of their bits as 32-bit integers (no key
+ * transform per element): unsigned, the non-negative floats (sign 0) order like their bits and
+ * lie below every negative one, and the negative floats order by magnitude (bits without the
+ * sign), -0 = 0x80000000 being the smallest; signed, the negative floats lie below the
+ * non-negative ones. So with umin/umax/smin/smax over all bits:
+ *   min = umax if it has the sign bit (some negative: the one of largest magnitude), else umin;
+ *   max = smax if it is >= 0 as a signed int (some non-negative: the largest), else smin (all
+ *         negative: the smallest signed int is the one of smallest magnitude, -0 first).
+ * NaN bits would pass for values: only NaN-free blocks use this (without omit_nan a NaN sends
+ * the block to the slow path). Returns the min; the max goes to *mx (folded in). */
+XINLINE double XFN(xf_extremes)(XF fminu, XF fmaxu, XF fmins, XF fmaxs, double *mx) {
+    uint32_t l0[XF_W], l1[XF_W], l2[XF_W], l3[XF_W];
+    XF_STORE(l0, fminu);
+    XF_STORE(l1, fmaxu);
+    XF_STORE(l2, fmins);
+    XF_STORE(l3, fmaxs);
+    uint32_t umin = l0[0], umax = l1[0];
+    int32_t smin = (int32_t)l2[0], smax = (int32_t)l3[0];
+    for (int j = 1; j < XF_W; j++) {
+        umin = l0[j] < umin ? l0[j] : umin;
+        umax = l1[j] > umax ? l1[j] : umax;
+        smin = (int32_t)l2[j] < smin ? (int32_t)l2[j] : smin;
+        smax = (int32_t)l3[j] > smax ? (int32_t)l3[j] : smax;
+    }
+    uint32_t bmn = (umax >> 31) ? umax : umin, bmx = smax >= 0 ? (uint32_t)smax : (uint32_t)smin;
+    float fmn, fmx;
+    memcpy(&fmn, &bmn, sizeof fmn);
+    memcpy(&fmx, &bmx, sizeof fmx);
+    *mx = tally_xmax_(*mx, (double)fmx);
+    return (double)fmn;
+}
+#define tally_xf_extremes_ XFN(xf_extremes)
+#endif
+
+/* What one run of a block found besides the residue bits. */
+typedef struct {
+    double bmax;    /* max |level-0 input| (0 if none) */
+    int finite;     /* the level-0 accumulators stayed finite */
+    double mn, mx;  /* XMODE_MINMAX: extremes of the non-NaN elements (+inf / -inf: none) */
+    unsigned nans;  /* XMODE_MINMAX with XMODE_OMIT: NaN elements */
+} XFN(bres);
+
 /* Runs one block of len <= XBLK elements through L levels. Returns bit 0: some last residue is
- * nonzero (fast mode only); bit 1: some residue after level L-2 is nonzero. *bmax is the block's
- * max |level-0 input|, *finite whether the level-0 accumulators stayed finite. */
+ * nonzero (fast mode only); bit 1: some residue after level L-2 is nonzero. *o: see above.
+ * Every max (or min/max) chain has one accumulator per set: on one chain the op's latency (3
+ * cycles for VRANGEPD on Zen 4) bounded the f32 sum. */
 XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
-                            int L, XV vmean, int mode, tally_exact *acc, double *bmax,
-                            int *finite) {
+                            int L, XV vmean, int mode, tally_exact *acc, XFN(bres) *o) {
     XV S[XU][XL_MAX]; /* a local copy the compiler can keep in registers */
     for (int w = 0; w < XU; w++)
         for (int k = 0; k < XL_MAX; k++) S[w][k] = Sm[w][k];
-    XV vmax = XV_ZERO(), res = XV_ZERO(), res1 = XV_ZERO();
+    XV vmax[XU], vmn[XU], vmx[XU], res = XV_ZERO(), res1 = XV_ZERO();
+    for (int w = 0; w < XU; w++) {
+        vmax[w] = XV_ZERO();
+        vmn[w] = XV_SET1(HUGE_VAL);
+        vmx[w] = XV_SET1(-HUGE_VAL);
+    }
+    unsigned nans = 0;
     int i = 0;
-    for (; i + XU * XW <= len; i += XU * XW)
+#if defined(XF_W) /* f32 sums: the extremes (or max |x|) on the bits as loaded, see XF_W above */
+    const int fx = kind == XK_SUM_F32 && !(mode & XMODE_OMIT);
+    XF fminu = XF_SET1(0xffffffffu), fmaxu = XF_SET1(0), fmins = XF_SET1(0x7fffffffu),
+       fmaxs = XF_SET1(0x80000000u);
+#else
+    const int fx = 0;
+#endif
+    for (; i + XU * XW <= len; i += XU * XW) {
+#if defined(XF_W)
+        if (fx) {
+            XF f = XF_LOAD((const float *)x + i0 + i);
+            if (mode & XMODE_MINMAX) {
+                fminu = XF_MINU(fminu, f);
+                fmaxu = XF_MAXU(fmaxu, f);
+                fmins = XF_MINS(fmins, f);
+                fmaxs = XF_MAXS(fmaxs, f);
+            } else {
+                fmaxu = XF_MAXU(fmaxu, XF_ABSBITS(f));
+            }
+        }
+#endif
         for (int u = 0; u < XU; u++)
-            XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax, &res,
-                      &res1, mode, acc);
+            XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax[u],
+                      &vmn[u], &vmx[u], &nans, &res, &res1, mode, !fx, acc);
+    }
+#if defined(XF_W)
+    /* Reduced right away: live across the calls below, GCC 12 kept them in memory in the loop
+     * (a store-load chain per step, f32 sum+min+max 2x slower). The files that define XF_W also
+     * turn GCC's loop vectorizer off: it had these lane loops move the accumulators through the
+     * stack on every step of the loop above. */
+    double fxmn = HUGE_VAL, fxmx = -HUGE_VAL, fxabs = 0;
+    if (fx && i > 0) {
+        if (mode & XMODE_MINMAX) {
+            fxmn = tally_xf_extremes_(fminu, fmaxu, fmins, fmaxs, &fxmx);
+        } else {
+            uint32_t fl[XF_W], top = 0;
+            XF_STORE(fl, fmaxu);
+            for (int j = 0; j < XF_W; j++) top = fl[j] > top ? fl[j] : top;
+            float f;
+            memcpy(&f, &top, sizeof f);
+            fxabs = (double)f; /* a NaN (bits above inf) is no bound: no harm, see the block's end */
+        }
+    }
+#endif
     int u = 0;
     for (; i + XW <= len; i += XW, u++)
-        XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax, &res, &res1,
-                  mode, acc);
+        XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax[u], &vmn[u],
+                  &vmx[u], &nans, &res, &res1, mode, 1, acc);
+    const int tail = i;
     if (i < len)
-        XFN(step)(S[u], XFN(load_part)(x, i0 + i, len - i, kind), len - i, kind, L, vmean, &vmax,
-                  &res, &res1, mode, acc);
+        XFN(step)(S[u], XFN(load_part)(x, i0 + i, len - i, kind), len - i, kind, L, vmean,
+                  &vmax[u], &vmn[u], &vmx[u], &nans, &res, &res1, mode, 1, acc);
     for (int w = 0; w < XU; w++)
         for (int k = 0; k < XL_MAX; k++) Sm[w][k] = S[w][k];
     double lane[XW];
     unsigned bad = 0;
     for (int w = 0; w < XU; w++) bad |= XV_NONZERO_MASK(XV_SUB(S[w][0], S[w][0]));
-    *finite = bad == 0;
-    XV_STORE(lane, vmax);
+    o->finite = bad == 0;
     double mx = 0;
-    for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
-    *bmax = mx;
+    if (mode & XMODE_MINMAX) {
+        XV a = vmn[0], b = vmx[0];
+        for (int w = 1; w < XU; w++) {
+            a = XV_MIN(a, vmn[w]);
+            b = XV_MAX(b, vmx[w]);
+        }
+        double lmn = HUGE_VAL, lmx = -HUGE_VAL;
+        XV_STORE(lane, a);
+        for (int j = 0; j < XW; j++) lmn = tally_xmin_(lmn, lane[j]);
+        XV_STORE(lane, b);
+        for (int j = 0; j < XW; j++) lmx = tally_xmax_(lmx, lane[j]);
+#if defined(XF_W)
+        lmn = tally_xmin_(lmn, fxmn);
+        lmx = tally_xmax_(lmx, fxmx);
+#endif
+        if (tail < len) /* the partial vector's elements */
+            nans += tally_xslow_minmax_(x, i0 + (uint64_t)tail, (uint64_t)(len - tail), kind,
+                                        &lmn, &lmx);
+        o->mn = lmn;
+        o->mx = lmx;
+        o->nans = nans;
+        if (-lmn > mx) mx = -lmn;
+        if (lmx > mx) mx = lmx;
+    } else {
+        XV a = vmax[0];
+        for (int w = 1; w < XU; w++) a = XV_MAXABS(a, vmax[w]);
+        XV_STORE(lane, a);
+        for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
+#if defined(XF_W)
+        if (fxabs > mx) mx = fxabs;
+#endif
+    }
+    o->bmax = mx;
     if (mode & XMODE_CAREFUL) return 0;
     return XFN(orbits)(res) | (L >= 2 ? XFN(orbits)(res1) << 1 : 2u);
 }
 
 /* The block with a run-time level count and mode, each case compiled with constant ones. */
 static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
-                             int L, XV vmean, int mode, tally_exact *acc, double *bmax,
-                             int *finite) {
-    switch (kind * 32 + mode * 8 + L) {
+                             int L, XV vmean, int mode, tally_exact *acc, XFN(bres) *o) {
+    switch (kind * 64 + mode * 8 + L) {
 #define XCASE(K, MO, LL)                                                                         \
-    case K * 32 + MO * 8 + LL:                                                                   \
-        return XFN(block)(S, x, i0, len, K, LL, vmean, MO, acc, bmax, finite);
-#define XCASES(K, LMIN_IS_1)                                                                     \
-    XCASE(K, 0, 2) XCASE(K, 0, 3) XCASE(K, 0, 4) XCASE(K, 1, 4) XCASE(K, 2, 2) XCASE(K, 2, 3)    \
-    XCASE(K, 2, 4) XCASE(K, 3, 4)                                                                \
-    LMIN_IS_1
-        XCASES(XK_SUM_F32, XCASE(XK_SUM_F32, 0, 1) XCASE(XK_SUM_F32, 2, 1))
-        XCASES(XK_SUM_F64, XCASE(XK_SUM_F64, 0, 1) XCASE(XK_SUM_F64, 2, 1))
-        XCASES(XK_SQ_F32, )
-        XCASES(XK_SQ_F64, )
+    case (K) * 64 + (MO) * 8 + (LL):                                                             \
+        return XFN(block)(S, x, i0, len, K, LL, vmean, (MO), acc, o);
+#define XCASES(K, MO)                                                                            \
+    XCASE(K, MO, 2) XCASE(K, MO, 3) XCASE(K, MO, 4) XCASE(K, MO | 1, 4)                          \
+    XCASE(K, MO | 2, 2) XCASE(K, MO | 2, 3) XCASE(K, MO | 2, 4) XCASE(K, MO | 3, 4)
+#define XCASES_SUM(K)                                                                            \
+    XCASES(K, 0) XCASE(K, 0, 1) XCASE(K, 2, 1)                                                   \
+    XCASES(K, XMODE_MINMAX) XCASE(K, XMODE_MINMAX, 1) XCASE(K, XMODE_MINMAX | 2, 1)
+        XCASES_SUM(XK_SUM_F32)
+        XCASES_SUM(XK_SUM_F64)
+        XCASES(XK_SQ_F32, 0)
+        XCASES(XK_SQ_F64, 0)
+#undef XCASES_SUM
 #undef XCASES
 #undef XCASE
     default:
         return 0; /* not reached */
     }
 }
-
 /* Max |level-0 input| over x[i0 .. i0+len): a cheap first look that sets the first bound, so
  * the first block of a call is not run twice. NaN/inf give NaN/inf or are missed: no harm, the
  * block checks catch them. */
@@ -400,7 +585,7 @@ static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
  * down after a run of blocks that did not need the last level; squared deviations need two at
  * least (lo enters at level 1). */
 static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_nan,
-                     tally_exact *acc) {
+                     tally_exact *acc, tally_xminmax *mm) {
     if (n == 0) return;
     const int Lmin = kind <= XK_SUM_F64 ? 1 : 2, Lmax = XL_MAX;
     /* f32 values have 24 bits: one level of 40 usually holds them; f64 values need two */
@@ -423,20 +608,21 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
     const size_t esize = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
     unsigned cnt = 0;
     int any_fast = 0, nonneg = kind > XK_SUM_F64;
-    const int omode = omit_nan ? XMODE_OMIT : 0;
+    const int omode = (omit_nan ? XMODE_OMIT : 0) | (mm ? XMODE_MINMAX : 0);
+    double mn = HUGE_VAL, mx = -HUGE_VAL; /* the call's extremes (mm) */
+    uint64_t nans = 0;
     for (uint64_t i0 = 0; i0 < n; i0 += XBLK) {
         int len = (int)(n - i0 < XBLK ? n - i0 : XBLK);
         const void *xb = (const char *)x + i0 * esize;
         memcpy(saved, S, sizeof S);
         for (;;) {
-            double bmax;
-            int finite;
-            unsigned r = XFN(block_l)(S, x, i0, len, kind, L, vmean, omode, acc, &bmax, &finite);
-            if (finite && bmax > bound && bmax <= tally_xpow2_(XM_FAST_MAX)) {
+            XFN(bres) o;
+            unsigned r = XFN(block_l)(S, x, i0, len, kind, L, vmean, omode, acc, &o);
+            if (o.finite && o.bmax > bound && o.bmax <= tally_xpow2_(XM_FAST_MAX)) {
                 /* grow the bound: flush what the accumulators held at the block start */
                 memcpy(S, saved, sizeof S);
                 XFN(flush)(S, C, acc);
-                m = tally_xceil_log2_(bmax);
+                m = tally_xceil_log2_(o.bmax);
                 tally_xgrids_(m, XL_MAX, C);
                 bound = tally_xpow2_(m);
                 for (int u = 0; u < XU; u++)
@@ -445,9 +631,10 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 cnt = 0;
                 continue;
             }
-            if (!finite || bmax > bound) { /* NaN, inf or values beyond 2^1010 */
+            if (!o.finite || o.bmax > bound) { /* NaN, inf or values beyond 2^1010 */
                 memcpy(S, saved, sizeof S);
                 tally_xslow_(xb, (uint64_t)len, kind, mean, omit_nan, acc);
+                if (mm) nans += tally_xslow_minmax_(x, i0, (uint64_t)len, kind, &mn, &mx);
                 break;
             }
             if (r & 1) {
@@ -457,13 +644,17 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                     easy_run = 0;
                     continue;
                 }
-                XFN(block_l)(S, x, i0, len, kind, L, vmean, omode | XMODE_CAREFUL, acc, &bmax,
-                             &finite);
+                XFN(block_l)(S, x, i0, len, kind, L, vmean, omode | XMODE_CAREFUL, acc, &o);
             } else if (L > Lmin && !(r & 2) && ++easy_run >= 8) {
                 L--;
                 easy_run = 0;
             }
-            if (bmax > 0) {
+            if (mm) { /* the extremes of the run that counts (every run sees every element) */
+                mn = tally_xmin_(mn, o.mn);
+                mx = tally_xmax_(mx, o.mx);
+                nans += o.nans;
+            }
+            if (o.bmax > 0) {
                 any_fast = nonneg = 1;
             } else if (!any_fast || !nonneg) {
                 unsigned f = tally_xzero_block_flags_(xb, (uint64_t)len, kind);
@@ -482,19 +673,32 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
     tally_xbins_flush_(&tally_xbins_tls, acc);
     if (any_fast)
         acc->flags |= TALLY_EXACT_F_ANY | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
+    if (mm) {
+        mm->min = tally_xmin_(mm->min, mn);
+        mm->max = tally_xmax_(mm->max, mx);
+        mm->nans += nans;
+    }
 }
 
 XENTRY void XFN(sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc) {
-    XFN(run)(x, n, XK_SUM_F32, 0.0, omit_nan, acc);
+    XFN(run)(x, n, XK_SUM_F32, 0.0, omit_nan, acc, NULL);
 }
 XENTRY void XFN(sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc) {
-    XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc);
+    XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc, NULL);
 }
 XENTRY void XFN(sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan,
                            tally_exact *acc) {
-    XFN(run)(x, n, XK_SQ_F32, mean, omit_nan, acc);
+    XFN(run)(x, n, XK_SQ_F32, mean, omit_nan, acc, NULL);
 }
 XENTRY void XFN(sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan,
                            tally_exact *acc) {
-    XFN(run)(x, n, XK_SQ_F64, mean, omit_nan, acc);
+    XFN(run)(x, n, XK_SQ_F64, mean, omit_nan, acc, NULL);
+}
+XENTRY void XFN(sum_minmax_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc,
+                                tally_xminmax *mm) {
+    XFN(run)(x, n, XK_SUM_F32, 0.0, omit_nan, acc, mm);
+}
+XENTRY void XFN(sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc,
+                                tally_xminmax *mm) {
+    XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc, mm);
 }

@@ -9,6 +9,12 @@
  *                          d*d is exact this way unless it underflows (|d| < ~2^-511: lo loses
  *                          bits below 2^-1074) or overflows (fl(d*d) = inf: +inf is added).
  *                          x_i = NaN: NaN (skipped with omit_nan); x_i = +-inf: +inf.
+ *   sum_minmax_f32 / _f64: sum_f32 / sum_f64 (the same accumulator, bit for bit), plus the
+ *                          extremes in the same loop over the same loaded vectors (one pass for
+ *                          a fused sum+min+max): *mm is updated with the min and max of the
+ *                          non-NaN elements (IEEE 754-2019 order: -0 < +0) and the NaN count,
+ *                          whatever omit_nan. So mm gives minimum/maximum (NaN if nans > 0) and,
+ *                          for omit_nan, minimumNumber/maximumNumber (tally_xminmax_* below).
  *
  * Every kernel gives the same accumulator value (bit for bit after rounding) for any ISA.
  * n may be 0; x may then be NULL. The kernels keep state only inside one call (plus 20 KiB of
@@ -20,15 +26,42 @@
 #ifndef TALLY_CPU_EXACT_KERNELS_H
 #define TALLY_CPU_EXACT_KERNELS_H
 
+#include <math.h>
 #include <stdint.h>
 #include "tally.h"
 #include "core/exact_sum.h"
+
+/* Extremes of the elements seen so far (f32 values widened exactly). min > max: no non-NaN
+ * element yet (any real element makes min <= max, +-inf included). Calls on consecutive pieces
+ * update one tally_xminmax as one call on the whole would. */
+typedef struct tally_xminmax {
+    double min, max; /* of the non-NaN elements, -0 < +0; +inf / -inf when there is none */
+    uint64_t nans;   /* NaN elements */
+} tally_xminmax;
+
+static inline void tally_xminmax_init(tally_xminmax *m) {
+    m->min = HUGE_VAL;
+    m->max = -HUGE_VAL;
+    m->nans = 0;
+}
+/* IEEE 754-2019 minimum / maximum (omit_nan = 0: NaN if any NaN was seen) or minimumNumber /
+ * maximumNumber (omit_nan = 1). NaN also when nothing but NaNs (or nothing) was seen. */
+static inline double tally_xminmax_min(const tally_xminmax *m, int omit_nan) {
+    return (!omit_nan && m->nans) || m->min > m->max ? NAN : m->min;
+}
+static inline double tally_xminmax_max(const tally_xminmax *m, int omit_nan) {
+    return (!omit_nan && m->nans) || m->min > m->max ? NAN : m->max;
+}
 
 typedef struct tally_exact_kernels {
     void (*sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc);
     void (*sum_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc);
     void (*sqdev_f32)(const float *x, uint64_t n, double mean, int omit_nan, tally_exact *acc);
     void (*sqdev_f64)(const double *x, uint64_t n, double mean, int omit_nan, tally_exact *acc);
+    void (*sum_minmax_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc,
+                           tally_xminmax *mm);
+    void (*sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc,
+                           tally_xminmax *mm);
 } tally_exact_kernels;
 
 /* The kernels for isa (TALLY_ISA_SCALAR, TALLY_ISA_AVX2 or TALLY_ISA_AVX512); the caller makes

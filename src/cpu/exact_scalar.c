@@ -28,11 +28,16 @@ static inline double tally_xscalar_or_(double a, double b) {
 #define XV_KEEP(v, k) ((void)(k), (v))
 #define XV_KEEP_ORD(a, x) ((x) == (x) ? (a) : 0.0) /* a where x is not NaN */
 #define XV_NONZERO_MASK(v) ((unsigned)((v) != 0))
+#define XV_MIN(a, v) tally_xmin_((a), (v)) /* these skip a NaN v */
+#define XV_MAX(a, v) tally_xmax_((a), (v))
+#define XV_MIN_ORD(a, v) tally_xmin_((a), (v))
+#define XV_MAX_ORD(a, v) tally_xmax_((a), (v))
+#define XV_NAN_MASK(v) ((unsigned)((v) != (v)))
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_scalar = {
-    tally_xscalar_sum_f32, tally_xscalar_sum_f64, tally_xscalar_sqdev_f32,
-    tally_xscalar_sqdev_f64};
+    tally_xscalar_sum_f32,   tally_xscalar_sum_f64,        tally_xscalar_sqdev_f32,
+    tally_xscalar_sqdev_f64, tally_xscalar_sum_minmax_f32, tally_xscalar_sum_minmax_f64};
 
 const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa) {
 #if defined(TALLY_X86)

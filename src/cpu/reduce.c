@@ -77,7 +77,23 @@ static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, ui
     const uint32_t need = p->need;
     const size_t size = tally_type_table[t].size;
     const int fl = tally_type_is_float(t);
-    if (need & TALLY_NEED_SUM) {
+    /* A float sum (or mean) with min and/or max: one pass, the extremes come out of the exact
+     * sum's loop (exact_kernels.h). Argmin/argmax take the min/max kernels below. */
+    const int fused = fl && (need & TALLY_NEED_SUM) && (need & (TALLY_NEED_MIN | TALLY_NEED_MAX)) &&
+                      !(need & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX | TALLY_NEED_FIRSTNAN));
+    if (fused) {
+        tally_xminmax mm;
+        tally_xminmax_init(&mm);
+        if (t == TALLY_F32) st->ek->sum_minmax_f32((const float *)x, n, p->omit_nan, &p->fsum, &mm);
+        else st->ek->sum_minmax_f64((const double *)x, n, p->omit_nan, &p->fsum, &mm);
+        if (mm.min <= mm.max) { /* some non-NaN element */
+            int had = p->n > p->nans;
+            uint64_t kmin = tally_key_from_f64(mm.min), kmax = tally_key_from_f64(mm.max);
+            if ((need & TALLY_NEED_MIN) && (!had || kmin < p->kmin)) p->kmin = kmin;
+            if ((need & TALLY_NEED_MAX) && (!had || kmax > p->kmax)) p->kmax = kmax;
+        }
+        p->nans += mm.nans;
+    } else if (need & TALLY_NEED_SUM) {
         if (t == TALLY_F32) st->ek->sum_f32((const float *)x, n, p->omit_nan, &p->fsum);
         else if (t == TALLY_F64) st->ek->sum_f64((const double *)x, n, p->omit_nan, &p->fsum);
         else k->isum[t](x, n, tally_type_is_signed_int(t) ? (void *)&p->isum : (void *)&p->usum);
@@ -94,7 +110,7 @@ static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, ui
             }
         }
     }
-    if (need & (TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS)) {
+    if (!fused && (need & (TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS))) {
         tally_minmax mm = {UINT64_MAX, 0, 0};
         k->minmax[t](x, n, &mm);
         int had = p->n > p->nans;

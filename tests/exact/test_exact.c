@@ -226,10 +226,104 @@ static void check(const char *what, double got, double want, tally_isa isa, int 
     }
 }
 
-/* Checks every ISA on x against the reference; also a random split + merge. */
+/* ---- the fused sum + min + max kernels --------------------------------------------------------
+ * Reference extremes from order keys on the bits (-0 < +0 by construction), not from float
+ * compares: the unsigned key of a double is its bits with the sign bit flipped if positive, all
+ * bits flipped if negative. */
+static uint64_t okey(double v) {
+    uint64_t b = bits_of(v);
+    return (b >> 63) ? ~b : b | (1ull << 63);
+}
+typedef struct {
+    int any;
+    double mn, mx;
+    uint64_t nans;
+} ref_mm;
+static ref_mm reference_mm(const float *xf, const double *xd, uint64_t n) {
+    ref_mm r = {0, 0, 0, 0};
+    for (uint64_t i = 0; i < n; i++) {
+        double v = xf ? (double)xf[i] : xd[i];
+        if (v != v) {
+            r.nans++;
+            continue;
+        }
+        if (!r.any || okey(v) < okey(r.mn)) r.mn = v;
+        if (!r.any || okey(v) > okey(r.mx)) r.mx = v;
+        r.any = 1;
+    }
+    return r;
+}
+static void check_mm(const char *what, const tally_xminmax *mm, const ref_mm *r, tally_isa isa,
+                     int f32, uint64_t n, int omit) {
+    int any = mm->min <= mm->max;
+    int ok = any == r->any && mm->nans == r->nans &&
+             (!any || (bits_of(mm->min) == bits_of(r->mn) && bits_of(mm->max) == bits_of(r->mx)));
+    /* the IEEE views: minimum/maximum propagate NaN, minimumNumber/maximumNumber skip it */
+    double wmin = (!omit && r->nans) || !r->any ? NAN : r->mn;
+    double wmax = (!omit && r->nans) || !r->any ? NAN : r->mx;
+    ok = ok && same(tally_xminmax_min(mm, omit), wmin) && same(tally_xminmax_max(mm, omit), wmax);
+    if (!ok) {
+        printf("MISMATCH %s isa=%s sum_minmax %s n=%llu omit_nan=%d: got min %a max %a nans %llu"
+               " (any %d), want min %a max %a nans %llu (any %d)\n",
+               what, isa_names[isa], f32 ? "f32" : "f64", (unsigned long long)n, omit, mm->min,
+               mm->max, (unsigned long long)mm->nans, any, r->mn, r->mx,
+               (unsigned long long)r->nans, r->any);
+        failures++;
+    }
+}
+/* The fused kernel over [lo, hi) of x, into a and mm. */
+static void run_fused(tally_isa isa, const float *xf, const double *xd, uint64_t lo, uint64_t hi,
+                      int omit_nan, tally_exact *a, tally_xminmax *mm) {
+    const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+    if (xf) k->sum_minmax_f32(xf + lo, hi - lo, omit_nan, a, mm);
+    else k->sum_minmax_f64(xd + lo, hi - lo, omit_nan, a, mm);
+}
+/* The fused kernel of every ISA: its sum must equal the plain one's (want), its extremes the
+ * reference's; in one call and in three calls on consecutive pieces (one accumulator, one mm),
+ * and in three pieces merged. */
+static void check_fused(const char *what, const float *xf, const double *xd, uint64_t n,
+                        int omit_nan, double want) {
+    ref_mm r = reference_mm(xf, xd, n);
+    for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+        if (!isa_usable(isa)) continue;
+        tally_exact a;
+        tally_xminmax mm;
+        tally_exact_init(&a);
+        tally_xminmax_init(&mm);
+        run_fused(isa, xf, xd, 0, n, omit_nan, &a, &mm);
+        check("fused", tally_exact_round(&a), want, isa, K_SUM, xf != NULL, n, omit_nan);
+        check_mm(what, &mm, &r, isa, xf != NULL, n, omit_nan);
+        if (n >= 2) {
+            uint64_t c1 = rnd() % n, c2 = rnd() % n;
+            if (c1 > c2) { uint64_t t = c1; c1 = c2; c2 = t; }
+            uint64_t lo[3] = {0, c1, c2}, hi[3] = {c1, c2, n};
+            tally_exact_init(&a);
+            tally_xminmax_init(&mm);
+            tally_exact p[3];
+            for (int j = 0; j < 3; j++) {
+                run_fused(isa, xf, xd, lo[j], hi[j], omit_nan, &a, &mm);
+                tally_exact_init(&p[j]);
+                tally_xminmax scratch;
+                tally_xminmax_init(&scratch);
+                run_fused(isa, xf, xd, lo[j], hi[j], omit_nan, &p[j], &scratch);
+            }
+            check("fused pieces", tally_exact_round(&a), want, isa, K_SUM, xf != NULL, n,
+                  omit_nan);
+            check_mm(what, &mm, &r, isa, xf != NULL, n, omit_nan);
+            tally_exact_merge(&p[0], &p[1]);
+            tally_exact_merge(&p[2], &p[0]);
+            check("fused merged", tally_exact_round(&p[2]), want, isa, K_SUM, xf != NULL, n,
+                  omit_nan);
+        }
+    }
+}
+
+/* Checks every ISA on x against the reference; also a random split + merge. Sums: the fused
+ * sum + min + max kernels too. */
 static void check_all(const char *what, int kind, const float *xf, const double *xd, uint64_t n,
                       double mean, int omit_nan) {
     double want = reference(kind, xf, xd, n, mean, omit_nan);
+    if (kind == K_SUM) check_fused(what, xf, xd, n, omit_nan, want);
     for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
         if (!isa_usable(isa)) continue;
         double got = run_kernel(isa, kind, xf, xd, n, mean, omit_nan, NULL);
@@ -506,6 +600,89 @@ static void test_merge_and_headroom(void **s) {
     ASSERT_SAME(tally_exact_round(&e), before);
 }
 
+/* The fused sum + min + max kernels on hand-placed special values: one odd element (NaN, -0,
+ * +0, inf, a new extreme) at every position of short arrays (every lane of a vector and of the
+ * last partial vector) and at sampled positions of arrays spanning several blocks; zeros of both
+ * signs as the extremes; nothing but NaN. check_all runs them against the key-order reference,
+ * with and without omit_nan, in one call and in pieces. */
+static void fill_both(float *xf, double *xd, uint64_t n, double v) {
+    for (uint64_t i = 0; i < n; i++) {
+        xf[i] = (float)v;
+        xd[i] = v;
+    }
+}
+static void put_both(float *xf, double *xd, uint64_t i, double v) {
+    xf[i] = (float)v;
+    xd[i] = v;
+}
+static void check_both(const char *what, const float *xf, const double *xd, uint64_t n) {
+    for (int omit = 0; omit <= 1; omit++) {
+        check_all(what, K_SUM, xf, NULL, n, 0, omit);
+        check_all(what, K_SUM, NULL, xd, n, 0, omit);
+    }
+}
+static void test_fused_minmax(void **s) {
+    (void)s;
+    enum { N = 1600 };
+    static float xf[N];
+    static double xd[N];
+    /* base data: positive, negative, zeros of one sign, or price-like */
+    const double odd[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1e30, -1e30, 0x1p-140, -7.5};
+    const uint64_t lens[] = {1, 2, 3, 5, 8, 13, 31, 33, 511, 513, 1031, N};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        uint64_t n = lens[li];
+        for (int base = 0; base < 5; base++) {
+            for (size_t oi = 0; oi < sizeof odd / sizeof odd[0]; oi++) {
+                uint64_t step = n <= 40 ? 1 : n / 23 + 1;
+                for (uint64_t p = 0; p < n; p += step) {
+                    for (uint64_t i = 0; i < n; i++) {
+                        double v = base == 0 ? 2.5 : base == 1 ? -2.5 : base == 2 ? 0.0
+                                 : base == 3 ? -0.0 : (double)(500 + rnd() % 4500) / 100.0;
+                        put_both(xf, xd, i, v);
+                    }
+                    put_both(xf, xd, p, odd[oi]);
+                    if (p + 1 == n || rnd() % 4 == 0) put_both(xf, xd, n - 1, odd[oi]);
+                    check_both("fused odd one", xf, xd, n);
+                }
+            }
+        }
+    }
+    /* zeros as the extremes: non-negative data whose minimum is a zero of either sign (and
+     * non-positive data for the maximum), the deciding zero anywhere */
+    for (uint64_t n = 1; n <= 40; n++)
+        for (uint64_t p = 0; p < n; p++)
+            for (int sg = 0; sg < 4; sg++) {
+                for (uint64_t i = 0; i < n; i++)
+                    put_both(xf, xd, i, sg & 1 ? -(double)(1 + rnd() % 9) : (double)(1 + rnd() % 9));
+                if (n > 1) put_both(xf, xd, (p + 1) % n, sg & 1 ? -0.0 : 0.0);
+                put_both(xf, xd, p, sg & 2 ? -0.0 : 0.0);
+                check_both("fused zeros", xf, xd, n);
+            }
+    /* nothing but NaN; NaN with one zero; NaN everywhere but the last element */
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        uint64_t n = lens[li];
+        fill_both(xf, xd, n, NAN);
+        check_both("fused all NaN", xf, xd, n);
+        put_both(xf, xd, n / 2, -0.0);
+        check_both("fused NaN and -0", xf, xd, n);
+        put_both(xf, xd, n / 2, NAN);
+        put_both(xf, xd, n - 1, 3.0);
+        check_both("fused NaN then one", xf, xd, n);
+    }
+    /* zero elements: mm stays empty */
+    for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+        if (!isa_usable(isa)) continue;
+        tally_exact a;
+        tally_xminmax mm;
+        tally_exact_init(&a);
+        tally_xminmax_init(&mm);
+        run_fused(isa, NULL, xd, 0, 0, 0, &a, &mm);
+        assert_true(mm.min > mm.max && mm.nans == 0);
+        assert_true(isnan(tally_xminmax_min(&mm, 1)) && isnan(tally_xminmax_max(&mm, 0)));
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* The kernels on unaligned starts and lengths near the block size, for every ISA. */
 static void test_offsets(void **s) {
     (void)s;
@@ -537,6 +714,7 @@ int main(void) {
         cmocka_unit_test(test_ints),        cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_far),         cmocka_unit_test(test_negzero_nan),
         cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
+        cmocka_unit_test(test_fused_minmax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
