@@ -7,7 +7,9 @@
 #include "cpu/exact_kernels.h"
 
 /* Vectorized by hand: GCC's loop vectorizer only got in the way (see XF_W in exact_impl.h). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-tree-loop-vectorize")
+#endif
 
 #define XV __m256d
 #define XW 4

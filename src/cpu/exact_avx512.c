@@ -12,7 +12,9 @@
 #include "cpu/exact_kernels.h"
 
 /* Vectorized by hand: GCC's loop vectorizer only got in the way (see XF_W in exact_impl.h). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-tree-loop-vectorize")
+#endif
 
 /* A compare mask as a plain unsigned of `lanes` bits. GCC 12 at -O2 (seen with the sanitizers)
  * kept an unsigned made from an __mmask8 in a mask register, spilled it with kmovb (one byte) and
