@@ -340,38 +340,12 @@ typedef int16_t tk_vi16 __attribute__((vector_size(TK_VB)));
 #define TK_B63 ((tk_vu64){0} + (1ull << 63))
 #endif
 
-#define TK_VSCAN(opname, name, C)                                                                \
-    static inline TK_VU_##name tk_vop_##opname##_##name(TK_VU_##name a, TK_VU_##name b)          \
-    {                                                                                            \
-        return TK_VOP_##opname(name, TK_VU_##name, a, b);                                        \
-    }                                                                                            \
-    static void vscan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,               \
-                                             tally_carry *cy)                                    \
-    {                                                                                            \
-        typedef TK_VU_##name VU;                                                                 \
-        const char *x = vi;                                                                      \
-        char *o = vo;                                                                            \
-        tally_carry id;                                                                          \
-        memset(&id, 0, sizeof id);                                                               \
-        id.name = (C)tk_ident_##opname##_##name;                                                 \
-        const VU z = (VU){0} + (TK_U_##name)id.name;                                             \
-        VU c = (VU){0} + (TK_U_##name)cy->name;                                                  \
-        const uint64_t L = TK_VB / sizeof(C);                                                    \
-        uint64_t i = 0;                                                                          \
-        for (; i + L <= n; i += L) {                                                             \
-            VU v;                                                                                \
-            memcpy(&v, x + i * sizeof(C), sizeof v);                                             \
-            TK_XPFX(TK_L_##name, VU, v, z, tk_vop_##opname##_##name);                            \
-            VU t = TK_SHUF(VU, v, v, TK_XLASTL(TK_L_##name));                                    \
-            v = tk_vop_##opname##_##name(c, v);                                                  \
-            memcpy(o + i * sizeof(C), &v, sizeof v);                                             \
-            c = tk_vop_##opname##_##name(c, t);                                                  \
-        }                                                                                        \
-        cy->name = (C)c[0];                                                                      \
-        scan_incl_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);           \
-    }                                                                                            \
-    static void vscan_excl_##opname##_##name(const void *vi, void *vo, uint64_t n,               \
-                                             tally_carry *cy)                                    \
+/* One vector scan body for both kinds: an inclusive scan stores carry op prefix; an exclusive
+ * one stores carry op (prefix shifted one lane up, the identity in lane 0). EXCL is a constant,
+ * so each instance keeps only its own branch. */
+#define TK_VSCAN_KIND(opname, name, C, kind, EXCL)                                               \
+    static void vscan_##kind##_##opname##_##name(const void *vi, void *vo, uint64_t n,           \
+                                                 tally_carry *cy)                                \
     {                                                                                            \
         typedef TK_VU_##name VU;                                                                 \
         const char *x = vi;                                                                      \
@@ -388,14 +362,21 @@ typedef int16_t tk_vi16 __attribute__((vector_size(TK_VB)));
             memcpy(&v, x + i * sizeof(C), sizeof v);                                             \
             TK_XPFX(TK_L_##name, VU, v, z, tk_vop_##opname##_##name);                            \
             VU t = TK_SHUF(VU, v, v, TK_XLASTL(TK_L_##name));                                    \
-            VU e = TK_SHUF(VU, z, v, TK_XSHL1(TK_L_##name));                                     \
+            VU e = (EXCL) ? TK_SHUF(VU, z, v, TK_XSHL1(TK_L_##name)) : v;                        \
             e = tk_vop_##opname##_##name(c, e);                                                  \
             memcpy(o + i * sizeof(C), &e, sizeof e);                                             \
             c = tk_vop_##opname##_##name(c, t);                                                  \
         }                                                                                        \
         cy->name = (C)c[0];                                                                      \
-        scan_excl_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);           \
+        scan_##kind##_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);       \
     }
+#define TK_VSCAN(opname, name, C)                                                                \
+    static inline TK_VU_##name tk_vop_##opname##_##name(TK_VU_##name a, TK_VU_##name b)          \
+    {                                                                                            \
+        return TK_VOP_##opname(name, TK_VU_##name, a, b);                                        \
+    }                                                                                            \
+    TK_VSCAN_KIND(opname, name, C, incl, 0)                                                      \
+    TK_VSCAN_KIND(opname, name, C, excl, 1)
 /* identities, by op and type (as scan.c's, in the unsigned type) */
 #define TK_IDENTS(E, name, C, is_int, sgn, W)                                                    \
     enum {                                                                                       \
