@@ -151,6 +151,9 @@ typedef struct scan_job {
     uint64_t pblocks;    /* blocks per piece */
     uint64_t npieces;
     int nt;              /* write through an L1 buffer with non-temporal stores */
+    int pf;              /* prefetch each thread's next piece while it writes one */
+    int assoc;           /* op associative on type (all but float sum/prod): blocks may be
+                            scanned in chunks, the carry passed between them */
     int multi;           /* float sum/prod: 0, else 1 + (type == f64) */
     int sum, excl;
     uint64_t nfull;      /* full blocks */
@@ -160,15 +163,62 @@ typedef struct scan_job {
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
 
+/* Prefetching: while a thread writes piece p it pulls its next piece into L2, a cache line
+ * per line written (pf: the bytes of the next piece at the same offset, NULL for none), so
+ * that its reads from memory overlap the writes as in a copy, rather than the thread reading
+ * a whole piece and then writing a whole piece. PF_CHUNK: the bytes written between bursts. */
+#define PF_CHUNK 1024u
+typedef struct pf_range {
+    const char *p;  /* the next piece's bytes at the offset of the block being written */
+    uint64_t left;  /* how many of the next piece's bytes remain from p */
+} pf_range;
+
+static inline void prefetch_bytes(pf_range *pf, uint64_t bytes)
+{
+    if (!pf || !pf->left) return;
+    if (bytes > pf->left) bytes = pf->left;
+    for (uint64_t o = 0; o < bytes; o += 64) __builtin_prefetch(pf->p + o, 0, 2); /* into L2 */
+    pf->p += bytes;
+    pf->left -= bytes;
+}
+
+/* Copies an L1 buffer out with streaming stores, prefetching as many bytes of pf. */
+static inline void stream_out(const scan_job *j, char *dst, const char *src, uint64_t bytes,
+                              pf_range *pf)
+{
+    if (!pf) {
+        j->st->k->stream_copy(dst, src, bytes);
+        return;
+    }
+    for (uint64_t o = 0; o < bytes; o += PF_CHUNK) {
+        uint64_t len = bytes - o < PF_CHUNK ? bytes - o : PF_CHUNK;
+        j->st->k->stream_copy(dst + o, src + o, len);
+        prefetch_bytes(pf, len);
+    }
+}
+
 /* Scans one block into out (directly, or via buf and streaming stores). */
-static inline void scan_block(const scan_job *j, uint64_t b, tally_carry *c, void *buf)
+static inline void scan_block(const scan_job *j, uint64_t b, tally_carry *c, void *buf,
+                              pf_range *pf)
 {
     uint64_t e = b * TALLY_SCAN_BLOCK, len = j->n - e < TALLY_SCAN_BLOCK ? j->n - e : TALLY_SCAN_BLOCK;
-    if (j->nt) {
+    if (j->nt && j->assoc) {
+        /* in chunks, through L1: a whole block's streaming stores at once would leave the
+         * loads idle while they drain. op is associative, so the chunks' carries give the
+         * same values. */
+        const uint64_t ch = PF_CHUNK / j->size;
+        for (uint64_t i = 0; i < len; i += ch) {
+            uint64_t m = len - i < ch ? len - i : ch;
+            j->kern(j->in + (e + i) * j->size, buf, m, c);
+            j->st->k->stream_copy(j->out + (e + i) * j->size, buf, m * j->size);
+            prefetch_bytes(pf, m * j->size);
+        }
+    } else if (j->nt) {
         j->kern(j->in + e * j->size, buf, len, c);
-        j->st->k->stream_copy(j->out + e * j->size, buf, len * j->size);
+        stream_out(j, j->out + e * j->size, buf, len * j->size, pf);
     } else {
         j->kern(j->in + e * j->size, j->out + e * j->size, len, c);
+        prefetch_bytes(pf, len * j->size);
     }
 }
 
@@ -214,15 +264,29 @@ static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot, float *
 
 /* Scans piece p from carry c (c: the carry out afterwards); tot: its block totals. */
 static void scan_piece(const scan_job *j, uint64_t p, const tally_carry *tot, tally_carry *c,
-                       char *buf, char *mbuf, const float *lbuf)
+                       char *buf, char *mbuf, const float *lbuf, pf_range *pf)
 {
     const uint64_t B = TALLY_SCAN_BLOCK;
     uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
     for (uint64_t k = 0; k < nb; k++) {
         if (lbuf && k + MULTI <= nb && b0 + k + MULTI <= j->nfull) {
             for (uint64_t q = k; q < k + MULTI; q++) {
-                j->st->k->carry_f32(j->sum, j->excl, lbuf + q * B,
-                                    (float *)(j->out + (b0 + q) * B * j->size), B, c->f32, j->nt);
+                float *o = (float *)(j->out + (b0 + q) * B * j->size);
+                const float *l = lbuf + q * B;
+                if (!pf) {
+                    j->st->k->carry_f32(j->sum, j->excl, l, o, B, c->f32, j->nt);
+                } else { /* in chunks, prefetching between them: out[i] depends on l[i]
+                            (inclusive) or l[i-1] (exclusive), so the same bits */
+                    const uint64_t ch = PF_CHUNK / 4;
+                    for (uint64_t i = 0; i < B; i += ch) {
+                        uint64_t len = B - i < ch ? B - i : ch;
+                        if (i == 0 || !j->excl)
+                            j->st->k->carry_f32(j->sum, j->excl, l + i, o + i, len, c->f32, j->nt);
+                        else
+                            j->st->k->carry_f32(j->sum, 0, l + i - 1, o + i, len, c->f32, j->nt);
+                        prefetch_bytes(pf, len * 4);
+                    }
+                }
                 j->total(&tot[q], 1, c);
             }
             k += MULTI - 1;
@@ -243,12 +307,13 @@ static void scan_piece(const scan_job *j, uint64_t p, const tally_carry *tot, ta
                 multi_scan_f32(j->sum, j->excl, (const float *)(j->in + e * j->size), (float *)o, B, cs);
             else
                 multi_scan_f64(j->sum, j->excl, (const double *)(j->in + e * j->size), (double *)o, B, cs);
-            if (j->nt) j->st->k->stream_copy(j->out + e * j->size, o, MULTI * B * j->size);
+            if (j->nt) stream_out(j, j->out + e * j->size, o, MULTI * B * j->size, pf);
+            else prefetch_bytes(pf, MULTI * B * j->size);
             *c = cs[MULTI - 1]; /* equals the fold of the totals, by construction */
             k += MULTI - 1;
             continue;
         }
-        scan_block(j, b0 + k, c, buf);
+        scan_block(j, b0 + k, c, buf, pf);
     }
 }
 
@@ -277,9 +342,8 @@ static void scan_thread(void *arg, int tid, int nth)
     char *mbuf = j->mbuf ? j->mbuf + (size_t)tid * MULTI * TALLY_SCAN_BLOCK * j->size : NULL;
     float *lbuf = j->lbuf ? (float *)(j->lbuf + (size_t)tid * j->pblocks * TALLY_SCAN_BLOCK * 4) : NULL;
     tally_carry *steal = sh->steal + (size_t)tid * (size_t)nth * j->pblocks;
-    for (;;) {
-        uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
-        if (p >= j->npieces) break;
+    uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+    while (p < j->npieces) {
         tally_carry *tot = sh->tot + p * j->pblocks;
         total_piece(j, p, tot, lbuf);
         atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
@@ -333,7 +397,17 @@ static void scan_thread(void *arg, int tid, int nth)
         for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
         sh->rec[p].incl = out;
         atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
-        scan_piece(j, p, tot, &c, buf, mbuf, lbuf);
+        /* take the next piece now, to prefetch it while writing this one */
+        uint64_t pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+        pf_range pf = {NULL, 0}, *pfp = NULL;
+        if (j->pf && pn < j->npieces) {
+            uint64_t e = pn * j->pblocks * TALLY_SCAN_BLOCK;
+            pf.p = j->in + e * j->size;
+            pf.left = (j->n - e < j->pblocks * TALLY_SCAN_BLOCK ? j->n - e : j->pblocks * TALLY_SCAN_BLOCK) * j->size;
+            pfp = &pf;
+        }
+        scan_piece(j, p, tot, &c, buf, mbuf, lbuf, pfp);
+        p = pn;
     }
     if (j->nt) j->st->k->stream_fence();
 }
@@ -366,6 +440,8 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
     /* Outputs much larger than the caches go around them, as a large memcpy does. */
     j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
+    j.pf = n * j.size >= TALLY_SCAN_STREAM_BYTES;
+    j.assoc = !(tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD));
     /* Float sum/prod: whenever there are blocks enough, the pieces (even on one thread) let
      * MULTI blocks' chains run side by side. */
     int multi = tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD) &&
@@ -373,7 +449,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     if (nth == 1 && !multi) {
         _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
         tally_carry c = j.start;
-        for (uint64_t b = 0; b < j.nblocks; b++) scan_block(&j, b, &c, buf);
+        for (uint64_t b = 0; b < j.nblocks; b++) scan_block(&j, b, &c, buf, NULL);
         if (j.nt) st->k->stream_fence();
         return TALLY_OK;
     }
