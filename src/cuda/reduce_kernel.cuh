@@ -290,20 +290,11 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         }
     }
 
-    /* Rare: kept out of line so that the fast path keeps its registers. */
-    __device__ __noinline__ void slow_batch(const Vec<T> *vdata, unsigned long long v,
-                                            unsigned long long ve, unsigned long long *sacc)
-    {
-        /* reloads (from L1/L2) rather than taking the registers' address, which would put
-         * every batch in local memory */
-        for (int u = 0; u < U; u++) {
-            unsigned long long vi = v + (unsigned long long)u * kThreads;
-            if (vi < ve) {
-                Vec<T> x = load_vec(vdata + vi);
-                for (int k = 0; k < VEC; k++) exact_slow(x.v[k], sacc);
-            }
-        }
-    }
+    /* Rare: the batch element by element. Runs on a copy of the worker (slow_batch_out), so
+     * that this worker's address is never taken: a member call out of line would keep the
+     * whole worker in local memory, stored to and loaded from on every batch. */
+    __device__ __forceinline__ void slow_batch(const Vec<T> *vdata, unsigned long long v,
+                                               unsigned long long ve, unsigned long long *sacc);
 
     __device__ __forceinline__ void add_scalar(T x, unsigned long long idx, unsigned long long *sacc)
     {
@@ -377,6 +368,43 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         }
     }
 };
+
+/* Out of line, on its own copy of the worker's exact state (see Worker::slow_batch). It
+ * reloads the batch (from L1/L2) rather than taking the registers' address. */
+template <typename T, unsigned M, bool OMIT>
+__device__ __noinline__ void slow_batch_out(const Vec<T> *vdata, unsigned long long v,
+                                            unsigned long long ve, unsigned long long *sacc,
+                                            double mean, Expansion *ea, Expansion *eb, uint32_t *xflags)
+{
+    Worker<T, M, OMIT> w;
+    w.s.init();
+    w.ea = *ea;
+    w.eb = *eb;
+    w.s.xflags = *xflags;
+    w.mean = mean;
+    for (int u = 0; u < Worker<T, M, OMIT>::U; u++) {
+        unsigned long long vi = v + (unsigned long long)u * kThreads;
+        if (vi < ve) {
+            Vec<T> x = load_vec(vdata + vi);
+            for (int k = 0; k < Traits<T>::vec; k++) w.exact_slow(x.v[k], sacc);
+        }
+    }
+    *ea = w.ea;
+    *eb = w.eb;
+    *xflags = w.s.xflags;
+}
+
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void Worker<T, M, OMIT>::slow_batch(const Vec<T> *vdata, unsigned long long v,
+                                                               unsigned long long ve, unsigned long long *sacc)
+{
+    Expansion a = ea, b = eb;
+    uint32_t f = s.xflags;
+    slow_batch_out<T, M, OMIT>(vdata, v, ve, sacc, mean, &a, &b, &f);
+    ea = a;
+    eb = b;
+    s.xflags = f;
+}
 
 /* Integer sum -> tally_exact (chunk 34 has weight 2^0), for a correctly rounded mean. */
 template <typename S> __device__ __forceinline__ void exact_from_int(tally_exact *e, S v)
@@ -573,6 +601,17 @@ __device__ __forceinline__ double exact_result(const State<T, M, OMIT> &s, const
     return sacc_round(sacc, f | TALLY_EXACT_F_NONNEGZERO); /* a spill means a nonzero value */
 }
 
+/* finalize takes the state by reference and is not inlined, so its argument lives in local
+ * memory. Copying it there in the one thread that calls finalize keeps the caller's state in
+ * registers: passing the caller's own variable made every thread of every block store its whole
+ * state to local memory (15 MB of writes at 2^24 elements, a third of the kernel's time). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void finalize_copy(const tcu_reduce_params &p, State<T, M, OMIT> s, double xr)
+{
+    State<T, M, OMIT> copy = s;
+    finalize<T, M, OMIT>(p, copy, xr);
+}
+
 template <typename T, unsigned M, bool OMIT>
 __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
 {
@@ -669,7 +708,7 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
         if (tid == 0) {
             double xr = 0.0;
             if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
-            finalize<T, M, OMIT>(p, s, xr);
+            finalize_copy(p, s, xr);
         }
         return;
     }
@@ -737,7 +776,7 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
     if (tid == 0) {
         double xr = 0.0;
         if constexpr (EXACT) xr = exact_result(t, p, sacc, spilled);
-        finalize<T, M, OMIT>(p, t, xr);
+        finalize_copy(p, t, xr);
         *p.counter = 0;
     }
 }
