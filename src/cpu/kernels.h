@@ -68,6 +68,12 @@ typedef struct tally_cpu_kernels {
     void (*multi_scan_f32)(int sum, int excl, const float *x, float *o, uint64_t ostride,
                            tally_carry *cy);
     void (*multi_total_f32)(int sum, const float *x, tally_carry *tot);
+    /* Optional: in one pass, the totals of 8 blocks at xt (as multi_total_f32) and the scan
+     * of 8 other blocks at xs (as multi_scan_f32; either NULL for none), prefetching pfbytes
+     * from pf into L2 meanwhile; nt: streaming stores where o allows (the caller fences). */
+    void (*multi_fused_f32)(int sum, int excl, const float *xt, tally_carry *tot,
+                            const float *xs, float *o, uint64_t ostride, tally_carry *cy,
+                            int nt, const char *pf, uint64_t pfbytes);
     /* Optional: the second pass of a two-pass f32 sum/prod block scan (l: the block's local
      * inclusive folds from multi_scan_f32 with identity carries): out = c op l, shifted by one
      * for an exclusive scan; nt: non-temporal stores. */

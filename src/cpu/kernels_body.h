@@ -436,6 +436,7 @@ const tally_cpu_kernels TALLY_KTABLE = {
 #if TK_VB
     .multi_scan_f32 = tk_vmulti_scan_f32,
     .multi_total_f32 = tk_vmulti_total_f32,
+    .multi_fused_f32 = tk_vmulti_fused_f32,
     .carry_f32 = tk_vcarry_f32,
 #endif
     .scan_incl = TK_SCAN_TABLE(incl),

@@ -513,9 +513,9 @@ static inline void tk_tr8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
-/* One element of lane j, i >= 0 (the one-block kernel's step). */
-static inline void tk_mstep(int sum, int excl, const float *x, float *o, uint64_t os, int j,
-                            uint64_t i, float *l, const float *c)
+/* One element of lane j, i >= 0 (the one-block kernel's step): its output. */
+static inline float tk_mval(int sum, int excl, const float *x, int j, uint64_t i, float *l,
+                            const float *c)
 {
     float v = x[(uint64_t)j * TK_MB + i];
     float out;
@@ -529,7 +529,12 @@ static inline void tk_mstep(int sum, int excl, const float *x, float *o, uint64_
         l[j] = sum ? l[j] + v : l[j] * v;
         out = sum ? c[j] + l[j] : c[j] * l[j];
     }
-    o[(uint64_t)j * os + i] = out;
+    return out;
+}
+static inline void tk_mstep(int sum, int excl, const float *x, float *o, uint64_t os, int j,
+                            uint64_t i, float *l, const float *c)
+{
+    o[(uint64_t)j * os + i] = tk_mval(sum, excl, x, j, i, l, c);
 }
 
 #define TK_MTILE(OPV, EXCL)                                                                      \
@@ -606,6 +611,116 @@ static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
             l[j] = sum ? l[j] + v : l[j] * v;
         }
     for (int j = 0; j < 8; j++) tot[j].f32 = sum ? c[j] + l[j] : c[j] * l[j];
+}
+
+/* Both kernels above in one pass over the tiles, for two different groups of 8 blocks (either
+ * may be NULL): the totals of the 8 blocks at xt into tot (as tk_vmulti_total_f32), and the
+ * scan of the 8 blocks at xs into o from the carries cy (as tk_vmulti_scan_f32, so the same
+ * bits); meanwhile pfbytes from pf are prefetched into L2, spread over the tiles. With nt the
+ * scan's stores are streaming (o and the stride 32-byte aligned; the caller fences): heads and
+ * tails go through a small buffer, as their lengths are multiples of 8 elements. Scanning
+ * one group while reading the next from cache and pulling a third one in keeps the loads,
+ * the stores and memory busy together, as a copy does. */
+#define TK_FTILE(OPV, EXCL, STORE)                                                               \
+    for (uint64_t s = 0; s < mid; s += 8) {                                                      \
+        for (uint64_t q = 0; q < pfstep && pf < pfend; q++, pf += 64)                            \
+            _mm_prefetch(pf, _MM_HINT_T1);                                                       \
+        if (xt) {                                                                                \
+            __m256 t[8];                                                                         \
+            for (int j = 0; j < 8; j++)                                                          \
+                t[j] = _mm256_loadu_ps(xt + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);  \
+            tk_tr8(t);                                                                           \
+            for (int k = 0; k < 8; k++) LT = OPV(LT, t[k]);                                      \
+        }                                                                                        \
+        if (xs) {                                                                                \
+            __m256 r[8];                                                                         \
+            for (int j = 0; j < 8; j++)                                                          \
+                r[j] = _mm256_loadu_ps(xs + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);  \
+            tk_tr8(r);                                                                           \
+            for (int k = 0; k < 8; k++) {                                                        \
+                if (EXCL) {                                                                      \
+                    __m256 out = OPV(C, L);                                                      \
+                    L = OPV(L, r[k]);                                                            \
+                    r[k] = out;                                                                  \
+                } else {                                                                         \
+                    L = OPV(L, r[k]);                                                            \
+                    r[k] = OPV(C, L);                                                            \
+                }                                                                                \
+            }                                                                                    \
+            tk_tr8(r);                                                                           \
+            for (int j = 0; j < 8; j++)                                                          \
+                STORE(o + (uint64_t)j * os + TK_MHEAD + TK_MSKEW * j + s, r[j]);                 \
+        }                                                                                        \
+    }
+static void tk_vmulti_fused_f32(int sum, int excl, const float *xt, tally_carry *tot,
+                                const float *xs, float *o, uint64_t os, tally_carry *cy, int nt,
+                                const char *pf, uint64_t pfbytes)
+{
+    const uint64_t mid = TK_MB - TK_MHEAD - TK_MSKEW * 7; /* a multiple of 8 */
+    const uint64_t tiles = mid / 8;
+    const char *pfend = pf ? pf + pfbytes : pf;
+    const uint64_t pfstep = ((pfbytes + 63) / 64 + tiles - 1) / tiles;
+    if (!xs || ((uintptr_t)o & 31) || (os & 7)) nt = 0;
+    float lt[8] = {0}, l[8] = {0}, c[8] = {0};
+    /* heads (and tails below): lane j's first TK_MHEAD + TK_MSKEW*j elements; the scan's
+     * outputs into hb when streaming */
+    _Alignas(32) float hb[8][TK_MHEAD + TK_MSKEW * 7];
+    if (xt)
+        for (int j = 0; j < 8; j++)
+            for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i++) {
+                float v = xt[(uint64_t)j * TK_MB + i];
+                lt[j] = i == 0 ? v : sum ? lt[j] + v : lt[j] * v;
+            }
+    if (xs) {
+        for (int j = 0; j < 8; j++) c[j] = cy[j].f32;
+        for (int j = 0; j < 8; j++)
+            for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i++) {
+                if (nt) hb[j][i] = tk_mval(sum, excl, xs, j, i, l, c);
+                else tk_mstep(sum, excl, xs, o, os, j, i, l, c);
+            }
+        if (nt)
+            for (int j = 0; j < 8; j++)
+                for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i += 8)
+                    _mm256_stream_ps(o + (uint64_t)j * os + i, _mm256_load_ps(hb[j] + i));
+    }
+    __m256 LT = _mm256_loadu_ps(lt), L = _mm256_loadu_ps(l), C = _mm256_loadu_ps(c);
+    if (nt) {
+        if (sum && !excl) { TK_FTILE(_mm256_add_ps, 0, _mm256_stream_ps) }
+        else if (sum) { TK_FTILE(_mm256_add_ps, 1, _mm256_stream_ps) }
+        else if (!excl) { TK_FTILE(_mm256_mul_ps, 0, _mm256_stream_ps) }
+        else { TK_FTILE(_mm256_mul_ps, 1, _mm256_stream_ps) }
+    } else {
+        if (sum && !excl) { TK_FTILE(_mm256_add_ps, 0, _mm256_storeu_ps) }
+        else if (sum) { TK_FTILE(_mm256_add_ps, 1, _mm256_storeu_ps) }
+        else if (!excl) { TK_FTILE(_mm256_mul_ps, 0, _mm256_storeu_ps) }
+        else { TK_FTILE(_mm256_mul_ps, 1, _mm256_storeu_ps) }
+    }
+    for (; pf < pfend; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+    _mm256_storeu_ps(lt, LT);
+    _mm256_storeu_ps(l, L);
+    /* tails: lane j from TK_MHEAD + TK_MSKEW*j + mid = TK_MB - TK_MSKEW*(7-j) (whole 32-byte
+     * vectors: TK_MSKEW is a multiple of 8) */
+    if (xt) {
+        for (int j = 0; j < 8; j++)
+            for (uint64_t i = TK_MHEAD + TK_MSKEW * (uint64_t)j + mid; i < TK_MB; i++) {
+                float v = xt[(uint64_t)j * TK_MB + i];
+                lt[j] = sum ? lt[j] + v : lt[j] * v;
+            }
+        for (int j = 0; j < 8; j++) tot[j].f32 = sum ? -0.0f + lt[j] : 1.0f * lt[j];
+    }
+    if (xs) {
+        for (int j = 0; j < 8; j++) {
+            uint64_t t0 = TK_MHEAD + TK_MSKEW * (uint64_t)j + mid;
+            for (uint64_t i = t0; i < TK_MB; i++) {
+                if (nt) hb[j][i - t0] = tk_mval(sum, excl, xs, j, i, l, c);
+                else tk_mstep(sum, excl, xs, o, os, j, i, l, c);
+            }
+            if (nt)
+                for (uint64_t i = t0; i < TK_MB; i += 8)
+                    _mm256_stream_ps(o + (uint64_t)j * os + i, _mm256_load_ps(hb[j] + (i - t0)));
+        }
+        for (int j = 0; j < 8; j++) cy[j].f32 = sum ? c[j] + l[j] : c[j] * l[j];
+    }
 }
 
 /* The second half of a float sum/prod scan done in two passes: l holds a block's local

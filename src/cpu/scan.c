@@ -334,6 +334,77 @@ typedef struct scan_shared {
 
 #define STEAL_SPINS 1000
 
+/* pf: the bytes of piece pn (none past the last). */
+static void next_range(const scan_job *j, uint64_t pn, pf_range *pf)
+{
+    pf->p = NULL;
+    pf->left = 0;
+    if (pn >= j->npieces) return;
+    uint64_t e = pn * j->pblocks * TALLY_SCAN_BLOCK;
+    pf->p = j->in + e * j->size;
+    pf->left = (j->n - e < j->pblocks * TALLY_SCAN_BLOCK ? j->n - e : j->pblocks * TALLY_SCAN_BLOCK) * j->size;
+}
+
+/* Publishes piece p's totals tot, looks back for its carry in (returned) and publishes its
+ * carry out. steal: room for the totals of late pieces. */
+static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot,
+                             tally_carry *steal, int nth)
+{
+    const scan_job *j = sh->j;
+    atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
+    /* look back: pieces q+1 .. p-1 contribute their totals, q its carry out */
+    const tally_carry *between[64];
+    int nbetween = 0, nstolen = 0;
+    tally_carry c = j->start;
+    uint64_t q = p;
+    while (q > 0) {
+        q--;
+        uint64_t s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
+        for (int i = 0; s == PIECE_NONE && i < STEAL_SPINS; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
+        }
+        if (s == PIECE_INCL) {
+            c = sh->rec[q].incl;
+            break;
+        }
+        if (nbetween == 64) { /* too far back (not with sane thread counts): wait for it */
+            while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) != PIECE_INCL)
+                sched_yield();
+            c = sh->rec[q].incl;
+            break;
+        }
+        if (s == PIECE_TOT) {
+            between[nbetween++] = sh->tot + q * j->pblocks;
+        } else { /* its thread is late: compute them here (not in place: it may be
+                    writing the piece by the time this thread reads it) */
+            tally_carry *t = nstolen < nth && j->in != j->out
+                                 ? steal + (size_t)nstolen++ * j->pblocks : NULL;
+            if (!t) { /* wait for the totals instead */
+                while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) == PIECE_NONE)
+                    sched_yield();
+                q++; /* and look at q again */
+                continue;
+            }
+            total_piece(j, q, t, NULL);
+            between[nbetween++] = t;
+        }
+    }
+    /* fold the totals between, oldest first: block by block, as the definition says */
+    for (int i = nbetween - 1; i >= 0; i--) {
+        uint64_t nb = piece_blocks(j, p - 1 - (uint64_t)i);
+        for (uint64_t k = 0; k < nb; k++) j->total(&between[i][k], 1, &c);
+    }
+    tally_carry out = c;
+    uint64_t nb = piece_blocks(j, p);
+    for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
+    sh->rec[p].incl = out;
+    atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
+    return c;
+}
+
 static void scan_thread(void *arg, int tid, int nth)
 {
     scan_shared *sh = arg;
@@ -346,68 +417,80 @@ static void scan_thread(void *arg, int tid, int nth)
     while (p < j->npieces) {
         tally_carry *tot = sh->tot + p * j->pblocks;
         total_piece(j, p, tot, lbuf);
-        atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
-        /* look back: pieces q+1 .. p-1 contribute their totals, q its carry out */
-        const tally_carry *between[64];
-        int nbetween = 0, nstolen = 0;
-        tally_carry c = j->start;
-        uint64_t q = p;
-        while (q > 0) {
-            q--;
-            uint64_t s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
-            for (int i = 0; s == PIECE_NONE && i < STEAL_SPINS; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-                __builtin_ia32_pause();
-#endif
-                s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
-            }
-            if (s == PIECE_INCL) {
-                c = sh->rec[q].incl;
-                break;
-            }
-            if (nbetween == 64) { /* too far back (not with sane thread counts): wait for it */
-                while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) != PIECE_INCL)
-                    sched_yield();
-                c = sh->rec[q].incl;
-                break;
-            }
-            if (s == PIECE_TOT) {
-                between[nbetween++] = sh->tot + q * j->pblocks;
-            } else { /* its thread is late: compute them here (not in place: it may be
-                        writing the piece by the time this thread reads it) */
-                tally_carry *t = nstolen < nth && j->in != j->out
-                                     ? steal + (size_t)nstolen++ * j->pblocks : NULL;
-                if (!t) { /* wait for the totals instead */
-                    while (atomic_load_explicit(&sh->rec[q].state, memory_order_acquire) == PIECE_NONE)
-                        sched_yield();
-                    q++; /* and look at q again */
-                    continue;
-                }
-                total_piece(j, q, t, NULL);
-                between[nbetween++] = t;
-            }
-        }
-        /* fold the totals between, oldest first: block by block, as the definition says */
-        for (int i = nbetween - 1; i >= 0; i--) {
-            uint64_t nb = piece_blocks(j, p - 1 - (uint64_t)i);
-            for (uint64_t k = 0; k < nb; k++) j->total(&between[i][k], 1, &c);
-        }
-        tally_carry out = c;
-        uint64_t nb = piece_blocks(j, p);
-        for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
-        sh->rec[p].incl = out;
-        atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
+        tally_carry c = look_back(sh, p, tot, steal, nth);
         /* take the next piece now, to prefetch it while writing this one */
         uint64_t pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
-        pf_range pf = {NULL, 0}, *pfp = NULL;
-        if (j->pf && pn < j->npieces) {
-            uint64_t e = pn * j->pblocks * TALLY_SCAN_BLOCK;
-            pf.p = j->in + e * j->size;
-            pf.left = (j->n - e < j->pblocks * TALLY_SCAN_BLOCK ? j->n - e : j->pblocks * TALLY_SCAN_BLOCK) * j->size;
-            pfp = &pf;
-        }
-        scan_piece(j, p, tot, &c, buf, mbuf, lbuf, pfp);
+        pf_range pf;
+        next_range(j, pn, &pf);
+        scan_piece(j, p, tot, &c, buf, mbuf, lbuf, j->pf && pf.left ? &pf : NULL);
         p = pn;
+    }
+    if (j->nt) j->st->k->stream_fence();
+}
+
+/* Float (f32) sum/prod scans of large outputs, where the multi-block kernels' arithmetic
+ * would otherwise leave memory idle: a piece is one group of MULTI blocks, and a thread works
+ * one piece behind. In one pass over the tiles (multi_fused_f32) it computes the totals of its
+ * piece p (prefetched into L2 before), scans its previous piece q (still in L2, its carry
+ * known) out with streaming stores, and prefetches its next piece: reads from cache, writes
+ * to memory and reads from memory all at once, as in a copy. Then it publishes p's totals and
+ * looks back for p's carry. The same kernels' bits, so the same results. */
+static int piece_full(const scan_job *j, uint64_t p)
+{
+    return piece_blocks(j, p) == MULTI && (p + 1) * MULTI <= j->nfull;
+}
+
+static void scan_thread_fused(void *arg, int tid, int nth)
+{
+    scan_shared *sh = arg;
+    const scan_job *j = sh->j;
+    const uint64_t B = TALLY_SCAN_BLOCK, none = j->npieces;
+    _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
+    tally_carry *steal = sh->steal + (size_t)tid * (size_t)nth * j->pblocks;
+    uint64_t q = none; /* the piece scanned in this round (the previous one) */
+    tally_carry cq;    /* its carry in */
+    memset(&cq, 0, sizeof cq);
+    int first = 1;
+    uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+    for (;;) {
+        uint64_t pn = none;
+        pf_range pf = {NULL, 0};
+        /* the next piece, to prefetch: taken at once except after a thread's first piece (so
+         * that the threads start on consecutive pieces) */
+        if (!first && p < none) {
+            pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+            next_range(j, pn, &pf);
+        }
+        tally_carry *tot = p < none ? sh->tot + p * j->pblocks : NULL;
+        int pfull = p < none && piece_full(j, p), qfull = q < none && piece_full(j, q);
+        tally_carry cs[MULTI];
+        if (qfull) { /* the carries into q's blocks */
+            const tally_carry *tq = sh->tot + q * j->pblocks;
+            tally_carry c = cq;
+            for (int k = 0; k < MULTI; k++) {
+                cs[k] = c;
+                j->total(&tq[k], 1, &c);
+            }
+        }
+        if (pfull)
+            for (int k = 0; k < MULTI; k++) tot[k] = j->ident;
+        if (pfull || qfull)
+            j->st->k->multi_fused_f32(j->sum, j->excl,
+                                      pfull ? (const float *)(j->in + p * MULTI * B * 4) : NULL, tot,
+                                      qfull ? (const float *)(j->in + q * MULTI * B * 4) : NULL,
+                                      qfull ? (float *)(j->out + q * MULTI * B * 4) : NULL, B, cs,
+                                      j->nt, pf.p, pf.left);
+        if (q < none && !qfull) /* the last, partial piece */
+            scan_piece(j, q, sh->tot + q * j->pblocks, &cq, buf, NULL, NULL, NULL);
+        if (p >= none) break;
+        if (!pfull) total_piece(j, p, tot, NULL);
+        cq = look_back(sh, p, tot, steal, nth);
+        q = p;
+        if (first) {
+            pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+            first = 0;
+        }
+        p = pn < none ? pn : none;
     }
     if (j->nt) j->st->k->stream_fence();
 }
@@ -433,13 +516,17 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     else j.start = j.ident;
     j.pblocks = st->scan_piece / (TALLY_SCAN_BLOCK * j.size);
     if (j.pblocks < 1) j.pblocks = 1;
+    /* Outputs much larger than the caches go around them, as a large memcpy does. */
+    j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
+    /* large f32 sum/prod scans: one piece per group of MULTI blocks (scan_thread_fused) */
+    int fused = j.nt && type == TALLY_F32 && (op == TALLY_SUM || op == TALLY_PROD) &&
+                st->k->multi_fused_f32 && j.nblocks >= MULTI;
+    if (fused) j.pblocks = MULTI;
     j.npieces = (j.nblocks + j.pblocks - 1) / j.pblocks;
     uint64_t tmin = TALLY_SCAN_THREAD_MIN < 2 * st->scan_piece ? TALLY_SCAN_THREAD_MIN : 2 * st->scan_piece;
     uint64_t t = n * j.size / tmin;
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
     if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
-    /* Outputs much larger than the caches go around them, as a large memcpy does. */
-    j.nt = in != out && n * j.size >= TALLY_SCAN_STREAM_BYTES;
     j.pf = n * j.size >= TALLY_SCAN_STREAM_BYTES;
     j.assoc = !(tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD));
     /* Float sum/prod: whenever there are blocks enough, the pieces (even on one thread) let
@@ -458,12 +545,12 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
         j.sum = op == TALLY_SUM;
         j.excl = opts->exclusive;
         j.nfull = n / TALLY_SCAN_BLOCK;
-        if (j.multi == 1 && st->k->multi_scan_f32 && st->k->carry_f32) {
+        if (!fused && j.multi == 1 && st->k->multi_scan_f32 && st->k->carry_f32) {
             /* two passes over each group of MULTI blocks: local folds into an L2 buffer while
              * the piece streams in, then carries added on the way out */
             j.lbuf = aligned_alloc(64, (size_t)nth * j.pblocks * TALLY_SCAN_BLOCK * 4);
         }
-        if (j.nt && !j.lbuf) {
+        if (j.nt && !j.lbuf && !fused) {
             j.mbuf = aligned_alloc(64, (size_t)nth * MULTI * TALLY_SCAN_BLOCK * j.size);
             if (!j.mbuf) j.nt = 0;
         }
@@ -484,7 +571,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     sh.rec = (piece_rec *)mem;
     sh.tot = (tally_carry *)(mem + nrec);
     sh.steal = sh.tot + j.npieces * j.pblocks;
-    tally_pool_run(st->pool, nth, scan_thread, &sh);
+    tally_pool_run(st->pool, nth, fused ? scan_thread_fused : scan_thread, &sh);
     free(mem);
     free(j.mbuf);
     free(j.lbuf);
