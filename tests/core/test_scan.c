@@ -244,6 +244,44 @@ static void test_scan_big(void **state)
     free(got);
 }
 
+/* Large out-of-place f32 sum and product scans (over 8 MiB: the pipelined multi-block path,
+ * streaming stores), inclusive, exclusive and exclusive from an init, with a partial last
+ * block and piece: the same bits as the reference on every thread count. */
+static void test_scan_big_f32(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    rng_state = 99;
+    uint64_t n = UNDER_SANITIZER ? 300001ull : 2200001ull;
+    float *x = malloc(n * 4), *want = malloc(n * 4), *got = malloc(n * 4);
+    static const tally_op ops[] = {TALLY_SUM, TALLY_PROD};
+    for (size_t o = 0; o < 2; o++) {
+        fill(TALLY_F32, x, n, ops[o] == TALLY_PROD ? DATA_PROD : DATA_RANDOM);
+        for (int mode = 0; mode < 3; mode++) {
+            tally_scan_options so;
+            memset(&so, 0, sizeof so);
+            so.exclusive = mode > 0;
+            so.has_init = mode == 2;
+            so.init.f64 = 0.5;
+            ref_scan(TALLY_F32, ops[o], x, want, n, &so);
+            for (int k = 0; k < N_THREADS; k++) {
+                memset(got, 0, n * 4);
+                assert_int_equal(tally_scan(c->ctx[k], ops[o], TALLY_F32, x, got, n, &so), TALLY_OK);
+                uint64_t bad = 0;
+                if (!same_elements(TALLY_F32, got, want, n, &bad)) {
+                    print_error("big f32 %s scan mode=%d threads=%d: first difference at %llu\n",
+                                ops[o] == TALLY_SUM ? "sum" : "prod", mode, test_threads[k],
+                                (unsigned long long)bad);
+                    fail();
+                }
+            }
+        }
+    }
+    free(x);
+    free(want);
+    free(got);
+}
+
 /* A few results stated outright, and proof that the comparison can fail. */
 static void test_scan_examples(void **state)
 {
@@ -318,6 +356,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_scans, setup_avx2_sr, teardown_isa),
         cmocka_unit_test_setup_teardown(test_scans, setup_avx512_sr, teardown_isa),
         ISA_TESTS(test_scan_big),
+        ISA_TESTS(test_scan_big_f32),
         ISA_TESTS(test_scan_examples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
