@@ -617,8 +617,8 @@ static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
  * may be NULL): the totals of the 8 blocks at xt into tot (as tk_vmulti_total_f32), and the
  * scan of the 8 blocks at xs into o from the carries cy (as tk_vmulti_scan_f32, so the same
  * bits); meanwhile pfbytes from pf are prefetched into L2, spread over the tiles. With nt the
- * scan's stores are streaming (o and the stride 32-byte aligned; the caller fences): heads and
- * tails go through a small buffer, as their lengths are multiples of 8 elements. Scanning
+ * scan's stores are streaming (o and the stride 32-byte aligned; the caller fences). The
+ * heads and tails are tiles too, with the lanes outside them masked off. Scanning
  * one group while reading the next from cache and pulling a third one in keeps the loads,
  * the stores and memory busy together, as a copy does. */
 #define TK_FTILE(OPV, EXCL, STORE)                                                               \
@@ -652,75 +652,106 @@ static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
                 STORE(o + (uint64_t)j * os + TK_MHEAD + TK_MSKEW * j + s, r[j]);                 \
         }                                                                                        \
     }
-static void tk_vmulti_fused_f32(int sum, int excl, const float *xt, tally_carry *tot,
-                                const float *xs, float *o, uint64_t os, tally_carry *cy, int nt,
-                                const char *pf, uint64_t pfbytes)
+/* An edge tile of the fused kernel: elements off .. off+7 of every lane (no skew), where only
+ * the lanes in m (all ones; bit j of act) take part: the heads and tails, whose lengths
+ * TK_MHEAD + TK_MSKEW*j are multiples of 8, so a lane takes part in all of a tile or in none
+ * of it. first: off is 0 (element 0 starts the fold). */
+static inline __m256 tk_fop(int sum, __m256 a, __m256 b)
+{
+    return sum ? _mm256_add_ps(a, b) : _mm256_mul_ps(a, b);
+}
+static inline void tk_fedge(int sum, int excl, int first, const float *xt, __m256 *LT,
+                            const float *xs, float *o, uint64_t os, __m256 *L, __m256 C, int nt,
+                            uint64_t off, __m256 m, unsigned act)
+{
+    if (xt) {
+        __m256 t[8];
+        for (int j = 0; j < 8; j++) t[j] = _mm256_loadu_ps(xt + (uint64_t)j * TK_MB + off);
+        tk_tr8(t);
+        for (int k = 0; k < 8; k++) {
+            __m256 v = first && k == 0 ? t[0] : tk_fop(sum, *LT, t[k]);
+            *LT = _mm256_blendv_ps(*LT, v, m);
+        }
+    }
+    if (xs) {
+        __m256 r[8];
+        for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(xs + (uint64_t)j * TK_MB + off);
+        tk_tr8(r);
+        for (int k = 0; k < 8; k++) {
+            __m256 v = first && k == 0 ? r[0] : tk_fop(sum, *L, r[k]);
+            __m256 out = !excl ? tk_fop(sum, C, v) : first && k == 0 ? C : tk_fop(sum, C, *L);
+            *L = _mm256_blendv_ps(*L, v, m);
+            r[k] = out;
+        }
+        tk_tr8(r);
+        for (int j = 0; j < 8; j++)
+            if (act >> j & 1) {
+                if (nt) _mm256_stream_ps(o + (uint64_t)j * os + off, r[j]);
+                else _mm256_storeu_ps(o + (uint64_t)j * os + off, r[j]);
+            }
+    }
+}
+
+/* sum, excl and nt are constants in each instance (tk_vmulti_fused_f32 below) */
+#define TK_FOP_S(a, b) tk_fop(sum, a, b)
+#define TK_STORE_S(p, v) (nt ? _mm256_stream_ps(p, v) : _mm256_storeu_ps(p, v))
+static inline __attribute__((always_inline)) void
+tk_fused_body(int sum, int excl, int nt, const float *xt, tally_carry *tot, const float *xs,
+              float *o, uint64_t os, tally_carry *cy, const char *pf, uint64_t pfbytes)
 {
     const uint64_t mid = TK_MB - TK_MHEAD - TK_MSKEW * 7; /* a multiple of 8 */
     const uint64_t tiles = mid / 8;
     const char *pfend = pf ? pf + pfbytes : pf;
     const uint64_t pfstep = ((pfbytes + 63) / 64 + tiles - 1) / tiles;
-    if (!xs || ((uintptr_t)o & 31) || (os & 7)) nt = 0;
-    float lt[8] = {0}, l[8] = {0}, c[8] = {0};
-    /* heads (and tails below): lane j's first TK_MHEAD + TK_MSKEW*j elements; the scan's
-     * outputs into hb when streaming */
-    _Alignas(32) float hb[8][TK_MHEAD + TK_MSKEW * 7];
-    if (xt)
-        for (int j = 0; j < 8; j++)
-            for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i++) {
-                float v = xt[(uint64_t)j * TK_MB + i];
-                lt[j] = i == 0 ? v : sum ? lt[j] + v : lt[j] * v;
-            }
-    if (xs) {
+    float c[8] = {0};
+    if (xs)
         for (int j = 0; j < 8; j++) c[j] = cy[j].f32;
-        for (int j = 0; j < 8; j++)
-            for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i++) {
-                if (nt) hb[j][i] = tk_mval(sum, excl, xs, j, i, l, c);
-                else tk_mstep(sum, excl, xs, o, os, j, i, l, c);
-            }
-        if (nt)
-            for (int j = 0; j < 8; j++)
-                for (uint64_t i = 0; i < TK_MHEAD + TK_MSKEW * (uint64_t)j; i += 8)
-                    _mm256_stream_ps(o + (uint64_t)j * os + i, _mm256_load_ps(hb[j] + i));
+    __m256 LT = _mm256_setzero_ps(), L = _mm256_setzero_ps(), C = _mm256_loadu_ps(c);
+    /* lane j's head: elements 0 .. len_j - 1, len_j = TK_MHEAD + TK_MSKEW*j; its tail: from
+     * len_j + mid to the block's end */
+    const __m256i len = _mm256_add_epi32(_mm256_set1_epi32(TK_MHEAD),
+                                         _mm256_mullo_epi32(_mm256_set1_epi32(TK_MSKEW),
+                                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    for (uint64_t s = 0; s < TK_MHEAD + TK_MSKEW * 7; s += 8) {
+        __m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(len, _mm256_set1_epi32((int)s)));
+        tk_fedge(sum, excl, s == 0, xt, &LT, xs, o, os, &L, C, nt, s,
+                 m, (unsigned)_mm256_movemask_ps(m));
     }
-    __m256 LT = _mm256_loadu_ps(lt), L = _mm256_loadu_ps(l), C = _mm256_loadu_ps(c);
-    if (nt) {
-        if (sum && !excl) { TK_FTILE(_mm256_add_ps, 0, _mm256_stream_ps) }
-        else if (sum) { TK_FTILE(_mm256_add_ps, 1, _mm256_stream_ps) }
-        else if (!excl) { TK_FTILE(_mm256_mul_ps, 0, _mm256_stream_ps) }
-        else { TK_FTILE(_mm256_mul_ps, 1, _mm256_stream_ps) }
-    } else {
-        if (sum && !excl) { TK_FTILE(_mm256_add_ps, 0, _mm256_storeu_ps) }
-        else if (sum) { TK_FTILE(_mm256_add_ps, 1, _mm256_storeu_ps) }
-        else if (!excl) { TK_FTILE(_mm256_mul_ps, 0, _mm256_storeu_ps) }
-        else { TK_FTILE(_mm256_mul_ps, 1, _mm256_storeu_ps) }
-    }
+    TK_FTILE(TK_FOP_S, excl, TK_STORE_S)
     for (; pf < pfend; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+    const __m256i tail = _mm256_add_epi32(len, _mm256_set1_epi32((int)mid));
+    for (uint64_t s = TK_MHEAD + mid; s < TK_MB; s += 8) {
+        /* s >= tail_j */
+        __m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)s + 1), tail));
+        tk_fedge(sum, excl, 0, xt, &LT, xs, o, os, &L, C, nt, s, m,
+                 (unsigned)_mm256_movemask_ps(m));
+    }
+    float lt[8], l[8];
     _mm256_storeu_ps(lt, LT);
     _mm256_storeu_ps(l, L);
-    /* tails: lane j from TK_MHEAD + TK_MSKEW*j + mid = TK_MB - TK_MSKEW*(7-j) (whole 32-byte
-     * vectors: TK_MSKEW is a multiple of 8) */
-    if (xt) {
-        for (int j = 0; j < 8; j++)
-            for (uint64_t i = TK_MHEAD + TK_MSKEW * (uint64_t)j + mid; i < TK_MB; i++) {
-                float v = xt[(uint64_t)j * TK_MB + i];
-                lt[j] = sum ? lt[j] + v : lt[j] * v;
-            }
+    if (xt)
         for (int j = 0; j < 8; j++) tot[j].f32 = sum ? -0.0f + lt[j] : 1.0f * lt[j];
-    }
-    if (xs) {
-        for (int j = 0; j < 8; j++) {
-            uint64_t t0 = TK_MHEAD + TK_MSKEW * (uint64_t)j + mid;
-            for (uint64_t i = t0; i < TK_MB; i++) {
-                if (nt) hb[j][i - t0] = tk_mval(sum, excl, xs, j, i, l, c);
-                else tk_mstep(sum, excl, xs, o, os, j, i, l, c);
-            }
-            if (nt)
-                for (uint64_t i = t0; i < TK_MB; i += 8)
-                    _mm256_stream_ps(o + (uint64_t)j * os + i, _mm256_load_ps(hb[j] + (i - t0)));
-        }
+    if (xs)
         for (int j = 0; j < 8; j++) cy[j].f32 = sum ? c[j] + l[j] : c[j] * l[j];
+}
+static void tk_vmulti_fused_f32(int sum, int excl, const float *xt, tally_carry *tot,
+                                const float *xs, float *o, uint64_t os, tally_carry *cy, int nt,
+                                const char *pf, uint64_t pfbytes)
+{
+    if (!xs || ((uintptr_t)o & 31) || (os & 7)) nt = 0;
+#define TK_FUSED(S, E, N) tk_fused_body(S, E, N, xt, tot, xs, o, os, cy, pf, pfbytes)
+    if (nt) {
+        if (sum && !excl) TK_FUSED(1, 0, 1);
+        else if (sum) TK_FUSED(1, 1, 1);
+        else if (!excl) TK_FUSED(0, 0, 1);
+        else TK_FUSED(0, 1, 1);
+    } else {
+        if (sum && !excl) TK_FUSED(1, 0, 0);
+        else if (sum) TK_FUSED(1, 1, 0);
+        else if (!excl) TK_FUSED(0, 0, 0);
+        else TK_FUSED(0, 1, 0);
     }
+#undef TK_FUSED
 }
 
 /* The second half of a float sum/prod scan done in two passes: l holds a block's local
