@@ -660,9 +660,9 @@ static inline __m256 tk_fop(int sum, __m256 a, __m256 b)
 {
     return sum ? _mm256_add_ps(a, b) : _mm256_mul_ps(a, b);
 }
-static inline void tk_fedge(int sum, int excl, int first, const float *xt, __m256 *LT,
-                            const float *xs, float *o, uint64_t os, __m256 *L, __m256 C, int nt,
-                            uint64_t off, __m256 m, unsigned act)
+static inline __attribute__((always_inline)) void
+tk_fedge(int sum, int excl, int first, const float *xt, __m256 *LT, const float *xs, float *o,
+         uint64_t os, __m256 *L, __m256 C, int nt, uint64_t off, __m256 m, unsigned act)
 {
     if (xt) {
         __m256 t[8];
