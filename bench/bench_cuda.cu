@@ -359,12 +359,15 @@ int main(int argc, char **argv)
     tally_cuda_bench_set_knob("reduce_waves", kwv);
     int kmb = tally_cuda_bench_set_knob("reduce_minb", 1);
     tally_cuda_bench_set_knob("reduce_minb", kmb);
+    int ksh = tally_cuda_bench_set_knob("scan_shift", 0);
+    tally_cuda_bench_set_knob("scan_shift", ksh);
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d "
-             "reduce_waves=%d reduce_minb=%d (0: auto; rows with a knob in the note are variants)\n\n"
+             "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto; rows with a knob in the note are "
+             "variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
-             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, kwv, kmb);
+             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb);
     fputs(head, stdout);
     g_table = head;
 
@@ -393,14 +396,17 @@ int main(int argc, char **argv)
                 bench_scan<int32_t>(0, 1, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 /* variants: the other scan tile; reduce grids (more waves, more batches per block) */
                 {
-                    static const char *shape_note[3] = {"scan_wide=0", "scan_wide=1", "scan_wide=2"};
+                    static const char *shape_note[5] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3", "scan_wide=4"};
                     int wide = tally_cuda_bench_set_knob("scan_wide", 0);
                     tally_cuda_bench_set_knob("scan_wide", wide);
-                    for (int sh = 0; sh < 3; sh++)
+                    for (int sh = 0; sh < 5; sh++)
                         if (sh != wide)
                             with_knob("scan_wide", sh, [&] {
                                 bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);
                             });
+                    with_knob("scan_shift", 0, [&] { /* tile states packed 16 to a cache line */
+                        bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, "scan_shift=0");
+                    });
                 }
                 if (l >= 14 && l <= 28 && (l <= 24 || l == 28)) {
                     with_knob("reduce_minb", 2, [&] {
@@ -427,10 +433,10 @@ int main(int argc, char **argv)
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 {
-                    static const char *shape_note[3] = {"scan_wide=0", "scan_wide=1", "scan_wide=2"};
+                    static const char *shape_note[5] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3", "scan_wide=4"};
                     int wide = tally_cuda_bench_set_knob("scan_wide", 0);
                     tally_cuda_bench_set_knob("scan_wide", wide);
-                    for (int sh = 0; sh < 3; sh++)
+                    for (int sh = 0; sh < 5; sh++)
                         if (sh != wide)
                             with_knob("scan_wide", sh, [&] {
                                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);

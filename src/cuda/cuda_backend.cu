@@ -387,7 +387,10 @@ tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op
                                "CUDA scan", fn, (unsigned long long)n);
     p.exclusive = opts->exclusive ? 1 : 0;
     p.init_bits = scan_init_bits(op, type, opts);
-    tally_status st = ensure_scan_status(ctx, s, type, p.ntiles, fn);
+    p.lb_sleep_ns = (uint32_t)tcu_knob(TCU_KNOB_SCAN_SLEEP);
+    p.lb_backoff_ns = (uint32_t)tcu_knob(TCU_KNOB_SCAN_BACKOFF);
+    p.status_shift = (uint32_t)tcu_knob(TCU_KNOB_SCAN_SHIFT);
+    tally_status st = ensure_scan_status(ctx, s, type, p.ntiles << p.status_shift, fn);
     if (st != TALLY_OK) return st;
     p.status = s->scan_status;
     p.sync = s->scan_sync;
@@ -560,6 +563,9 @@ TALLY_API int tally_cuda_bench_set_knob(const char *name, int value)
     if (!strcmp(name, "scan_wide")) k = TCU_KNOB_SCAN_WIDE;
     else if (!strcmp(name, "reduce_waves")) k = TCU_KNOB_RED_WAVES;
     else if (!strcmp(name, "reduce_minb")) k = TCU_KNOB_RED_MINB;
+    else if (!strcmp(name, "scan_sleep")) k = TCU_KNOB_SCAN_SLEEP;
+    else if (!strcmp(name, "scan_backoff")) k = TCU_KNOB_SCAN_BACKOFF;
+    else if (!strcmp(name, "scan_shift")) k = TCU_KNOB_SCAN_SHIFT;
     return k < 0 ? -1 : tcu_set_knob(k, value);
 }
 
@@ -574,8 +580,11 @@ tally_status tally_cuda_reserve(tally_context *ctx, tally_type type, uint64_t n)
     tally_status st = tally_check_type(ctx, fn, type);
     if (st != TALLY_OK) return st;
     DeviceGuard g(s->device);
-    uint64_t tile = tcu_scan_tile_elems(type);
-    return ensure_scan_status(ctx, s, type, (n + 16 + tile - 1) / tile + 1, fn);
+    /* room for the narrow tile too (half the wide one), so that the benchmark's tile variants
+     * need no more scratch later (inside a graph capture, say) */
+    uint64_t tile = tcu_scan_tile_elems(type) / 2;
+    if (tile < 16) tile = 16;
+    return ensure_scan_status(ctx, s, type, ((n + 16 + tile - 1) / tile + 1) << tcu_knob(TCU_KNOB_SCAN_SHIFT), fn);
 }
 
 tally_status tally_cuda_synchronize(tally_context *ctx)

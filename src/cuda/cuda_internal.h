@@ -75,24 +75,39 @@ typedef struct tcu_scan_params {
     uint32_t head;           /* elements between the 16-byte aligned base and in */
     int32_t exclusive;
     int32_t vec_out;         /* out has the same 16-byte misalignment as in */
-    int32_t wide;            /* the tile shape (tcu_scan_wide(): 0, 1 or 2) */
+    int32_t wide;            /* the scan kernel (tcu_scan_wide(): 0 .. 4) */
     uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
     void *status;            /* tile states (see scan_lookback.cuh) */
+    uint32_t lb_sleep_ns;    /* look-back: first pause when a predecessor has not published */
+    uint32_t lb_backoff_ns;  /* look-back: pauses double up to this (0: they stay lb_sleep_ns) */
+    uint32_t status_shift;   /* tile t's state sits at slot t << status_shift (spreads the
+                                polled words over more cache lines) */
     unsigned int *sync;      /* [2]: the launch epoch ([0], [1] unused) */
 } tcu_scan_params;
 
 /* Tile size in elements and bytes of tile state per tile, per element size. */
 uint64_t tcu_scan_tile_elems(tally_type type);
-/* The scan tile shape: 0 narrow, 1 wide, 2 narrow at 8 blocks per SM (TALLY_CUDA_SCAN_WIDE). */
+/* The scan kernel: 0 narrow tile, 1 wide tile, 2 narrow at 8 blocks per SM (one block per
+ * tile); 3 persistent blocks over wide tiles with two shared-memory stages of bulk copies;
+ * 4 the wide tile at 4 blocks per SM (TALLY_CUDA_SCAN_WIDE). */
 int tcu_scan_wide(void);
 
 /* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE, TALLY_CUDA_REDUCE_WAVES,
  * TALLY_CUDA_REDUCE_MINB); the benchmark sets them between cases to time variants side by side.
- * SCAN_WIDE: 0 the narrow scan tile, 1 the wide one, 2 the narrow one at 8 blocks per SM. RED_WAVES: the reduce grid is at most WAVES times the
+ * SCAN_WIDE: see tcu_scan_wide. RED_WAVES: the reduce grid is at most WAVES times the
  * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB
  * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks; 0 (the
  * default) lets the launcher choose by the number of batches (see launch_reduce_t). */
-enum { TCU_KNOB_SCAN_WIDE = 0, TCU_KNOB_RED_WAVES = 1, TCU_KNOB_RED_MINB = 2, TCU_KNOB_COUNT = 3 };
+enum {
+    TCU_KNOB_SCAN_WIDE = 0,
+    TCU_KNOB_RED_WAVES = 1,
+    TCU_KNOB_RED_MINB = 2,
+    TCU_KNOB_SCAN_SLEEP = 3,   /* TALLY_CUDA_SCAN_SLEEP: lb_sleep_ns */
+    TCU_KNOB_SCAN_BACKOFF = 4, /* TALLY_CUDA_SCAN_BACKOFF: lb_backoff_ns */
+    TCU_KNOB_SCAN_SHIFT = 5,   /* TALLY_CUDA_SCAN_SHIFT: status_shift (0 .. TCU_MAX_STATUS_SHIFT) */
+    TCU_KNOB_COUNT = 6
+};
+#define TCU_MAX_STATUS_SHIFT 6
 int tcu_knob(int k);
 int tcu_set_knob(int k, int v); /* returns the old value, -1 for an unknown knob */
 size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles);

@@ -2,11 +2,11 @@
 #include <cstdlib>
 #include "cuda/scan_lookback.cuh"
 
-/* Defaults from the H200 run of 2026-11-29 (bench/results/h200-cuda-2026-11-29.md, rows with
- * a knob in the note): the wide scan tile was as fast as the narrow one up to 2^20 and 10-25%
- * faster from 2^22 on (i32 and f32 sums); the narrow tile at 8 blocks per SM was slower. */
+/* Defaults from the H200 runs of 2026-11-29 (bench/probes/probe_scan.cu; bench_cuda's rows
+ * with a knob in the note): the wide tile at 4 blocks per SM was the fastest from 2^22 on, the
+ * wide tiles 10-25% faster than the narrow one there, and as fast below. */
 #ifndef TCU_SCAN_WIDE_DEFAULT
-#define TCU_SCAN_WIDE_DEFAULT 1
+#define TCU_SCAN_WIDE_DEFAULT 4
 #endif
 
 #define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
@@ -23,6 +23,21 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #define TCU_RED_MINB_DEFAULT 0
 #endif
 
+/* The look-back's pauses and the tile-state spacing (see tcu_scan_params). Every waiting tile
+ * polls its predecessors' states; packed 16 to a cache line they made a hot spot in the L2, and
+ * the look-back cost a third of the scan's time (i32 sum at 2^28 on the H200: 760 us, against
+ * 516 us without the look-back). A line per tile (shift 4): 595 us; shifts 5 and 6 were no
+ * better, and the pause length and a doubling back-off changed little either way. */
+#ifndef TCU_SCAN_SLEEP_DEFAULT
+#define TCU_SCAN_SLEEP_DEFAULT 20
+#endif
+#ifndef TCU_SCAN_BACKOFF_DEFAULT
+#define TCU_SCAN_BACKOFF_DEFAULT 0
+#endif
+#ifndef TCU_SCAN_SHIFT_DEFAULT
+#define TCU_SCAN_SHIFT_DEFAULT 4
+#endif
+
 static int g_knobs[TCU_KNOB_COUNT];
 static int g_knobs_ready = 0;
 
@@ -37,9 +52,12 @@ static int knob_env(const char *name, int dflt, int lo, int hi)
 int tcu_knob(int k)
 {
     if (!g_knobs_ready) {
-        g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 2);
+        g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 4);
         g_knobs[TCU_KNOB_RED_WAVES] = knob_env("TALLY_CUDA_REDUCE_WAVES", TCU_RED_WAVES_DEFAULT, 1, 8);
         g_knobs[TCU_KNOB_RED_MINB] = knob_env("TALLY_CUDA_REDUCE_MINB", TCU_RED_MINB_DEFAULT, 0, 64);
+        g_knobs[TCU_KNOB_SCAN_SLEEP] = knob_env("TALLY_CUDA_SCAN_SLEEP", TCU_SCAN_SLEEP_DEFAULT, 0, 100000);
+        g_knobs[TCU_KNOB_SCAN_BACKOFF] = knob_env("TALLY_CUDA_SCAN_BACKOFF", TCU_SCAN_BACKOFF_DEFAULT, 0, 1000000);
+        g_knobs[TCU_KNOB_SCAN_SHIFT] = knob_env("TALLY_CUDA_SCAN_SHIFT", TCU_SCAN_SHIFT_DEFAULT, 0, TCU_MAX_STATUS_SHIFT);
         g_knobs_ready = 1;
     }
     return (k >= 0 && k < TCU_KNOB_COUNT) ? g_knobs[k] : 0;
@@ -49,7 +67,9 @@ int tcu_set_knob(int k, int v)
 {
     if (k < 0 || k >= TCU_KNOB_COUNT) return -1;
     int old = tcu_knob(k);
-    if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 2 ? 2 : v;
+    if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 4 ? 4 : v;
+    else if (k == TCU_KNOB_SCAN_SHIFT) v = v < 0 ? 0 : v > TCU_MAX_STATUS_SHIFT ? TCU_MAX_STATUS_SHIFT : v;
+    else if (k == TCU_KNOB_SCAN_SLEEP || k == TCU_KNOB_SCAN_BACKOFF) v = v < 0 ? 0 : v;
     else if (v < (k == TCU_KNOB_RED_MINB ? 0 : 1)) v = k == TCU_KNOB_RED_MINB ? 0 : 1;
     g_knobs[k] = v;
     return old;
@@ -59,7 +79,8 @@ int tcu_scan_wide(void) { return tcu_knob(TCU_KNOB_SCAN_WIDE); }
 
 uint64_t tcu_scan_tile_elems(tally_type type)
 {
-    int w = tcu_scan_wide() == 1;
+    int sh = tcu_scan_wide();
+    int w = sh == 1 || sh >= 3; /* the ring kernel and shape 4 scan wide tiles too */
     switch (tally_type_size(type)) {
     case 1: return w ? tcu::ScanShape<uint8_t, true>::TILE : tcu::ScanShape<uint8_t>::TILE;
     case 2: return w ? tcu::ScanShape<uint16_t, true>::TILE : tcu::ScanShape<uint16_t>::TILE;

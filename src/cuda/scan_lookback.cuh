@@ -7,7 +7,8 @@
  * waits on tiles that are already running.
  *
  * Look-back: a tile publishes its aggregate (A) at once and its inclusive prefix (P) once known;
- * warp 0 reads the 32 predecessors' states at a time, window after window, until one is a P.
+ * warp 0 reads its predecessors' states in windows of 32 (R windows per round trip), nearest
+ * first, until one is a P.
  * For 4-byte values the flag and value share one 64-bit word; for 8-byte values the flag is a
  * separate word written after a fence, with separate A and P slots. Flags carry a launch epoch,
  * so the state array never needs clearing between launches; the last tile advances the epoch
@@ -150,10 +151,12 @@ template <typename W> struct TileStatus {
     static_assert(sizeof(W) == 4 || sizeof(W) == 8, "4- or 8-byte scan values");
     static constexpr bool PACKED = sizeof(W) == 4;
     void *base;
-    uint64_t ntiles;
+    uint64_t nslots;  /* ntiles << shift */
+    uint32_t shift;   /* tile t's state is slot t << shift */
     __device__ __forceinline__ void publish(uint64_t t, uint32_t ep, uint32_t st, W v) const
     {
         uint32_t flag = (ep << 2) | st;
+        t <<= shift;
         if constexpr (PACKED) {
             uint32_t vb;
             memcpy(&vb, &v, 4);
@@ -171,6 +174,7 @@ template <typename W> struct TileStatus {
     /* Reads tile t: returns its state for epoch ep (0 when not yet published) and its value. */
     __device__ __forceinline__ uint32_t read(uint64_t t, uint32_t ep, W &v) const
     {
+        t <<= shift;
         if constexpr (PACKED) {
             unsigned long long w = ((volatile unsigned long long *)base)[t];
             uint32_t flag = (uint32_t)(w >> 32);
@@ -190,47 +194,40 @@ template <typename W> struct TileStatus {
     }
     __device__ __forceinline__ volatile unsigned long long *slots() const
     {
-        /* after the flags, 16-byte aligned: [A, P] per tile */
-        uint64_t flag_bytes = (ntiles * 4 + 15) & ~(uint64_t)15;
+        /* after the flags, 16-byte aligned: [A, P] per slot */
+        uint64_t flag_bytes = (nslots * 4 + 15) & ~(uint64_t)15;
         return (volatile unsigned long long *)((char *)base + flag_bytes);
     }
 };
 
-/* SHAPE (the scan_wide knob): 0 the narrow tile (about 40 registers: 6 blocks per SM); 1 the
- * wide tile (twice the vectors per thread); 2 the narrow tile held to 32 registers, so that 8
- * blocks (2048 threads) share an SM and hide each other's look-back waits (a few spills). */
-template <typename T, int OP, int SHAPE>
-__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(const tcu_scan_params p)
+/* Shared memory of one tile's scan. */
+template <typename W, bool ORDERED> struct TileShared {
+    static constexpr int kMaxWin = 16; /* look-back windows kept for the ordered fold */
+    uint32_t epoch;
+    W wtot[kWarps];
+    W excl;
+    W look[ORDERED ? kMaxWin * 32 : 1];
+};
+
+/* Float sums and products are not associative: their look-back keeps the values and folds
+ * them in order (see the top of this file); every other op combines in any order. */
+template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
+{
+    return Traits<T>::is_float && (OP == TALLY_SUM || OP == TALLY_PROD);
+}
+
+/* Loads tile `tile` into x straight from global memory (identity outside the input). */
+template <typename T, int VPT>
+__device__ __forceinline__ void load_tile_global(const tcu_scan_params &p, uint64_t tile,
+                                                 typename ScanW<T>::type (&x)[VPT][Traits<T>::vec],
+                                                 bool full)
 {
     using W = typename ScanW<T>::type;
-    using Op = ScanOp<W, OP>;
-    using Sh = ScanShape<T, SHAPE == 1>;
-    constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
-    __shared__ uint32_t s_epoch;
-    __shared__ W s_wtot[kWarps];
-    __shared__ W s_excl;
-    /* Float sums and products are not associative: their look-back keeps the values and folds
-     * them in order (see the top of this file); every other op combines in any order. */
-    constexpr bool kOrderedFold = Traits<T>::is_float && (OP == TALLY_SUM || OP == TALLY_PROD);
-    constexpr int kMaxWin = 16;
-    __shared__ W s_look[kOrderedFold ? kMaxWin * 32 : 1];
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    /* Tiles in block order: blocks are dispatched in increasing index, so a tile only waits on
-     * tiles already running (as CUB assumes); an atomic ticket would cost a round trip. The
-     * epoch's load is issued now and used after the data loads. */
-    uint32_t epoch_ld = 0;
-    if (tid == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
-    const uint64_t tile = blockIdx.x;
-    TileStatus<W> ts{p.status, p.ntiles};
-
+    constexpr int VEC = Traits<T>::vec, TILE = kThreads * VPT * VEC;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const T *in = (const T *)p.in;
-    T *out = (T *)p.out;
-    const uint64_t tile_pos = tile * (uint64_t)TILE;               /* from the aligned base */
+    const uint64_t tile_pos = tile * (uint64_t)TILE; /* from the aligned base */
     const uint64_t warp_pos = tile_pos + (uint64_t)warp * 32 * VPT * VEC;
-    const bool full = tile_pos >= p.head && tile_pos + TILE <= p.head + p.n;
-
-    W x[VPT][VEC];
     if (full) {
         const Vec<T> *vin = (const Vec<T> *)(in + (tile_pos - p.head));
 #pragma unroll
@@ -245,7 +242,41 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(cons
 #pragma unroll
             for (int k = 0; k < VEC; k++) {
                 uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
-                x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : Op::identity();
+                x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : W(0); /* scan_tile: identity */
+            }
+        }
+    }
+}
+
+/* Scans one tile whose elements the caller has put in x (elements outside the input hold
+ * anything: they are replaced by the identity here). Thread and warp scans; the block's
+ * total and the look-back (warp 0); then the outputs. after_totals() runs right after the
+ * barrier that follows the warp totals, when every thread has used its loaded values (the
+ * ring kernel refills a shared-memory stage there). epoch_ld: the launch epoch (thread 0). */
+template <typename T, int OP, int VPT, int LB_R, typename AfterTotals>
+__device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile,
+                                          typename ScanW<T>::type (&x)[VPT][Traits<T>::vec],
+                                          bool full, uint32_t epoch_ld,
+                                          TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh,
+                                          AfterTotals after_totals)
+{
+    using W = typename ScanW<T>::type;
+    using Op = ScanOp<W, OP>;
+    constexpr int VEC = Traits<T>::vec, TILE = kThreads * VPT * VEC;
+    constexpr bool kOrderedFold = ordered_fold<T, OP>();
+    constexpr int kMaxWin = TileShared<W, kOrderedFold>::kMaxWin;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    TileStatus<W> ts{p.status, p.ntiles << p.status_shift, p.status_shift};
+    T *out = (T *)p.out;
+    const uint64_t tile_pos = tile * (uint64_t)TILE;
+    const uint64_t warp_pos = tile_pos + (uint64_t)warp * 32 * VPT * VEC;
+    if (!full) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
+                if (!(pos >= p.head && pos < p.head + p.n)) x[j][k] = Op::identity();
             }
         }
     }
@@ -268,15 +299,16 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(cons
         pre[j] = Op::apply(wagg, ex);
         wagg = Op::apply(wagg, shfl_idx(t, 31));
     }
-    if (lane == 0) s_wtot[warp] = wagg;
-    if (tid == 0) s_epoch = epoch_ld;
+    if (lane == 0) sh.wtot[warp] = wagg;
+    if (tid == 0) sh.epoch = epoch_ld;
     __syncthreads();
-    const uint32_t epoch = s_epoch;
+    after_totals();
+    const uint32_t epoch = sh.epoch;
 
     if (warp == 0) {
-        W agg = s_wtot[0];
+        W agg = sh.wtot[0];
 #pragma unroll
-        for (int w = 1; w < kWarps; w++) agg = Op::apply(agg, s_wtot[w]);
+        for (int w = 1; w < kWarps; w++) agg = Op::apply(agg, sh.wtot[w]);
         W excl;
         bool has_init = p.exclusive && tile == 0;
         W init;
@@ -291,52 +323,71 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(cons
             }
             init = iv;
         }
-        if (tile == 0) {
+        if constexpr (LB_R == 0) {
+            /* benchmark probes only (bench/probes): no look-back, so wrong results; it times
+             * what a tile costs without waiting for its predecessors */
+            excl = Op::identity();
+            (void)has_init;
+            (void)init;
+        } else if (tile == 0) {
             excl = p.exclusive ? init : Op::identity();
             if (lane == 0) ts.publish(0, epoch, kStP, has_init ? Op::apply(excl, agg) : agg);
         } else {
             if (lane == 0) ts.publish(tile, epoch, kStA, agg);
-            /* Look back one window of 32 predecessors at a time until one holds a P. */
+            /* Look back R windows of 32 predecessors per round trip (lane l reads tiles
+             * base - l - 32r), then go through them nearest first until one holds a P. A window
+             * with an unpublished tile before its first P is read again (with those behind it).
+             * The kernels use R = 1: R = 4 was slower on the H200 (more polling traffic). */
             int64_t base = (int64_t)tile - 1;
             int win = 0, lp = 0;
             W run = Op::identity();
+            uint32_t pause = p.lb_sleep_ns;
             for (;;) {
-                const int64_t pred = base - lane;
-                W v = Op::identity();
-                uint32_t st;
-                unsigned pm, xm;
-                for (;;) {
-                    st = kStA; /* before tile 0: never reached, tile 0 is a P */
-                    v = Op::identity();
-                    if (pred >= 0) st = ts.read((uint64_t)pred, epoch, v);
-                    pm = __ballot_sync(0xffffffffu, st == kStP);
-                    xm = __ballot_sync(0xffffffffu, st == 0);
-                    unsigned nearer = pm ? ((1u << (__ffs(pm) - 1)) - 1u) : 0xffffffffu;
-                    if ((xm & nearer) == 0) break;
-                    __nanosleep(20);
-                }
-                lp = pm ? __ffs(pm) - 1 : 32;
-                if constexpr (kOrderedFold) {
-                    s_look[win * 32 + lane] = v;
-                    if (pm) break;
-                    if (win == kMaxWin - 1) continue; /* out of room: wait here for a P */
-                } else {
-                    W x = lane <= lp ? v : Op::identity();
+                W v[LB_R];
+                uint32_t st[LB_R];
 #pragma unroll
-                    for (int m = 1; m < 32; m <<= 1) x = Op::apply(x, shfl_xor(x, m));
-                    run = Op::apply(run, x);
-                    if (pm) break;
+                for (int r = 0; r < LB_R; r++) {
+                    const int64_t pred = base - lane - 32 * r;
+                    st[r] = kStA; /* before tile 0: never reached, tile 0 is a P */
+                    v[r] = Op::identity();
+                    if (pred >= 0) st[r] = ts.read((uint64_t)pred, epoch, v[r]);
                 }
-                base -= 32;
-                win++;
+                bool found = false, stall = false;
+#pragma unroll
+                for (int r = 0; r < LB_R; r++) {
+                    if (found || stall) break; /* warp-uniform */
+                    unsigned pm = __ballot_sync(0xffffffffu, st[r] == kStP);
+                    unsigned xm = __ballot_sync(0xffffffffu, st[r] == 0);
+                    unsigned nearer = pm ? ((1u << (__ffs(pm) - 1)) - 1u) : 0xffffffffu;
+                    if (xm & nearer) { stall = true; break; }
+                    lp = pm ? __ffs(pm) - 1 : 32;
+                    if constexpr (kOrderedFold) {
+                        sh.look[win * 32 + lane] = v[r];
+                        if (pm) { found = true; break; }
+                        if (win == kMaxWin - 1) { stall = true; break; } /* out of room: wait here for a P */
+                    } else {
+                        W x = lane <= lp ? v[r] : Op::identity();
+#pragma unroll
+                        for (int m = 1; m < 32; m <<= 1) x = Op::apply(x, shfl_xor(x, m));
+                        run = Op::apply(run, x);
+                        if (pm) { found = true; break; }
+                    }
+                    base -= 32;
+                    win++;
+                }
+                if (found) break;
+                if (stall) {
+                    __nanosleep(pause);
+                    if (p.lb_backoff_ns) pause = pause * 2 > p.lb_backoff_ns ? p.lb_backoff_ns : pause * 2 + 1;
+                }
             }
             if constexpr (kOrderedFold) {
                 /* left fold from the P towards this tile: the same value whichever P was found */
                 __syncwarp();
-                W e = s_look[win * 32 + lp];
+                W e = sh.look[win * 32 + lp];
                 if (lane == 0) {
                     for (int w = win; w >= 0; w--)
-                        for (int l = (w == win ? lp - 1 : 31); l >= 0; l--) e = Op::apply(e, s_look[w * 32 + l]);
+                        for (int l = (w == win ? lp - 1 : 31); l >= 0; l--) e = Op::apply(e, sh.look[w * 32 + l]);
                 }
                 excl = shfl_idx(e, 0);
             } else {
@@ -344,7 +395,7 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(cons
             }
             if (lane == 0) ts.publish(tile, epoch, kStP, Op::apply(excl, agg));
         }
-        if (lane == 0) s_excl = excl;
+        if (lane == 0) sh.excl = excl;
         /* The last tile's look-back has seen every tile publish, so every tile has read the
          * epoch: the next launch (stream-ordered after this one) can use a new one. */
         if (lane == 0 && tile == p.ntiles - 1) {
@@ -354,10 +405,10 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(cons
     }
     __syncthreads();
 
-    W c = s_excl;
+    W c = sh.excl;
 #pragma unroll
     for (int w = 0; w < kWarps; w++)
-        if (w < warp) c = Op::apply(c, s_wtot[w]);
+        if (w < warp) c = Op::apply(c, sh.wtot[w]);
     /* Note: c folds the earlier warps one at a time, the same order for every tile. */
 
     T o[VPT][VEC];
@@ -394,13 +445,167 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : 1) scan_kernel(cons
             }
         }
     }
+}
 
+template <typename T> __device__ __forceinline__ bool tile_is_full(const tcu_scan_params &p, uint64_t tile, uint64_t tile_elems)
+{
+    const uint64_t pos = tile * tile_elems;
+    return pos >= p.head && pos + tile_elems <= p.head + p.n;
+}
+
+/* SHAPE (the scan_wide knob): 0 the narrow tile (about 40 registers: 6 blocks per SM); 1 the
+ * wide tile (twice the vectors per thread); 2 the narrow tile held to 32 registers, so that 8
+ * blocks (2048 threads) share an SM and hide each other's look-back waits (a few spills);
+ * 4 the wide tile held to 64 registers, so that 4 blocks share an SM (a few spills; the
+ * default: on the H200, 2026-11-29, i32 sum at 2^28, with the tile states a cache line apart:
+ * 576 us against 595 for 1, 580 for the ring kernel, 683 for CUB). One block per tile. */
+template <typename T, int OP, int SHAPE, int LB_R = 1>
+__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 4 ? 4 : 1) scan_kernel(const tcu_scan_params p)
+{
+    using W = typename ScanW<T>::type;
+    using Sh = ScanShape<T, SHAPE == 1 || SHAPE == 4>;
+    constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
+    __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
+    /* Tiles in block order: blocks are dispatched in increasing index, so a tile only waits on
+     * tiles already running (as CUB assumes); an atomic ticket would cost a round trip. The
+     * epoch's load is issued now and used after the data loads. */
+    uint32_t epoch_ld = 0;
+    if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
+    const uint64_t tile = blockIdx.x;
+    const bool full = tile_is_full<T>(p, tile, TILE);
+    W x[VPT][VEC];
+    load_tile_global<T, VPT>(p, tile, x, full);
+    scan_tile<T, OP, VPT, LB_R>(p, tile, x, full, epoch_ld, sh, [] {});
+}
+
+/* ---- the ring scan (scan_wide = 3) ------------------------------------------------------------
+ * Persistent blocks (as many as fit at once) take the wide tiles round robin: block b scans
+ * tiles b, b + G, b + 2G, ... in order. Each block keeps the input of its next STAGES tiles
+ * coming into shared memory by 1-D bulk copies (cp.async.bulk, sm_90) that complete on an
+ * mbarrier, so its reads stay in flight while it waits in the look-back and writes: with one
+ * block per tile, an SM's reads stopped during those phases (H200 2026-11-29: 66% of the copy
+ * bandwidth, while the same tile as a plain copy reached 98%).
+ * Progress: a block scans its tiles in increasing order and every block is resident, so the
+ * lowest unfinished tile can always go on. */
+__device__ __forceinline__ uint32_t smem_u32(const void *ptr)
+{
+    return (uint32_t)__cvta_generic_to_shared(ptr);
+}
+__device__ __forceinline__ void ring_bar_init(uint64_t *bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
+}
+/* One bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) into shared
+ * memory; the barrier's phase completes when it has landed. */
+__device__ __forceinline__ void ring_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+    /* order this thread's (and, through the barrier before, the block's) reads of the stage
+     * before the copy engine overwrites it */
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(bar))
+                 : "memory");
+}
+__device__ __forceinline__ void ring_wait(uint64_t *bar, uint32_t parity)
+{
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "RING_WAIT:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+                 "@!done bra RING_WAIT;\n}" ::"r"(smem_u32(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+
+template <typename T, int OP, int STAGES, int LB_R>
+__global__ void __launch_bounds__(kThreads, 1) scan_ring_kernel(const tcu_scan_params p)
+{
+    using W = typename ScanW<T>::type;
+    using Sh = ScanShape<T, true>;
+    constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
+    constexpr uint32_t kTileBytes = (uint32_t)(TILE * sizeof(T));
+    extern __shared__ __align__(128) unsigned char ring[];
+    __shared__ __align__(8) uint64_t bar[STAGES];
+    __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const uint64_t G = gridDim.x;
+    const T *in = (const T *)p.in;
+    auto src_of = [&](uint64_t t) { return (const void *)(in + (t * (uint64_t)TILE - p.head)); };
+    uint32_t epoch_ld = 0;
+    if (tid == 0) {
+        epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
+        for (int i = 0; i < STAGES; i++) ring_bar_init(&bar[i]);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0) {
+        for (int i = 0; i < STAGES; i++) {
+            uint64_t t = blockIdx.x + (uint64_t)i * G;
+            if (t < p.ntiles && tile_is_full<T>(p, t, TILE))
+                ring_load(ring + i * kTileBytes, src_of(t), kTileBytes, &bar[i]);
+        }
+    }
+    uint32_t phase = 0; /* bit i: the parity stage i's next wait is for */
+    int stage = 0;
+    for (uint64_t t = blockIdx.x; t < p.ntiles; t += G) {
+        const bool full = tile_is_full<T>(p, t, TILE);
+        W x[VPT][VEC];
+        if (full) {
+            ring_wait(&bar[stage], (phase >> stage) & 1u);
+            phase ^= 1u << stage;
+            const Vec<T> *sv = (const Vec<T> *)(ring + stage * kTileBytes);
+#pragma unroll
+            for (int j = 0; j < VPT; j++) {
+                Vec<T> v = sv[warp * 32 * VPT + j * 32 + lane];
+#pragma unroll
+                for (int k = 0; k < VEC; k++) x[j][k] = (W)v.v[k];
+            }
+        } else {
+            load_tile_global<T, VPT>(p, t, x, false);
+        }
+        const int st = stage;
+        scan_tile<T, OP, VPT, LB_R>(p, t, x, full, epoch_ld, sh, [&] {
+            /* every thread has used its values: stage st takes the tile STAGES turns ahead */
+            if (tid == 0) {
+                uint64_t tn = t + (uint64_t)STAGES * G;
+                if (tn < p.ntiles && tile_is_full<T>(p, tn, TILE))
+                    ring_load(ring + st * kTileBytes, src_of(tn), kTileBytes, &bar[st]);
+            }
+        });
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+    }
+}
+
+/* Persistent grid for the ring kernel: the blocks that fit on the device at once. */
+template <typename T, int OP, int STAGES, int LB_R>
+cudaError_t launch_scan_ring(const tcu_scan_params *p, cudaStream_t stream)
+{
+    constexpr int kBytes = (int)(ScanShape<T, true>::TILE * sizeof(T)) * STAGES;
+    static int per_sm = 0, sms = 0;
+    if (per_sm == 0) {
+        cudaError_t err = cudaFuncSetAttribute(scan_ring_kernel<T, OP, STAGES, LB_R>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        if (err != cudaSuccess) return err;
+        int b = 0, dev = 0;
+        if ((err = cudaGetDevice(&dev)) != cudaSuccess) return err;
+        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, scan_ring_kernel<T, OP, STAGES, LB_R>, kThreads, kBytes);
+        if (err != cudaSuccess) return err;
+        per_sm = b > 0 ? b : 1;
+    }
+    uint64_t grid = (uint64_t)per_sm * (uint64_t)sms;
+    if (grid > p->ntiles) grid = p->ntiles;
+    scan_ring_kernel<T, OP, STAGES, LB_R><<<(unsigned)grid, kThreads, kBytes, stream>>>(*p);
+    return cudaGetLastError();
 }
 
 template <typename T, int OP>
 cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
 {
+    if (p->wide == 3) return launch_scan_ring<T, OP, 2, 1>(p, stream);
     if (p->wide == 1) scan_kernel<T, OP, 1><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    else if (p->wide == 4) scan_kernel<T, OP, 4><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     else if (p->wide == 2) scan_kernel<T, OP, 2><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     else scan_kernel<T, OP, 0><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     return cudaGetLastError();

@@ -129,9 +129,10 @@ static unsigned char *g_dbuf;
 static size_t g_dbuf_bytes;
 static unsigned char *dev_copy(const std::vector<unsigned char> &h, size_t bytes, size_t offset)
 {
-    if (offset + bytes + 64 > g_dbuf_bytes) {
+    if (2 * (offset + bytes) + 512 > g_dbuf_bytes) {
         if (g_dbuf) CUDA_OK(cudaFree(g_dbuf));
-        g_dbuf_bytes = offset + bytes + 64 + (1u << 20);
+        /* room for an out-of-place result after the input (compare_scan) */
+        g_dbuf_bytes = 2 * (offset + bytes) + 512 + (1u << 20);
         CUDA_OK(cudaMalloc(&g_dbuf, g_dbuf_bytes));
     }
     CUDA_OK(cudaMemcpy(g_dbuf + offset, h.data(), bytes, cudaMemcpyHostToDevice));
@@ -355,7 +356,7 @@ static void test_knob_variants(bool quick)
 {
     std::vector<unsigned char> h;
     const tally_type stypes[] = {TALLY_I8, TALLY_I32, TALLY_F32, TALLY_F64};
-    for (int shape = 0; shape <= 2; shape++) {
+    for (int shape = 0; shape <= 4; shape++) {
         int old = tally_cuda_bench_set_knob("scan_wide", shape);
         CHECK(old >= 0, "knob scan_wide");
         for (tally_type t : stypes) {
@@ -363,6 +364,8 @@ static void test_knob_variants(bool quick)
             uint64_t tile = es == 8 ? 2048 : 4096;
             std::vector<uint64_t> sizes = {tile - 1, 2 * tile + 1, 5 * tile + 3, 300 * tile + 5};
             if (quick) sizes.resize(3);
+            /* the ring kernels (3, 4): every block takes several tiles, so its stages wrap */
+            if (shape >= 3) sizes.push_back(3000 * tile + 5);
             for (int op : {(int)TALLY_SUM, (int)TALLY_MAX}) {
                 Dataset d = is_float(t) ? (op == TALLY_SUM ? D_PRICES : D_SPECIAL) : D_BITS;
                 for (uint64_t n : sizes) {
@@ -371,10 +374,33 @@ static void test_knob_variants(bool quick)
                     snprintf(what, sizeof what, "scan_wide=%d", shape);
                     compare_scan(t, (tally_op)op, h, n, 0, 0, false, 0, 0, what);
                     compare_scan(t, (tally_op)op, h, n, es, es, false, 1, 1, what);
+                    if (shape >= 3 && n > 1000 * tile) compare_scan(t, (tally_op)op, h, n, es, 0, true, 0, 0, what);
                 }
             }
         }
         tally_cuda_bench_set_knob("scan_wide", old);
+    }
+    /* the look-back's tile-state spacing and pauses */
+    struct { int shift, sleep, backoff; } lk[] = {{0, 20, 0}, {2, 0, 0}, {6, 32, 1000}};
+    for (auto &k : lk) {
+        int o1 = tally_cuda_bench_set_knob("scan_shift", k.shift);
+        int o2 = tally_cuda_bench_set_knob("scan_sleep", k.sleep);
+        int o3 = tally_cuda_bench_set_knob("scan_backoff", k.backoff);
+        CHECK(o1 >= 0 && o2 >= 0 && o3 >= 0, "scan look-back knobs");
+        for (tally_type t : stypes) {
+            size_t es = tally_type_size(t);
+            uint64_t tile = es == 8 ? 2048 : 4096;
+            for (uint64_t n : {tile + 1, 700 * tile + 3}) {
+                fill(h, t, n, is_float(t) ? D_PRICES : D_BITS);
+                char what[64];
+                snprintf(what, sizeof what, "scan_shift=%d sleep=%d backoff=%d", k.shift, k.sleep, k.backoff);
+                compare_scan(t, TALLY_SUM, h, n, 0, 0, false, 0, 0, what);
+                compare_scan(t, TALLY_SUM, h, n, es, es, false, 1, 1, what);
+            }
+        }
+        tally_cuda_bench_set_knob("scan_shift", o1);
+        tally_cuda_bench_set_knob("scan_sleep", o2);
+        tally_cuda_bench_set_knob("scan_backoff", o3);
     }
     struct { const char *k1; int v1; const char *k2; int v2; } rk[] = {
         {"reduce_waves", 2, "reduce_minb", 1}, {"reduce_waves", 1, "reduce_minb", 4},
