@@ -396,10 +396,10 @@ int main(int argc, char **argv)
                 bench_scan<int32_t>(0, 1, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 /* variants: the other scan tile; reduce grids (more waves, more batches per block) */
                 {
-                    static const char *shape_note[5] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3", "scan_wide=4"};
+                    static const char *shape_note[4] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3"};
                     int wide = tally_cuda_bench_set_knob("scan_wide", 0);
                     tally_cuda_bench_set_knob("scan_wide", wide);
-                    for (int sh = 0; sh < 5; sh++)
+                    for (int sh = 0; sh < 4; sh++)
                         if (sh != wide)
                             with_knob("scan_wide", sh, [&] {
                                 bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);
@@ -433,10 +433,10 @@ int main(int argc, char **argv)
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 {
-                    static const char *shape_note[5] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3", "scan_wide=4"};
+                    static const char *shape_note[4] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3"};
                     int wide = tally_cuda_bench_set_knob("scan_wide", 0);
                     tally_cuda_bench_set_knob("scan_wide", wide);
-                    for (int sh = 0; sh < 5; sh++)
+                    for (int sh = 0; sh < 4; sh++)
                         if (sh != wide)
                             with_knob("scan_wide", sh, [&] {
                                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);

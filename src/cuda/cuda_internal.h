@@ -75,7 +75,7 @@ typedef struct tcu_scan_params {
     uint32_t head;           /* elements between the 16-byte aligned base and in */
     int32_t exclusive;
     int32_t vec_out;         /* out has the same 16-byte misalignment as in */
-    int32_t wide;            /* the scan kernel (tcu_scan_wide(): 0 .. 4) */
+    int32_t wide;            /* the scan kernel (tcu_scan_wide(): 0 .. 3) */
     uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
     void *status;            /* tile states (see scan_lookback.cuh) */
     uint32_t lb_sleep_ns;    /* look-back: first pause when a predecessor has not published */
@@ -88,11 +88,11 @@ typedef struct tcu_scan_params {
 /* Tile size in elements and bytes of tile state per tile, per element size. */
 uint64_t tcu_scan_tile_elems(tally_type type);
 /* The scan kernel: 0 narrow tile, 1 wide tile, 2 narrow at 8 blocks per SM (one block per
- * tile); 3 persistent blocks over wide tiles with two shared-memory stages of bulk copies;
- * 4 the wide tile at 4 blocks per SM (TALLY_CUDA_SCAN_WIDE). */
+ * tile); 3 the wide tile at 4 blocks per SM (TALLY_CUDA_SCAN_WIDE). */
 int tcu_scan_wide(void);
 
-/* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE, TALLY_CUDA_REDUCE_WAVES,
+/* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE, TALLY_CUDA_SCAN_SHIFT,
+ * TALLY_CUDA_SCAN_SLEEP, TALLY_CUDA_SCAN_BACKOFF, TALLY_CUDA_REDUCE_WAVES,
  * TALLY_CUDA_REDUCE_MINB); the benchmark sets them between cases to time variants side by side.
  * SCAN_WIDE: see tcu_scan_wide. RED_WAVES: the reduce grid is at most WAVES times the
  * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB

@@ -6,7 +6,7 @@
  * with a knob in the note): the wide tile at 4 blocks per SM was the fastest from 2^22 on, the
  * wide tiles 10-25% faster than the narrow one there, and as fast below. */
 #ifndef TCU_SCAN_WIDE_DEFAULT
-#define TCU_SCAN_WIDE_DEFAULT 4
+#define TCU_SCAN_WIDE_DEFAULT 3
 #endif
 
 #define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
@@ -52,7 +52,7 @@ static int knob_env(const char *name, int dflt, int lo, int hi)
 int tcu_knob(int k)
 {
     if (!g_knobs_ready) {
-        g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 4);
+        g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 3);
         g_knobs[TCU_KNOB_RED_WAVES] = knob_env("TALLY_CUDA_REDUCE_WAVES", TCU_RED_WAVES_DEFAULT, 1, 8);
         g_knobs[TCU_KNOB_RED_MINB] = knob_env("TALLY_CUDA_REDUCE_MINB", TCU_RED_MINB_DEFAULT, 0, 64);
         g_knobs[TCU_KNOB_SCAN_SLEEP] = knob_env("TALLY_CUDA_SCAN_SLEEP", TCU_SCAN_SLEEP_DEFAULT, 0, 100000);
@@ -67,7 +67,7 @@ int tcu_set_knob(int k, int v)
 {
     if (k < 0 || k >= TCU_KNOB_COUNT) return -1;
     int old = tcu_knob(k);
-    if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 4 ? 4 : v;
+    if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 3 ? 3 : v;
     else if (k == TCU_KNOB_SCAN_SHIFT) v = v < 0 ? 0 : v > TCU_MAX_STATUS_SHIFT ? TCU_MAX_STATUS_SHIFT : v;
     else if (k == TCU_KNOB_SCAN_SLEEP || k == TCU_KNOB_SCAN_BACKOFF) v = v < 0 ? 0 : v;
     else if (v < (k == TCU_KNOB_RED_MINB ? 0 : 1)) v = k == TCU_KNOB_RED_MINB ? 0 : 1;
@@ -80,7 +80,7 @@ int tcu_scan_wide(void) { return tcu_knob(TCU_KNOB_SCAN_WIDE); }
 uint64_t tcu_scan_tile_elems(tally_type type)
 {
     int sh = tcu_scan_wide();
-    int w = sh == 1 || sh >= 3; /* the ring kernel and shape 4 scan wide tiles too */
+    int w = sh == 1 || sh == 3;
     switch (tally_type_size(type)) {
     case 1: return w ? tcu::ScanShape<uint8_t, true>::TILE : tcu::ScanShape<uint8_t>::TILE;
     case 2: return w ? tcu::ScanShape<uint16_t, true>::TILE : tcu::ScanShape<uint16_t>::TILE;

@@ -24,6 +24,7 @@
 #define TALLY_CUDA_SCAN_LOOKBACK_CUH
 
 #include <type_traits>
+#include "tally_cuda.cuh"
 #include "cuda/cuda_common.cuh"
 #include "cuda/cuda_internal.h"
 
@@ -98,42 +99,10 @@ template <typename W, int OP> struct ScanOp {
     }
 };
 
-template <typename X> __device__ __forceinline__ X shfl_idx(X v, int src)
-{
-    if constexpr (sizeof(X) == 8) {
-        unsigned long long b;
-        memcpy(&b, &v, 8);
-        b = __shfl_sync(0xffffffffu, b, src);
-        memcpy(&v, &b, 8);
-        return v;
-    } else {
-        return __shfl_sync(0xffffffffu, v, src);
-    }
-}
-template <typename X> __device__ __forceinline__ X shfl_xor(X v, int m)
-{
-    if constexpr (sizeof(X) == 8) {
-        unsigned long long b;
-        memcpy(&b, &v, 8);
-        b = __shfl_xor_sync(0xffffffffu, b, m);
-        memcpy(&v, &b, 8);
-        return v;
-    } else {
-        return __shfl_xor_sync(0xffffffffu, v, m);
-    }
-}
-template <typename X> __device__ __forceinline__ X shfl_up(X v, int d)
-{
-    if constexpr (sizeof(X) == 8) {
-        unsigned long long b;
-        memcpy(&b, &v, 8);
-        b = __shfl_up_sync(0xffffffffu, b, d);
-        memcpy(&v, &b, 8);
-        return v;
-    } else {
-        return __shfl_up_sync(0xffffffffu, v, d);
-    }
-}
+/* Whole-warp shuffles of 4- and 8-byte values: the public header's (tally_cuda.cuh). */
+using tally::cuda::detail::shfl_idx;
+using tally::cuda::detail::shfl_up;
+using tally::cuda::detail::shfl_xor;
 
 /* WIDE: twice the vectors per thread (bigger tiles, fewer look-backs, more registers). */
 template <typename T, bool WIDE = false> struct ScanShape {
@@ -216,7 +185,7 @@ template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
     return Traits<T>::is_float && (OP == TALLY_SUM || OP == TALLY_PROD);
 }
 
-/* Loads tile `tile` into x straight from global memory (identity outside the input). */
+/* Loads tile `tile` into x from global memory (elements outside the input: scan_tile sets them). */
 template <typename T, int VPT>
 __device__ __forceinline__ void load_tile_global(const tcu_scan_params &p, uint64_t tile,
                                                  typename ScanW<T>::type (&x)[VPT][Traits<T>::vec],
@@ -251,8 +220,8 @@ __device__ __forceinline__ void load_tile_global(const tcu_scan_params &p, uint6
 /* Scans one tile whose elements the caller has put in x (elements outside the input hold
  * anything: they are replaced by the identity here). Thread and warp scans; the block's
  * total and the look-back (warp 0); then the outputs. after_totals() runs right after the
- * barrier that follows the warp totals, when every thread has used its loaded values (the
- * ring kernel refills a shared-memory stage there). epoch_ld: the launch epoch (thread 0). */
+ * barrier that follows the warp totals, when every thread has used its loaded values (a kernel
+ * that stages tiles in shared memory can refill there). epoch_ld: the launch epoch (thread 0). */
 template <typename T, int OP, int VPT, int LB_R, typename AfterTotals>
 __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile,
                                           typename ScanW<T>::type (&x)[VPT][Traits<T>::vec],
@@ -456,14 +425,16 @@ template <typename T> __device__ __forceinline__ bool tile_is_full(const tcu_sca
 /* SHAPE (the scan_wide knob): 0 the narrow tile (about 40 registers: 6 blocks per SM); 1 the
  * wide tile (twice the vectors per thread); 2 the narrow tile held to 32 registers, so that 8
  * blocks (2048 threads) share an SM and hide each other's look-back waits (a few spills);
- * 4 the wide tile held to 64 registers, so that 4 blocks share an SM (a few spills; the
+ * 3 the wide tile held to 64 registers, so that 4 blocks share an SM (a few spills; the
  * default: on the H200, 2026-11-29, i32 sum at 2^28, with the tile states a cache line apart:
- * 576 us against 595 for 1, 580 for the ring kernel, 683 for CUB). One block per tile. */
+ * 576 us against 595 for 1 and 683 for CUB; a persistent kernel that kept each block's next
+ * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md). One
+ * block per tile. */
 template <typename T, int OP, int SHAPE, int LB_R = 1>
-__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 4 ? 4 : 1) scan_kernel(const tcu_scan_params p)
+__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1) scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
-    using Sh = ScanShape<T, SHAPE == 1 || SHAPE == 4>;
+    using Sh = ScanShape<T, SHAPE == 1 || SHAPE == 3>;
     constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
     __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
     /* Tiles in block order: blocks are dispatched in increasing index, so a tile only waits on
@@ -478,134 +449,11 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 4 ? 4 : 1)
     scan_tile<T, OP, VPT, LB_R>(p, tile, x, full, epoch_ld, sh, [] {});
 }
 
-/* ---- the ring scan (scan_wide = 3) ------------------------------------------------------------
- * Persistent blocks (as many as fit at once) take the wide tiles round robin: block b scans
- * tiles b, b + G, b + 2G, ... in order. Each block keeps the input of its next STAGES tiles
- * coming into shared memory by 1-D bulk copies (cp.async.bulk, sm_90) that complete on an
- * mbarrier, so its reads stay in flight while it waits in the look-back and writes: with one
- * block per tile, an SM's reads stopped during those phases (H200 2026-11-29: 66% of the copy
- * bandwidth, while the same tile as a plain copy reached 98%).
- * Progress: a block scans its tiles in increasing order and every block is resident, so the
- * lowest unfinished tile can always go on. */
-__device__ __forceinline__ uint32_t smem_u32(const void *ptr)
-{
-    return (uint32_t)__cvta_generic_to_shared(ptr);
-}
-__device__ __forceinline__ void ring_bar_init(uint64_t *bar)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
-}
-/* One bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) into shared
- * memory; the barrier's phase completes when it has landed. */
-__device__ __forceinline__ void ring_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
-{
-    /* order this thread's (and, through the barrier before, the block's) reads of the stage
-     * before the copy engine overwrites it */
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(bar))
-                 : "memory");
-}
-__device__ __forceinline__ void ring_wait(uint64_t *bar, uint32_t parity)
-{
-    asm volatile("{\n\t.reg .pred done;\n"
-                 "RING_WAIT:\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-                 "@!done bra RING_WAIT;\n}" ::"r"(smem_u32(bar)),
-                 "r"(parity)
-                 : "memory");
-}
-
-template <typename T, int OP, int STAGES, int LB_R>
-__global__ void __launch_bounds__(kThreads, 1) scan_ring_kernel(const tcu_scan_params p)
-{
-    using W = typename ScanW<T>::type;
-    using Sh = ScanShape<T, true>;
-    constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
-    constexpr uint32_t kTileBytes = (uint32_t)(TILE * sizeof(T));
-    extern __shared__ __align__(128) unsigned char ring[];
-    __shared__ __align__(8) uint64_t bar[STAGES];
-    __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const uint64_t G = gridDim.x;
-    const T *in = (const T *)p.in;
-    auto src_of = [&](uint64_t t) { return (const void *)(in + (t * (uint64_t)TILE - p.head)); };
-    uint32_t epoch_ld = 0;
-    if (tid == 0) {
-        epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
-        for (int i = 0; i < STAGES; i++) ring_bar_init(&bar[i]);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
-    __syncthreads();
-    if (tid == 0) {
-        for (int i = 0; i < STAGES; i++) {
-            uint64_t t = blockIdx.x + (uint64_t)i * G;
-            if (t < p.ntiles && tile_is_full<T>(p, t, TILE))
-                ring_load(ring + i * kTileBytes, src_of(t), kTileBytes, &bar[i]);
-        }
-    }
-    uint32_t phase = 0; /* bit i: the parity stage i's next wait is for */
-    int stage = 0;
-    for (uint64_t t = blockIdx.x; t < p.ntiles; t += G) {
-        const bool full = tile_is_full<T>(p, t, TILE);
-        W x[VPT][VEC];
-        if (full) {
-            ring_wait(&bar[stage], (phase >> stage) & 1u);
-            phase ^= 1u << stage;
-            const Vec<T> *sv = (const Vec<T> *)(ring + stage * kTileBytes);
-#pragma unroll
-            for (int j = 0; j < VPT; j++) {
-                Vec<T> v = sv[warp * 32 * VPT + j * 32 + lane];
-#pragma unroll
-                for (int k = 0; k < VEC; k++) x[j][k] = (W)v.v[k];
-            }
-        } else {
-            load_tile_global<T, VPT>(p, t, x, false);
-        }
-        const int st = stage;
-        scan_tile<T, OP, VPT, LB_R>(p, t, x, full, epoch_ld, sh, [&] {
-            /* every thread has used its values: stage st takes the tile STAGES turns ahead */
-            if (tid == 0) {
-                uint64_t tn = t + (uint64_t)STAGES * G;
-                if (tn < p.ntiles && tile_is_full<T>(p, tn, TILE))
-                    ring_load(ring + st * kTileBytes, src_of(tn), kTileBytes, &bar[st]);
-            }
-        });
-        stage = stage + 1 == STAGES ? 0 : stage + 1;
-    }
-}
-
-/* Persistent grid for the ring kernel: the blocks that fit on the device at once. */
-template <typename T, int OP, int STAGES, int LB_R>
-cudaError_t launch_scan_ring(const tcu_scan_params *p, cudaStream_t stream)
-{
-    constexpr int kBytes = (int)(ScanShape<T, true>::TILE * sizeof(T)) * STAGES;
-    static int per_sm = 0, sms = 0;
-    if (per_sm == 0) {
-        cudaError_t err = cudaFuncSetAttribute(scan_ring_kernel<T, OP, STAGES, LB_R>,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
-        if (err != cudaSuccess) return err;
-        int b = 0, dev = 0;
-        if ((err = cudaGetDevice(&dev)) != cudaSuccess) return err;
-        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, scan_ring_kernel<T, OP, STAGES, LB_R>, kThreads, kBytes);
-        if (err != cudaSuccess) return err;
-        per_sm = b > 0 ? b : 1;
-    }
-    uint64_t grid = (uint64_t)per_sm * (uint64_t)sms;
-    if (grid > p->ntiles) grid = p->ntiles;
-    scan_ring_kernel<T, OP, STAGES, LB_R><<<(unsigned)grid, kThreads, kBytes, stream>>>(*p);
-    return cudaGetLastError();
-}
-
 template <typename T, int OP>
 cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
 {
-    if (p->wide == 3) return launch_scan_ring<T, OP, 2, 1>(p, stream);
     if (p->wide == 1) scan_kernel<T, OP, 1><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
-    else if (p->wide == 4) scan_kernel<T, OP, 4><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
+    else if (p->wide == 3) scan_kernel<T, OP, 3><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     else if (p->wide == 2) scan_kernel<T, OP, 2><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     else scan_kernel<T, OP, 0><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
     return cudaGetLastError();
