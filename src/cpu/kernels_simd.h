@@ -537,12 +537,20 @@ static inline void tk_mstep(int sum, int excl, const float *x, float *o, uint64_
     o[(uint64_t)j * os + i] = tk_mval(sum, excl, x, j, i, l, c);
 }
 
-#define TK_MTILE(OPV, EXCL)                                                                      \
-    for (uint64_t s = 0; s < mid; s += 8) {                                                      \
+/* Middle tile s of 8 skewed blocks at x: elements s .. s+7 of every lane (lane j from
+ * TK_MHEAD + TK_MSKEW*j), transposed so that r[k] holds element k of every lane. */
+static inline __attribute__((always_inline)) void tk_mload_tile(const float *x, uint64_t s, __m256 *r)
+{
+    for (int j = 0; j < 8; j++)
+        r[j] = _mm256_loadu_ps(x + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);
+    tk_tr8(r);
+}
+/* Scans middle tile s of x into o: L holds the lanes' running folds, C their carries; STORE
+ * writes one lane's 8 outputs. */
+#define TK_MSCAN_TILE(OPV, EXCL, STORE, x)                                                       \
+    do {                                                                                         \
         __m256 r[8];                                                                             \
-        for (int j = 0; j < 8; j++)                                                              \
-            r[j] = _mm256_loadu_ps(x + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);       \
-        tk_tr8(r);                                                                               \
+        tk_mload_tile(x, s, r);                                                                  \
         for (int k = 0; k < 8; k++) {                                                            \
             if (EXCL) {                                                                          \
                 __m256 out = OPV(C, L);                                                          \
@@ -555,8 +563,10 @@ static inline void tk_mstep(int sum, int excl, const float *x, float *o, uint64_
         }                                                                                        \
         tk_tr8(r);                                                                               \
         for (int j = 0; j < 8; j++)                                                              \
-            _mm256_storeu_ps(o + (uint64_t)j * os + TK_MHEAD + TK_MSKEW * j + s, r[j]);          \
-    }
+            STORE(o + (uint64_t)j * os + TK_MHEAD + TK_MSKEW * j + s, r[j]);                     \
+    } while (0)
+#define TK_MTILE(OPV, EXCL)                                                                      \
+    for (uint64_t s = 0; s < mid; s += 8) TK_MSCAN_TILE(OPV, EXCL, _mm256_storeu_ps, x);
 
 static void tk_vmulti_scan_f32(int sum, int excl, const float *x, float *o, uint64_t os,
                                tally_carry *cy)
@@ -596,9 +606,7 @@ static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
     __m256 L = _mm256_loadu_ps(l);
     for (uint64_t s = 0; s < mid; s += 8) {
         __m256 r[8];
-        for (int j = 0; j < 8; j++)
-            r[j] = _mm256_loadu_ps(x + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);
-        tk_tr8(r);
+        tk_mload_tile(x, s, r);
         if (sum)
             for (int k = 0; k < 8; k++) L = _mm256_add_ps(L, r[k]);
         else
@@ -627,30 +635,10 @@ static void tk_vmulti_total_f32(int sum, const float *x, tally_carry *tot)
             _mm_prefetch(pf, _MM_HINT_T1);                                                       \
         if (xt) {                                                                                \
             __m256 t[8];                                                                         \
-            for (int j = 0; j < 8; j++)                                                          \
-                t[j] = _mm256_loadu_ps(xt + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);  \
-            tk_tr8(t);                                                                           \
+            tk_mload_tile(xt, s, t);                                                             \
             for (int k = 0; k < 8; k++) LT = OPV(LT, t[k]);                                      \
         }                                                                                        \
-        if (xs) {                                                                                \
-            __m256 r[8];                                                                         \
-            for (int j = 0; j < 8; j++)                                                          \
-                r[j] = _mm256_loadu_ps(xs + (uint64_t)j * TK_MB + TK_MHEAD + TK_MSKEW * j + s);  \
-            tk_tr8(r);                                                                           \
-            for (int k = 0; k < 8; k++) {                                                        \
-                if (EXCL) {                                                                      \
-                    __m256 out = OPV(C, L);                                                      \
-                    L = OPV(L, r[k]);                                                            \
-                    r[k] = out;                                                                  \
-                } else {                                                                         \
-                    L = OPV(L, r[k]);                                                            \
-                    r[k] = OPV(C, L);                                                            \
-                }                                                                                \
-            }                                                                                    \
-            tk_tr8(r);                                                                           \
-            for (int j = 0; j < 8; j++)                                                          \
-                STORE(o + (uint64_t)j * os + TK_MHEAD + TK_MSKEW * j + s, r[j]);                 \
-        }                                                                                        \
+        if (xs) TK_MSCAN_TILE(OPV, EXCL, STORE, xs);                                             \
     }
 /* An edge tile of the fused kernel: elements off .. off+7 of every lane (no skew), where only
  * the lanes in m (all ones; bit j of act) take part: the heads and tails, whose lengths
