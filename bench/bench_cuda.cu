@@ -361,13 +361,19 @@ int main(int argc, char **argv)
     tally_cuda_bench_set_knob("reduce_minb", kmb);
     int ksh = tally_cuda_bench_set_knob("scan_shift", 0);
     tally_cuda_bench_set_knob("scan_shift", ksh);
+    int kpdl = tally_cuda_bench_set_knob("pdl", 0);
+    tally_cuda_bench_set_knob("pdl", kpdl);
+    int kring = tally_cuda_bench_set_knob("reduce_ring", 0);
+    tally_cuda_bench_set_knob("reduce_ring", kring);
+    int kringmin = tally_cuda_bench_set_knob("reduce_ring_min", 1);
+    tally_cuda_bench_set_knob("reduce_ring_min", kringmin);
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d "
-             "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto; rows with a knob in the note are "
-             "variants)\n\n"
+             "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto) pdl=%d reduce_ring=%d "
+             "reduce_ring_min=%d (rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
-             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb);
+             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin);
     fputs(head, stdout);
     g_table = head;
 
@@ -394,32 +400,20 @@ int main(int argc, char **argv)
                 bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<int32_t>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<int32_t>(0, 1, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
-                /* variants: the other scan tile; reduce grids (more waves, more batches per block) */
-                {
-                    static const char *shape_note[4] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3"};
-                    int wide = tally_cuda_bench_set_knob("scan_wide", 0);
-                    tally_cuda_bench_set_knob("scan_wide", wide);
-                    for (int sh = 0; sh < 4; sh++)
-                        if (sh != wide)
-                            with_knob("scan_wide", sh, [&] {
-                                bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);
-                            });
-                    with_knob("scan_shift", 0, [&] { /* tile states packed 16 to a cache line */
-                        bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, "scan_shift=0");
+                /* variants: launches without PDL; the reduce without its shared-memory ring (loads
+                 * into registers, 4 blocks per SM) and with the two-blocks-per-SM ring */
+                if (l >= 16 && l <= 28) {
+                    with_knob("pdl", 0, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "pdl=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                        bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, "pdl=0");
                     });
                 }
-                if (l >= 14 && l <= 28 && (l <= 24 || l == 28)) {
-                    with_knob("reduce_minb", 2, [&] {
-                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "minb=2", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                if (l >= 22 && l <= 28) {
+                    with_knob("reduce_ring", 0, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "ring=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
                     });
-                    with_knob("reduce_minb", 4, [&] {
-                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "minb=4", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
-                    });
-                    with_knob("reduce_waves", 2, [&] {
-                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "waves=2", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
-                    });
-                    with_knob("reduce_waves", 3, [&] {
-                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "waves=3", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    with_knob("reduce_ring", 3, [&] { /* two blocks per SM */
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
                     });
                 }
             }
@@ -432,22 +426,14 @@ int main(int argc, char **argv)
                 bench_reduce<float>(R_ARGMIN, "argmin", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
-                {
-                    static const char *shape_note[4] = {"scan_wide=0", "scan_wide=1", "scan_wide=2", "scan_wide=3"};
-                    int wide = tally_cuda_bench_set_knob("scan_wide", 0);
-                    tally_cuda_bench_set_knob("scan_wide", wide);
-                    for (int sh = 0; sh < 4; sh++)
-                        if (sh != wide)
-                            with_knob("scan_wide", sh, [&] {
-                                bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, shape_note[sh]);
-                            });
-                }
-                if (l == 14 || l == 18 || l == 22 || l == 28) {
-                    with_knob("reduce_minb", 4, [&] {
-                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "minb=4", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                if (l >= 22 && l <= 28) { /* the exact kernels forced through the ring */
+                    with_knob("reduce_ring", 2, [&] { /* one block per SM */
+                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "ring=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                        bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, "ring=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                     });
-                    with_knob("reduce_waves", 2, [&] {
-                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "waves=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                    with_knob("reduce_ring", 3, [&] { /* two blocks per SM */
+                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                        bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                     });
                 }
             }
@@ -457,6 +443,10 @@ int main(int argc, char **argv)
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 if (kind == 0)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                if (kind == 0 && l >= 22 && l <= 28)
+                    with_knob("reduce_ring", 3, [&] {
+                        bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                    });
             }
         }
     }

@@ -6,7 +6,7 @@
 # table last. Every step gets a share of a wall-clock budget (GPU_BUDGET seconds, default 500),
 # so the whole script ends in time and the table is always printed.
 #
-#   bash bench/gpu.sh [all|test|bench|sanitize|lab] [--quick]
+#   bash bench/gpu.sh [all|test|bench|sanitize|lab|a,comma,list] [--quick]
 #
 # Files under $OUT (or ./gpu-out), at most 8: gpu.log build.log test.log sanitize.log
 # lab-h200.md lab-h200.html bench.log bench-table.md.
@@ -30,7 +30,7 @@ cap() {
   [ "$left" -lt 5 ] && left=5
   echo "$left"
 }
-want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
+want() { [ "$what" = all ] || [[ ",$what," == *",$1,"* ]]; }
 
 log "$(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname); budget ${BUDGET}s"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$OUT/gpu.log"
@@ -40,6 +40,7 @@ TALLY_EXE=""
 CLI_BG=0
 build() {
   if [ -x "$BIN/test_cuda" ] && [ -x "$BIN/bench_cuda" ] && "$BIN/test_cuda" --version >/dev/null 2>&1; then
+    mkdir -p "$B" # the steps' exit codes and logs go there
     log "using prebuilt binaries in $BIN"
     [ -x "$BIN/tools/tally" ] && TALLY_EXE=$BIN/tools/tally
     return 0

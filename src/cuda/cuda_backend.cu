@@ -278,6 +278,7 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     unsigned mask = ops_mask(ops, nops, &has_var);
     if (force_mask) mask = force_mask;
     p.aux = has_var ? s->aux : nullptr;
+    p.pdl = tcu_knob(TCU_KNOB_PDL);
     cudaError_t err = tcu_launch_reduce(type, mask, p.omit_nan, &p, s->sm_count, s->stream);
     if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the reduce kernel launch");
     if (has_var) {
@@ -394,6 +395,7 @@ tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op
     if (st != TALLY_OK) return st;
     p.status = s->scan_status;
     p.sync = s->scan_sync;
+    p.pdl = tcu_knob(TCU_KNOB_PDL);
     cudaError_t err = tcu_launch_scan(type, op, &p, s->stream);
     if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the scan kernel launch");
     return TALLY_OK;
@@ -554,8 +556,9 @@ TALLY_API tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tall
                           d_result, TCU_MASK_FASTSUM);
 }
 
-/* Benchmarks only: sets a tuning knob ("scan_wide", "reduce_waves", "reduce_minb"; see
- * cuda_internal.h) for the calls that follow; returns the old value, -1 for an unknown name. */
+/* Benchmarks only: sets a tuning knob ("scan_wide", "reduce_waves", "reduce_minb", "pdl",
+ * "reduce_ring", ...; see cuda_internal.h) for the calls that follow; returns the old value, -1
+ * for an unknown name. */
 TALLY_API int tally_cuda_bench_set_knob(const char *name, int value)
 {
     int k = -1;
@@ -566,6 +569,9 @@ TALLY_API int tally_cuda_bench_set_knob(const char *name, int value)
     else if (!strcmp(name, "scan_sleep")) k = TCU_KNOB_SCAN_SLEEP;
     else if (!strcmp(name, "scan_backoff")) k = TCU_KNOB_SCAN_BACKOFF;
     else if (!strcmp(name, "scan_shift")) k = TCU_KNOB_SCAN_SHIFT;
+    else if (!strcmp(name, "pdl")) k = TCU_KNOB_PDL;
+    else if (!strcmp(name, "reduce_ring")) k = TCU_KNOB_RED_RING;
+    else if (!strcmp(name, "reduce_ring_min")) k = TCU_KNOB_RED_RING_MIN;
     return k < 0 ? -1 : tcu_set_knob(k, value);
 }
 

@@ -59,6 +59,8 @@ typedef struct tcu_reduce_params {
     int32_t omit_nan;
     int32_t ddof;
     int32_t pass2;           /* 1: the variance pass (writes only the TALLY_VAR results) */
+    int32_t pdl;             /* launch with programmatic dependent launch (sm_90+) */
+    int32_t ring_stages;     /* set by the launcher: stages of the shared-memory ring (0: none) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 
@@ -83,6 +85,8 @@ typedef struct tcu_scan_params {
     uint32_t status_shift;   /* tile t's state sits at slot t << status_shift (spreads the
                                 polled words over more cache lines) */
     unsigned int *sync;      /* [2]: the launch epoch ([0], [1] unused) */
+    int32_t pdl;             /* launch with programmatic dependent launch (sm_90+) */
+    int32_t pad;
 } tcu_scan_params;
 
 /* Tile size in elements and bytes of tile state per tile, per element size. */
@@ -105,7 +109,13 @@ enum {
     TCU_KNOB_SCAN_SLEEP = 3,   /* TALLY_CUDA_SCAN_SLEEP: lb_sleep_ns */
     TCU_KNOB_SCAN_BACKOFF = 4, /* TALLY_CUDA_SCAN_BACKOFF: lb_backoff_ns */
     TCU_KNOB_SCAN_SHIFT = 5,   /* TALLY_CUDA_SCAN_SHIFT: status_shift (0 .. TCU_MAX_STATUS_SHIFT) */
-    TCU_KNOB_COUNT = 6
+    TCU_KNOB_PDL = 6,          /* TALLY_CUDA_PDL: 1 launches with programmatic dependent launch */
+    TCU_KNOB_RED_RING = 7,     /* TALLY_CUDA_REDUCE_RING: 0 loads into registers; else a ring of
+                                  32 KB stages filled by bulk copies: 1 shaped by kernel, 2 one
+                                  block per SM (6 stages), 3 two blocks per SM (3 stages) */
+    TCU_KNOB_RED_RING_MIN = 8, /* TALLY_CUDA_REDUCE_RING_MIN: batches (32 KB) from which the ring
+                                  is used */
+    TCU_KNOB_COUNT = 9
 };
 #define TCU_MAX_STATUS_SHIFT 6
 int tcu_knob(int k);

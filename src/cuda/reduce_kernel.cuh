@@ -3,13 +3,18 @@
  * Thread: each block takes an even share of whole batches (256 threads x 8 vectors); a thread
  * issues its batch's eight 16-byte loads (no bounds checks but in the last batch) before it
  * folds the elements into a State (only the members its feature mask M asks for are touched).
- * Float sums are exact: a two-term expansion per thread (one term for f32, checked) whose
- * rounding errors, in the rare batches where they appear, spill into the block's shared-memory
+ * For large inputs the light kernels instead receive their batches in shared memory, through a
+ * ring of stages that one thread fills with bulk copies (cp.async.bulk) well ahead of use.
+ * Float sums are exact: f32 values are added in plain f64 and the adds proved exact from the
+ * values' exponents; f64 values and squares keep a two-term expansion per thread. Rounding
+ * errors, in the rare batches where they appear, spill into the block's shared-memory
  * superaccumulator (core/exact_sum.h layout); a batch that meets NaN, inf or overflow is redone
- * element by element. Warp: the members of the State that the mask uses are shuffled. Block: warp states through
- * shared memory. Device: every block writes its partial, then a fence and an atomic ticket tell
- * the last block to finish, which combines the partials in block order, writes the results and
- * resets the ticket: one launch, no host synchronisation, capturable in a CUDA graph. */
+ * element by element. Warp: the members of the State that the mask uses are shuffled. Block:
+ * warp states through shared memory. Device: every block writes its partial and takes an atomic
+ * ticket (release/acquire); the last block to finish combines the partials in block order,
+ * writes the results and resets the ticket: one launch, no host synchronisation, capturable in
+ * a CUDA graph. Launched with programmatic dependent launch (cuda_common.cuh), so the launch
+ * overlaps the end of the kernel before it. */
 #ifndef TALLY_CUDA_REDUCE_KERNEL_CUH
 #define TALLY_CUDA_REDUCE_KERNEL_CUH
 
@@ -28,6 +33,7 @@ template <typename T> struct SumType {
 };
 
 constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
+constexpr int kMaxRingStages = 8;               /* the ring's stages (32 KB each), at most */
 
 template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
     using K = typename Traits<T>::Key;
@@ -149,6 +155,24 @@ template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
     }
 };
 
+/* xcombine's rare cases, out of line (keeps the kernels' code small; see sacc_add_finite):
+ * a result beyond the f64 range keeps the four inputs exactly in the superaccumulator; else
+ * the nonzero second-order errors m and f go there. Returns the new (h1, l1). */
+static __device__ __noinline__ double2 xcombine_rare(double h1, double l1, double h2, double l2, double H,
+                                                     double L, double m, double f, unsigned long long *sacc)
+{
+    if (!isfinite(H)) {
+        sacc_add_finite(sacc, h1);
+        sacc_add_finite(sacc, l1);
+        sacc_add_finite(sacc, h2);
+        sacc_add_finite(sacc, l2);
+        return make_double2(-0.0, -0.0);
+    }
+    if (m != 0.0) sacc_add_finite(sacc, m);
+    if (f != 0.0) sacc_add_finite(sacc, f);
+    return make_double2(H, L);
+}
+
 /* (h1, l1) += (h2, l2) exactly: afterwards h1 + l1 + (spilled) == old h1 + l1 + h2 + l2. All
  * finite. The spilled terms are second-order rounding errors: rare for real data. */
 __device__ __forceinline__ void xcombine(double &h1, double &l1, double h2, double l2,
@@ -159,18 +183,12 @@ __device__ __forceinline__ void xcombine(double &h1, double &l1, double h2, doub
     double t = two_sum(l1, l2, f);
     double u = two_sum(e, t, g);
     double H = two_sum(s, u, k);
-    if (!isfinite(H)) { /* beyond the f64 range: keep the four exactly */
-        sacc_add_finite(sacc, h1);
-        sacc_add_finite(sacc, l1);
-        sacc_add_finite(sacc, h2);
-        sacc_add_finite(sacc, l2);
-        h1 = -0.0;
-        l1 = -0.0;
-        return;
-    }
     double L = two_sum(k, g, m);
-    if (m != 0.0) sacc_add_finite(sacc, m);
-    if (f != 0.0) sacc_add_finite(sacc, f);
+    if (!isfinite(H) || m != 0.0 || f != 0.0) {
+        double2 r = xcombine_rare(h1, l1, h2, l2, H, L, m, f, sacc);
+        H = r.x;
+        L = r.y;
+    }
     h1 = H;
     l1 = L;
 }
@@ -252,9 +270,14 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     static constexpr int U = 8;
     static constexpr bool SQ = (M & TCU_F_SQDEV) != 0;
     static constexpr int VEC = Traits<T>::vec;
+    /* f32 sums: the fast path adds in plain f64 and proves the adds exact from the operands'
+     * exponents (see add_batch); emin is the least f32 exponent field (at least 1) of the values
+     * this thread has summed, so that its running sum is a multiple of 2^(emin - 150). */
+    static constexpr bool F32SUM = sizeof(T) == 4 && FL && !SQ;
     State<T, M, OMIT> s;
     Expansion ea, eb;
     double mean;
+    uint32_t emin;
 
     __device__ __forceinline__ void init(double m)
     {
@@ -262,6 +285,21 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         ea.init();
         eb.init();
         mean = m;
+        emin = 255;
+    }
+
+    /* x's f32 exponent field for the exactness proof: 255 (no constraint) for zeros and for what
+     * is not summed; denormals count as 1 (their spacing is that of the least normals). */
+    static __device__ __forceinline__ uint32_t exp_field(T x, bool skip)
+    {
+        uint32_t b = __float_as_uint((float)x);
+        uint32_t e = (b >> 23) & 0xffu;
+        bool zero = (b << 1) == 0 || skip;
+        return zero ? 255u : (e ? e : 1u);
+    }
+    static __device__ __forceinline__ double pow2(int k) /* 2^k, -1022 <= k <= 1023 */
+    {
+        return __longlong_as_double((long long)(k + 1023) << 52);
     }
 
     /* The value(s) element x contributes to the exact sums. */
@@ -300,6 +338,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     {
         s.add(x, idx);
         if constexpr (EXACT) exact_slow(x, sacc);
+        if constexpr (EXACT && F32SUM) emin = min(emin, exp_field(x, OMIT && x != x));
     }
 
     /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element;
@@ -317,9 +356,42 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                     for (int k = 0; k < VEC; k++) s.add(v[u].v[k], idx0[u] + k);
                 }
         }
-        if constexpr (EXACT) {
-            /* Fast path: plain f64 adds with their errors checked (f32: one term, an error is
-             * rare; f64 and squares: two terms whose second-level error is rare). */
+        if constexpr (EXACT && F32SUM) {
+            /* Fast path for f32: plain f64 adds, proved exact afterwards. Every value is a
+             * multiple of 2^(E - 150) (E its exponent field, at least 1), so every partial sum is
+             * a multiple of 2^(emin - 150); one of magnitude below 2^(emin - 97) has at most 53
+             * significant bits, so it is exact. The partial sums of this batch are at most
+             * |a1 before| + 32 * 2^(emax - 126) in magnitude (emax: this batch's largest E).
+             * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
+             * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top). */
+            const double a1_before = ea.a1;
+            uint32_t lo = 0xffffffffu;
+            float hi = 0.0f;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    T x = v[u].v[k];
+                    bool skip = !ok[u] || (OMIT && x != x);
+                    lo = min(lo, (__float_as_uint((float)x) << 1) - 1u); /* |x|'s bits, 0 -> top */
+                    hi = fmaxf(hi, fabsf((float)x)); /* NaN is ignored here, caught below */
+                    ea.a1 = __dadd_rn(ea.a1, skip ? -0.0 : (double)x);
+                }
+            }
+            static_assert(U * VEC == 32, "the bound below counts 32 values per batch");
+            if (lo != 0xffffffffu) { /* some nonzero value: its exponent field, at least 1 */
+                uint32_t e = (lo + 1u) >> 24;
+                emin = min(emin, e ? e : 1u);
+            }
+            const int emax = (int)((__float_as_uint(hi) >> 23) & 0xffu);
+            bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
+            if (bad) {
+                ea.a1 = a1_before;
+                slow_batch(vdata, vfirst, vend, sacc);
+            }
+        } else if constexpr (EXACT) {
+            /* Fast path: plain f64 adds with their errors checked (f64 and squares: two terms
+             * whose second-level error is rare). */
             Expansion sa = ea, sb = eb;
             bool bad = false;
 #pragma unroll
@@ -329,20 +401,14 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                     double v0, v1;
                     exact_values(v[u].v[k], v0, v1);
                     if (!ok[u]) { v0 = -0.0; v1 = -0.0; }
-                    double e;
-                    if constexpr (sizeof(T) == 4 && !SQ) {
-                        ea.a1 = two_sum(ea.a1, v0, e);
-                        bad |= (e != 0.0);
-                    } else {
-                        double e2;
-                        ea.a1 = two_sum(ea.a1, v0, e);
-                        ea.a2 = two_sum(ea.a2, e, e2);
+                    double e, e2;
+                    ea.a1 = two_sum(ea.a1, v0, e);
+                    ea.a2 = two_sum(ea.a2, e, e2);
+                    bad |= (e2 != 0.0);
+                    if constexpr (SQ) {
+                        eb.a1 = two_sum(eb.a1, v1, e);
+                        eb.a2 = two_sum(eb.a2, e, e2);
                         bad |= (e2 != 0.0);
-                        if constexpr (SQ) {
-                            eb.a1 = two_sum(eb.a1, v1, e);
-                            eb.a2 = two_sum(eb.a2, e, e2);
-                            bad |= (e2 != 0.0);
-                        }
                     }
                 }
             }
@@ -612,26 +678,39 @@ __device__ __forceinline__ void finalize_copy(const tcu_reduce_params &p, State<
     finalize<T, M, OMIT>(p, copy, xr);
 }
 
-template <typename T, unsigned M, bool OMIT>
-__global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
+/* RING: whole batches reach shared memory by bulk copies through a ring of p.ring_stages
+ * stages of one batch (32 KB) each, issued by thread 0 ahead of use, so the bytes in flight
+ * do not depend on registers (the exact kernels hold only two blocks per SM). */
+template <typename T, unsigned M, bool OMIT, bool RING>
+__global__ void __launch_bounds__(kThreads, (Worker<T, M, OMIT>::EXACT || RING) ? 2 : 4) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     using W = Worker<T, M, OMIT>;
     using S = State<T, M, OMIT>;
     constexpr int VEC = Traits<T>::vec;
     constexpr bool EXACT = W::EXACT;
     static_assert(sizeof(S) <= TCU_PARTIAL_BYTES, "partial state too large");
+    static_assert(sizeof(S) % 16 == 0, "partials are read in 16-byte words");
     __shared__ unsigned long long sacc[EXACT ? TALLY_EXACT_CHUNKS : 1];
     __shared__ S wstate[kWarps];
     __shared__ bool am_last;
+    __shared__ uint64_t full[RING ? kMaxRingStages : 1];
+    extern __shared__ __align__(128) unsigned char ring_smem[];
 
     const int tid = threadIdx.x;
     const unsigned bid = blockIdx.x, grid = gridDim.x;
     const T *data = (const T *)p.data;
     if constexpr (EXACT) {
         for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
-        __syncthreads();
     }
+    if constexpr (RING) {
+        if (tid == 0)
+            for (int i = 0; i < p.ring_stages; i++) mbar_init(&full[i], 1);
+    }
+    if constexpr (EXACT || RING) __syncthreads();
     W w;
+    /* the kernel before this one (PDL) has finished: global memory may be touched from here */
+    pdl_wait();
+    pdl_trigger();
     double mean = 0.0;
     if constexpr (W::SQ) mean = p.aux->mean;
     w.init(mean);
@@ -652,18 +731,51 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
     const unsigned long long vb = b0 * kBatch;
     const unsigned long long ve = b1 * kBatch < p.body_vec ? b1 * kBatch : p.body_vec;
     unsigned long long v = vb + tid;
-    for (; v + (unsigned long long)(U - 1) * kThreads < ve; v += kBatch) {
-        Vec<T> x[U];
-        bool ok[U];
-        unsigned long long idx0[U];
+    if constexpr (RING) {
+        const Vec<T> *ring = (const Vec<T> *)ring_smem;
+        const unsigned long long whole = (ve - vb) / kBatch;
+        const int nst = p.ring_stages;
+        constexpr unsigned kBytes = (unsigned)(kBatch * sizeof(Vec<T>));
+        if (tid == 0)
+            for (int i = 0; i < nst && (unsigned long long)i < whole; i++)
+                bulk_load((void *)(ring + i * kBatch), vdata + vb + i * kBatch, kBytes, &full[i]);
+        int k = 0;
+        unsigned parity = 0;
+        for (unsigned long long i = 0; i < whole; i++, v += kBatch) {
+            mbar_wait(&full[k], parity);
+            Vec<T> x[U];
+            bool ok[U];
+            unsigned long long idx0[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) x[u] = load_vec(vdata + v + (unsigned long long)u * kThreads);
+            for (int u = 0; u < U; u++) x[u] = ring[k * kBatch + u * kThreads + tid];
+            __syncthreads(); /* stage k read by every thread: it may be refilled */
+            if (tid == 0 && i + nst < whole)
+                bulk_load((void *)(ring + k * kBatch), vdata + vb + (i + nst) * kBatch, kBytes, &full[k]);
+            if (++k == nst) {
+                k = 0;
+                parity ^= 1u;
+            }
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            ok[u] = true;
-            idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
+            for (int u = 0; u < U; u++) {
+                ok[u] = true;
+                idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
+            }
+            w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
         }
-        w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+    } else {
+        for (; v + (unsigned long long)(U - 1) * kThreads < ve; v += kBatch) {
+            Vec<T> x[U];
+            bool ok[U];
+            unsigned long long idx0[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) x[u] = load_vec(vdata + v + (unsigned long long)u * kThreads);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                ok[u] = true;
+                idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
+            }
+            w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+        }
     }
     if (v < ve) { /* the last, partial batch (the last block only) */
         Vec<T> x[U];
@@ -723,12 +835,18 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
             p.xpartials[(size_t)bid * TALLY_EXACT_CHUNKS + tid] = sacc_split_digit(sacc, tid);
         __syncthreads(); /* sacc read above before it is cleared below */
     }
-    if (tid == 0 || (EXACT && spilled && tid < TALLY_EXACT_CHUNKS)) __threadfence(); /* writers */
+    /* The ticket: thread 0's release orders its partial (and, through the barrier, the spilled
+     * digits, fenced by their writers) before the increment; its acquire and the barrier after
+     * order the last block's reads of the partials after every other block's writes. */
+    if (EXACT && spilled && tid < TALLY_EXACT_CHUNKS) __threadfence();
     __syncthreads();
-    if (tid == 0) am_last = atomicAdd(p.counter, 1u) == grid - 1;
+    if (tid == 0) {
+        unsigned int t;
+        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");
+        am_last = t == grid - 1;
+    }
     __syncthreads();
     if (!am_last) return;
-    __threadfence();
 
     /* the last block: combine the partials */
     if constexpr (EXACT) {
@@ -738,12 +856,12 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
     S t;
     t.init();
     {
-        constexpr int W32 = sizeof(S) / 4;
+        constexpr int W16 = sizeof(S) / 16;
         for (unsigned b = tid; b < grid; b += kThreads) {
-            union { S s; uint32_t w[W32]; } u;
-            const uint32_t *src = (const uint32_t *)((const char *)p.partials + (size_t)b * TCU_PARTIAL_BYTES);
+            union { S s; uint4 w[W16]; } u;
+            const uint4 *src = (const uint4 *)((const char *)p.partials + (size_t)b * TCU_PARTIAL_BYTES);
 #pragma unroll
-            for (int i = 0; i < W32; i++) u.w[i] = __ldcg(src + i);
+            for (int i = 0; i < W16; i++) u.w[i] = __ldcg(src + i);
             if constexpr (EXACT) {
                 if (u.s.xflags & kSpilledFlag) {
                     for (int c = 0; c < TALLY_EXACT_CHUNKS; c++)
@@ -781,14 +899,55 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? 2 : 4) r
     }
 }
 
+/* The ring's shape for the reduce_ring knob (1: by kernel, 2: one block per SM, 3: two), as
+ * blocks per SM and stages per block; false: no ring. By kernel: one block per SM with six
+ * stages for the light kernels; none for the exact sums, which are limited by their arithmetic
+ * rather than by the bytes in flight (on the H200, 2026-11-29: exact f32 sum at 2^24 25.5 us
+ * without the ring, 28.4 with two blocks per SM; the sum of 2^28 wide-range values, whose
+ * batches go element by element, 3.6 ms with one block per SM against 1.5 without a ring). */
+static inline bool ring_shape(int ring, bool exact, int *per_sm, int *stages)
+{
+    if (ring == 0 || (ring == 1 && exact)) return false;
+    bool two = ring == 3;
+    *per_sm = two ? 2 : 1;
+    *stages = two ? 3 : 6;
+    return true;
+}
+
 /* Blocks for n elements: enough to fill the GPU (resident blocks), fewer for small inputs. */
 template <typename T, unsigned M, bool OMIT>
 cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream_t stream)
 {
+    constexpr unsigned long long per_block = (unsigned long long)kThreads * Worker<T, M, OMIT>::U;
+    const unsigned long long nb = (p->body_vec + per_block - 1) / per_block;
+    static const bool sm90 = built_for_sm90(reduce_kernel<T, M, OMIT, false>) &&
+                             built_for_sm90(reduce_kernel<T, M, OMIT, true>);
+    const bool pdl = p->pdl && sm90;
+    const int ring = sm90 ? tcu_knob(TCU_KNOB_RED_RING) : 0;
+    int per_sm_ring = 0, stages = 0;
+    if (ring_shape(ring, Worker<T, M, OMIT>::EXACT, &per_sm_ring, &stages) &&
+        nb >= (unsigned long long)tcu_knob(TCU_KNOB_RED_RING_MIN)) {
+        static bool smem_ready = false;
+        const size_t stage_bytes = per_block * 16;
+        if (!smem_ready) {
+            cudaError_t err = cudaFuncSetAttribute(reduce_kernel<T, M, OMIT, true>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   (int)(stage_bytes * 6));
+            if (err != cudaSuccess) return err;
+            smem_ready = true;
+        }
+        unsigned long long want = (unsigned long long)per_sm_ring * (unsigned long long)sm_count;
+        if (want > TCU_MAX_BLOCKS) want = TCU_MAX_BLOCKS;
+        unsigned grid = (unsigned)(nb < want ? nb : want);
+        tcu_reduce_params q = *p;
+        q.ring_stages = stages;
+        return launch_kernel(reduce_kernel<T, M, OMIT, true>, grid, stage_bytes * (size_t)stages, stream,
+                             pdl, q);
+    }
     static int per_sm = 0;
     if (per_sm == 0) {
         int b = 0;
-        cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reduce_kernel<T, M, OMIT>, kThreads, 0);
+        cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reduce_kernel<T, M, OMIT, false>, kThreads, 0);
         if (err != cudaSuccess) return err;
         per_sm = b > 0 ? b : 1;
     }
@@ -797,8 +956,6 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     unsigned long long minb = (unsigned long long)tcu_knob(TCU_KNOB_RED_MINB);
     unsigned long long max_blocks = (unsigned long long)per_sm * (unsigned long long)sm_count * waves;
     if (max_blocks > TCU_MAX_BLOCKS) max_blocks = TCU_MAX_BLOCKS;
-    constexpr unsigned long long per_block = (unsigned long long)kThreads * Worker<T, M, OMIT>::U;
-    unsigned long long nb = (p->body_vec + per_block - 1) / per_block;
     if (minb == 0) {
         /* Measured on the H200 (2026-11-29): up to 2 batches, one block doing them in turn beats
          * two blocks and the partials' round trip (i32 2^14: 3.9 vs 5.8 us; exact f32 sum 7.3 vs
@@ -809,8 +966,7 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     unsigned long long want = (nb + minb - 1) / minb;
     if (want < 1) want = 1;
     unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
-    reduce_kernel<T, M, OMIT><<<grid, kThreads, 0, stream>>>(*p);
-    return cudaGetLastError();
+    return launch_kernel(reduce_kernel<T, M, OMIT, false>, grid, 0, stream, pdl, *p);
 }
 
 template <typename T, bool OMIT>

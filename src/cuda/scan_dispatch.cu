@@ -38,6 +38,19 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #define TCU_SCAN_SHIFT_DEFAULT 4
 #endif
 
+/* Programmatic dependent launch: a kernel's launch and block set-up overlap the end of the
+ * kernel before it in the stream (every kernel waits for it before touching memory). */
+#ifndef TCU_PDL_DEFAULT
+#define TCU_PDL_DEFAULT 1
+#endif
+/* The reduce's shared-memory ring (reduce_kernel.cuh) and the batches from which it is used. */
+#ifndef TCU_RED_RING_DEFAULT
+#define TCU_RED_RING_DEFAULT 1
+#endif
+#ifndef TCU_RED_RING_MIN_DEFAULT
+#define TCU_RED_RING_MIN_DEFAULT 1024
+#endif
+
 static int g_knobs[TCU_KNOB_COUNT];
 static int g_knobs_ready = 0;
 
@@ -58,6 +71,9 @@ int tcu_knob(int k)
         g_knobs[TCU_KNOB_SCAN_SLEEP] = knob_env("TALLY_CUDA_SCAN_SLEEP", TCU_SCAN_SLEEP_DEFAULT, 0, 100000);
         g_knobs[TCU_KNOB_SCAN_BACKOFF] = knob_env("TALLY_CUDA_SCAN_BACKOFF", TCU_SCAN_BACKOFF_DEFAULT, 0, 1000000);
         g_knobs[TCU_KNOB_SCAN_SHIFT] = knob_env("TALLY_CUDA_SCAN_SHIFT", TCU_SCAN_SHIFT_DEFAULT, 0, TCU_MAX_STATUS_SHIFT);
+        g_knobs[TCU_KNOB_PDL] = knob_env("TALLY_CUDA_PDL", TCU_PDL_DEFAULT, 0, 1);
+        g_knobs[TCU_KNOB_RED_RING] = knob_env("TALLY_CUDA_REDUCE_RING", TCU_RED_RING_DEFAULT, 0, 3);
+        g_knobs[TCU_KNOB_RED_RING_MIN] = knob_env("TALLY_CUDA_REDUCE_RING_MIN", TCU_RED_RING_MIN_DEFAULT, 1, 1 << 30);
         g_knobs_ready = 1;
     }
     return (k >= 0 && k < TCU_KNOB_COUNT) ? g_knobs[k] : 0;
@@ -70,6 +86,9 @@ int tcu_set_knob(int k, int v)
     if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 3 ? 3 : v;
     else if (k == TCU_KNOB_SCAN_SHIFT) v = v < 0 ? 0 : v > TCU_MAX_STATUS_SHIFT ? TCU_MAX_STATUS_SHIFT : v;
     else if (k == TCU_KNOB_SCAN_SLEEP || k == TCU_KNOB_SCAN_BACKOFF) v = v < 0 ? 0 : v;
+    else if (k == TCU_KNOB_PDL) v = v ? 1 : 0;
+    else if (k == TCU_KNOB_RED_RING) v = v < 0 ? 0 : v > 3 ? 3 : v;
+    else if (k == TCU_KNOB_RED_RING_MIN) v = v < 1 ? 1 : v;
     else if (v < (k == TCU_KNOB_RED_MINB ? 0 : 1)) v = k == TCU_KNOB_RED_MINB ? 0 : 1;
     g_knobs[k] = v;
     return old;

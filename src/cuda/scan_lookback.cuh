@@ -441,6 +441,8 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1)
      * tiles already running (as CUB assumes); an atomic ticket would cost a round trip. The
      * epoch's load is issued now and used after the data loads. */
     uint32_t epoch_ld = 0;
+    pdl_wait(); /* the kernel before this one (PDL) has finished */
+    pdl_trigger();
     if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
     const uint64_t tile = blockIdx.x;
     const bool full = tile_is_full<T>(p, tile, TILE);
@@ -449,14 +451,19 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1)
     scan_tile<T, OP, VPT, LB_R>(p, tile, x, full, epoch_ld, sh, [] {});
 }
 
+template <typename T, int OP, int SHAPE> cudaError_t launch_scan_shape(const tcu_scan_params *p, cudaStream_t stream)
+{
+    static const bool sm90 = built_for_sm90(scan_kernel<T, OP, SHAPE>);
+    return launch_kernel(scan_kernel<T, OP, SHAPE>, (unsigned)p->ntiles, 0, stream, p->pdl && sm90, *p);
+}
+
 template <typename T, int OP>
 cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
 {
-    if (p->wide == 1) scan_kernel<T, OP, 1><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
-    else if (p->wide == 3) scan_kernel<T, OP, 3><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
-    else if (p->wide == 2) scan_kernel<T, OP, 2><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
-    else scan_kernel<T, OP, 0><<<(unsigned)p->ntiles, kThreads, 0, stream>>>(*p);
-    return cudaGetLastError();
+    if (p->wide == 1) return launch_scan_shape<T, OP, 1>(p, stream);
+    if (p->wide == 3) return launch_scan_shape<T, OP, 3>(p, stream);
+    if (p->wide == 2) return launch_scan_shape<T, OP, 2>(p, stream);
+    return launch_scan_shape<T, OP, 0>(p, stream);
 }
 
 template <typename T> cudaError_t launch_scan_type(tally_op op, const tcu_scan_params *p, cudaStream_t s)

@@ -402,9 +402,28 @@ static void test_knob_variants(bool quick)
         tally_cuda_bench_set_knob("scan_sleep", o2);
         tally_cuda_bench_set_knob("scan_backoff", o3);
     }
+    /* scans launched without PDL */
+    {
+        int o = tally_cuda_bench_set_knob("pdl", 0);
+        CHECK(o >= 0, "knob pdl");
+        for (tally_type t : stypes) {
+            size_t es = tally_type_size(t);
+            uint64_t tile = es == 8 ? 2048 : 4096;
+            for (uint64_t n : {tile + 1, 700 * tile + 3}) {
+                fill(h, t, n, is_float(t) ? D_PRICES : D_BITS);
+                compare_scan(t, TALLY_SUM, h, n, 0, 0, false, 0, 0, "pdl=0");
+                compare_scan(t, TALLY_SUM, h, n, es, es, false, 1, 1, "pdl=0");
+            }
+        }
+        tally_cuda_bench_set_knob("pdl", o);
+    }
     struct { const char *k1; int v1; const char *k2; int v2; } rk[] = {
         {"reduce_waves", 2, "reduce_minb", 1}, {"reduce_waves", 1, "reduce_minb", 4},
-        {"reduce_waves", 3, "reduce_minb", 2}};
+        {"reduce_waves", 3, "reduce_minb", 2},
+        /* the shared-memory ring from the first batch on, both shapes; launches without PDL */
+        {"reduce_ring", 1, "reduce_ring_min", 1}, {"reduce_ring", 2, "reduce_ring_min", 1},
+        {"reduce_ring", 3, "reduce_ring_min", 2},
+        {"reduce_ring", 0, "pdl", 0}};
     const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
     const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
     for (auto &k : rk) {
@@ -421,6 +440,8 @@ static void test_knob_variants(bool quick)
                 char what[96];
                 snprintf(what, sizeof what, "%s=%d %s=%d", k.k1, k.v1, k.k2, k.v2);
                 compare_reduce(t, h.data(), d, n, rops, 4, 0, 0, what);
+                compare_reduce(t, h.data(), d, n, rops, 1, 0, 0, what); /* the sum's own kernel */
+                compare_reduce(t, h.data(), d, n, rops, 3, 0, 0, what); /* sum, min, max */
             }
         }
         tally_cuda_bench_set_knob(k.k1, o1);
