@@ -14,6 +14,11 @@
  *     differently.
  * A context holds one set of scratch buffers: calls on one context run one after the other on
  * its stream. For concurrent streams, create one context per stream.
+ * On sm_90+ GPUs tally's kernels use programmatic dependent launch: each waits for the kernel
+ * before it in the stream to finish before touching memory, and lets the next kernel start its
+ * set-up early. That changes nothing for ordinary launches; a kernel of yours that you launch
+ * after tally's with the PDL attribute must call cudaGridDependencySynchronize() before reading
+ * tally's results, as PDL requires. TALLY_CUDA_PDL=0 in the environment turns it off.
  * The functions fail with TALLY_ERR_INVALID_ARGUMENT on a context that is not a CUDA one. */
 #ifndef TALLY_CUDA_H
 #define TALLY_CUDA_H
