@@ -561,17 +561,7 @@ TALLY_API tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tall
  * for an unknown name. */
 TALLY_API int tally_cuda_bench_set_knob(const char *name, int value)
 {
-    int k = -1;
-    if (!name) return -1;
-    if (!strcmp(name, "scan_wide")) k = TCU_KNOB_SCAN_WIDE;
-    else if (!strcmp(name, "reduce_waves")) k = TCU_KNOB_RED_WAVES;
-    else if (!strcmp(name, "reduce_minb")) k = TCU_KNOB_RED_MINB;
-    else if (!strcmp(name, "scan_sleep")) k = TCU_KNOB_SCAN_SLEEP;
-    else if (!strcmp(name, "scan_backoff")) k = TCU_KNOB_SCAN_BACKOFF;
-    else if (!strcmp(name, "scan_shift")) k = TCU_KNOB_SCAN_SHIFT;
-    else if (!strcmp(name, "pdl")) k = TCU_KNOB_PDL;
-    else if (!strcmp(name, "reduce_ring")) k = TCU_KNOB_RED_RING;
-    else if (!strcmp(name, "reduce_ring_min")) k = TCU_KNOB_RED_RING_MIN;
+    int k = tcu_knob_index(name);
     return k < 0 ? -1 : tcu_set_knob(k, value);
 }
 

@@ -95,9 +95,8 @@ uint64_t tcu_scan_tile_elems(tally_type type);
  * tile); 3 the wide tile at 4 blocks per SM (TALLY_CUDA_SCAN_WIDE). */
 int tcu_scan_wide(void);
 
-/* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE, TALLY_CUDA_SCAN_SHIFT,
- * TALLY_CUDA_SCAN_SLEEP, TALLY_CUDA_SCAN_BACKOFF, TALLY_CUDA_REDUCE_WAVES,
- * TALLY_CUDA_REDUCE_MINB); the benchmark sets them between cases to time variants side by side.
+/* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE and the others: the table
+ * in scan_dispatch.cu); the benchmark sets them between cases to time variants side by side.
  * SCAN_WIDE: see tcu_scan_wide. RED_WAVES: the reduce grid is at most WAVES times the
  * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB
  * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks; 0 (the
@@ -120,6 +119,7 @@ enum {
 #define TCU_MAX_STATUS_SHIFT 6
 int tcu_knob(int k);
 int tcu_set_knob(int k, int v); /* returns the old value, -1 for an unknown knob */
+int tcu_knob_index(const char *name); /* "scan_wide", "pdl", ...: the TCU_KNOB_*, -1 if none */
 size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles);
 cudaError_t tcu_launch_scan(tally_type type, tally_op op, const tcu_scan_params *p,
                             cudaStream_t stream);

@@ -1,5 +1,6 @@
 /* tcu_launch_scan and the scan geometry: the switch from the runtime type to the launchers. */
 #include <cstdlib>
+#include <cstring>
 #include "cuda/scan_lookback.cuh"
 
 /* Defaults from the H200 runs of 2026-11-29 (bench/probes/probe_scan.cu; bench_cuda's rows
@@ -51,29 +52,38 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #define TCU_RED_RING_MIN_DEFAULT 1024
 #endif
 
+/* Every knob: its environment variable, its name for tally_cuda_bench_set_knob, its default
+ * and its range (values outside are clamped), in the order of the TCU_KNOB_* enum. */
+static const struct knob_def {
+    const char *env, *name;
+    int dflt, lo, hi;
+} k_knobs[TCU_KNOB_COUNT] = {
+    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, 3},
+    {"TALLY_CUDA_REDUCE_WAVES", "reduce_waves", TCU_RED_WAVES_DEFAULT, 1, 8},
+    {"TALLY_CUDA_REDUCE_MINB", "reduce_minb", TCU_RED_MINB_DEFAULT, 0, 64},
+    {"TALLY_CUDA_SCAN_SLEEP", "scan_sleep", TCU_SCAN_SLEEP_DEFAULT, 0, 100000},
+    {"TALLY_CUDA_SCAN_BACKOFF", "scan_backoff", TCU_SCAN_BACKOFF_DEFAULT, 0, 1000000},
+    {"TALLY_CUDA_SCAN_SHIFT", "scan_shift", TCU_SCAN_SHIFT_DEFAULT, 0, TCU_MAX_STATUS_SHIFT},
+    {"TALLY_CUDA_PDL", "pdl", TCU_PDL_DEFAULT, 0, 1},
+    {"TALLY_CUDA_REDUCE_RING", "reduce_ring", TCU_RED_RING_DEFAULT, 0, 3},
+    {"TALLY_CUDA_REDUCE_RING_MIN", "reduce_ring_min", TCU_RED_RING_MIN_DEFAULT, 1, 1 << 30},
+};
+
 static int g_knobs[TCU_KNOB_COUNT];
 static int g_knobs_ready = 0;
 
-static int knob_env(const char *name, int dflt, int lo, int hi)
+static int knob_clamp(int k, int v)
 {
-    const char *e = getenv(name);
-    if (!e || !*e) return dflt;
-    int v = atoi(e);
-    return v < lo ? lo : v > hi ? hi : v;
+    return v < k_knobs[k].lo ? k_knobs[k].lo : v > k_knobs[k].hi ? k_knobs[k].hi : v;
 }
 
 int tcu_knob(int k)
 {
     if (!g_knobs_ready) {
-        g_knobs[TCU_KNOB_SCAN_WIDE] = knob_env("TALLY_CUDA_SCAN_WIDE", TCU_SCAN_WIDE_DEFAULT, 0, 3);
-        g_knobs[TCU_KNOB_RED_WAVES] = knob_env("TALLY_CUDA_REDUCE_WAVES", TCU_RED_WAVES_DEFAULT, 1, 8);
-        g_knobs[TCU_KNOB_RED_MINB] = knob_env("TALLY_CUDA_REDUCE_MINB", TCU_RED_MINB_DEFAULT, 0, 64);
-        g_knobs[TCU_KNOB_SCAN_SLEEP] = knob_env("TALLY_CUDA_SCAN_SLEEP", TCU_SCAN_SLEEP_DEFAULT, 0, 100000);
-        g_knobs[TCU_KNOB_SCAN_BACKOFF] = knob_env("TALLY_CUDA_SCAN_BACKOFF", TCU_SCAN_BACKOFF_DEFAULT, 0, 1000000);
-        g_knobs[TCU_KNOB_SCAN_SHIFT] = knob_env("TALLY_CUDA_SCAN_SHIFT", TCU_SCAN_SHIFT_DEFAULT, 0, TCU_MAX_STATUS_SHIFT);
-        g_knobs[TCU_KNOB_PDL] = knob_env("TALLY_CUDA_PDL", TCU_PDL_DEFAULT, 0, 1);
-        g_knobs[TCU_KNOB_RED_RING] = knob_env("TALLY_CUDA_REDUCE_RING", TCU_RED_RING_DEFAULT, 0, 3);
-        g_knobs[TCU_KNOB_RED_RING_MIN] = knob_env("TALLY_CUDA_REDUCE_RING_MIN", TCU_RED_RING_MIN_DEFAULT, 1, 1 << 30);
+        for (int i = 0; i < TCU_KNOB_COUNT; i++) {
+            const char *e = getenv(k_knobs[i].env);
+            g_knobs[i] = e && *e ? knob_clamp(i, atoi(e)) : k_knobs[i].dflt;
+        }
         g_knobs_ready = 1;
     }
     return (k >= 0 && k < TCU_KNOB_COUNT) ? g_knobs[k] : 0;
@@ -83,15 +93,15 @@ int tcu_set_knob(int k, int v)
 {
     if (k < 0 || k >= TCU_KNOB_COUNT) return -1;
     int old = tcu_knob(k);
-    if (k == TCU_KNOB_SCAN_WIDE) v = v < 0 ? 0 : v > 3 ? 3 : v;
-    else if (k == TCU_KNOB_SCAN_SHIFT) v = v < 0 ? 0 : v > TCU_MAX_STATUS_SHIFT ? TCU_MAX_STATUS_SHIFT : v;
-    else if (k == TCU_KNOB_SCAN_SLEEP || k == TCU_KNOB_SCAN_BACKOFF) v = v < 0 ? 0 : v;
-    else if (k == TCU_KNOB_PDL) v = v ? 1 : 0;
-    else if (k == TCU_KNOB_RED_RING) v = v < 0 ? 0 : v > 3 ? 3 : v;
-    else if (k == TCU_KNOB_RED_RING_MIN) v = v < 1 ? 1 : v;
-    else if (v < (k == TCU_KNOB_RED_MINB ? 0 : 1)) v = k == TCU_KNOB_RED_MINB ? 0 : 1;
-    g_knobs[k] = v;
+    g_knobs[k] = knob_clamp(k, v);
     return old;
+}
+
+int tcu_knob_index(const char *name)
+{
+    for (int i = 0; name && i < TCU_KNOB_COUNT; i++)
+        if (!strcmp(name, k_knobs[i].name)) return i;
+    return -1;
 }
 
 int tcu_scan_wide(void) { return tcu_knob(TCU_KNOB_SCAN_WIDE); }
