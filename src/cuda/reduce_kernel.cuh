@@ -292,22 +292,21 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         emin = kNoExp;
     }
 
-    /* x's exponent field for the exactness proofs: kNoExp (no constraint) for zeros and for
-     * what is not summed; denormals count as 1 (their spacing is that of the least normals). */
-    static __device__ __forceinline__ uint32_t exp_field(T x, bool skip)
+    /* The exactness proofs' view of a value: |x|'s bits shifted out of the sign, minus one, so
+     * that zero wraps to the top and an unsigned min finds the least nonzero magnitude. */
+    using MagKey = typename std::conditional<sizeof(T) == 8, unsigned long long, uint32_t>::type;
+    static __device__ __forceinline__ MagKey mag_key(T x)
     {
-        uint32_t e;
-        bool zero;
-        if constexpr (sizeof(T) == 8) {
-            unsigned long long b = (unsigned long long)__double_as_longlong((double)x);
-            e = (uint32_t)(b >> 52) & 0x7ffu;
-            zero = (b << 1) == 0 || skip;
-        } else {
-            uint32_t b = __float_as_uint((float)x);
-            e = (b >> 23) & 0xffu;
-            zero = (b << 1) == 0 || skip;
-        }
-        return zero ? kNoExp : (e ? e : 1u);
+        if constexpr (sizeof(T) == 8) return ((unsigned long long)__double_as_longlong((double)x) << 1) - 1ull;
+        else return (__float_as_uint((float)x) << 1) - 1u;
+    }
+    /* emin := min(emin, exponent field of the value whose key is lo); denormals count as 1
+     * (their spacing is that of the least normals); NaN and inf give kNoExp, no constraint. */
+    __device__ __forceinline__ void note_least(MagKey lo)
+    {
+        if (lo == (MagKey)~(MagKey)0) return; /* only zeros */
+        uint32_t e = (uint32_t)((lo + 1) >> (sizeof(T) == 8 ? 53 : 24));
+        emin = min(emin, e ? e : 1u);
     }
     static __device__ __forceinline__ double pow2(int k) /* 2^k, k clamped to -1022 .. 1023 */
     {
@@ -351,7 +350,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     {
         s.add(x, idx);
         if constexpr (EXACT) exact_slow(x, sacc);
-        if constexpr (EXACT && (F32SUM || F64SUM)) emin = min(emin, exp_field(x, OMIT && x != x));
+        if constexpr (EXACT && (F32SUM || F64SUM)) note_least(mag_key(x));
     }
 
     /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element;
@@ -378,7 +377,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
              * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top). */
             const double a1_before = ea.a1;
-            uint32_t lo = 0xffffffffu;
+            MagKey lo = ~(MagKey)0;
             float hi = 0.0f;
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -386,16 +385,13 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 for (int k = 0; k < VEC; k++) {
                     T x = v[u].v[k];
                     bool skip = !ok[u] || (OMIT && x != x);
-                    lo = min(lo, (__float_as_uint((float)x) << 1) - 1u); /* |x|'s bits, 0 -> top */
+                    lo = min(lo, mag_key(x));
                     hi = fmaxf(hi, fabsf((float)x)); /* NaN is ignored here, caught below */
                     ea.a1 = __dadd_rn(ea.a1, skip ? -0.0 : (double)x);
                 }
             }
             static_assert(U * VEC == 32, "the bound below counts 32 values per batch");
-            if (lo != 0xffffffffu) { /* some nonzero value: its exponent field, at least 1 */
-                uint32_t e = (lo + 1u) >> 24;
-                emin = min(emin, e ? e : 1u);
-            }
+            note_least(lo);
             const int emax = (int)((__float_as_uint(hi) >> 23) & 0xffu);
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
@@ -411,7 +407,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * 2^-48 (|a1 before| + 32 max|x|); half the threshold covers the bound's own
              * roundings. Seven f64 ops per element instead of twelve. */
             const double a1_before = ea.a1, a2_before = ea.a2;
-            unsigned long long lo = ~0ull;
+            MagKey lo = ~(MagKey)0;
             double hi = 0.0;
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -419,7 +415,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 for (int k = 0; k < VEC; k++) {
                     T x = v[u].v[k];
                     bool skip = !ok[u] || (OMIT && x != x);
-                    lo = min(lo, ((unsigned long long)__double_as_longlong((double)x) << 1) - 1ull);
+                    lo = min(lo, mag_key(x));
                     hi = fmax(hi, fabs((double)x)); /* NaN is ignored here, caught below */
                     double e;
                     ea.a1 = two_sum(ea.a1, skip ? -0.0 : (double)x, e);
@@ -427,10 +423,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 }
             }
             static_assert(U * VEC <= 32, "the bound below counts at most 32 values per batch");
-            if (lo != ~0ull) { /* some nonzero value: its exponent field, at least 1 */
-                uint32_t ex = (uint32_t)((lo + 1ull) >> 53);
-                emin = min(emin, ex ? ex : 1u);
-            }
+            note_least(lo);
             const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
             bool bad = !(bound < pow2((int)emin - 1023)) || !isfinite(ea.a1) || !isfinite(ea.a2);
             if (bad) {
@@ -729,7 +722,7 @@ __device__ __forceinline__ void finalize_copy(const tcu_reduce_params &p, State<
 
 /* RING: whole batches reach shared memory by bulk copies through a ring of p.ring_stages
  * stages of one batch (32 KB) each, issued by thread 0 ahead of use, so the bytes in flight
- * do not depend on registers (the exact kernels hold only two blocks per SM). */
+ * do not depend on the registers (one block per SM has 192 KB coming). */
 template <typename T, unsigned M, bool OMIT, bool RING>
 __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TCU_MASK_SUM ? 3 : 2) : RING ? 2 : 4) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
 {
@@ -780,6 +773,17 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TC
     const unsigned long long vb = b0 * kBatch;
     const unsigned long long ve = b1 * kBatch < p.body_vec ? b1 * kBatch : p.body_vec;
     unsigned long long v = vb + tid;
+    /* a whole batch: thread tid's vectors v + u * kThreads, u < U */
+    auto whole_batch = [&](const Vec<T>(&x)[U]) {
+        bool ok[U];
+        unsigned long long idx0[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            ok[u] = true;
+            idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
+        }
+        w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+    };
     if constexpr (RING) {
         const Vec<T> *ring = (const Vec<T> *)ring_smem;
         const unsigned long long whole = (ve - vb) / kBatch;
@@ -793,8 +797,6 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TC
         for (unsigned long long i = 0; i < whole; i++, v += kBatch) {
             mbar_wait(&full[k], parity);
             Vec<T> x[U];
-            bool ok[U];
-            unsigned long long idx0[U];
 #pragma unroll
             for (int u = 0; u < U; u++) x[u] = ring[k * kBatch + u * kThreads + tid];
             __syncthreads(); /* stage k read by every thread: it may be refilled */
@@ -804,26 +806,14 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TC
                 k = 0;
                 parity ^= 1u;
             }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                ok[u] = true;
-                idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
-            }
-            w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+            whole_batch(x);
         }
     } else {
         for (; v + (unsigned long long)(U - 1) * kThreads < ve; v += kBatch) {
             Vec<T> x[U];
-            bool ok[U];
-            unsigned long long idx0[U];
 #pragma unroll
             for (int u = 0; u < U; u++) x[u] = load_vec(vdata + v + (unsigned long long)u * kThreads);
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                ok[u] = true;
-                idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
-            }
-            w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+            whole_batch(x);
         }
     }
     if (v < ve) { /* the last, partial batch (the last block only) */
@@ -977,7 +967,7 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     if (ring_shape(ring, Worker<T, M, OMIT>::EXACT, &per_sm_ring, &stages) &&
         nb >= (unsigned long long)tcu_knob(TCU_KNOB_RED_RING_MIN)) {
         static bool smem_ready = false;
-        const size_t stage_bytes = per_block * 16;
+        const size_t stage_bytes = per_block * sizeof(Vec<T>);
         if (!smem_ready) {
             cudaError_t err = cudaFuncSetAttribute(reduce_kernel<T, M, OMIT, true>,
                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
