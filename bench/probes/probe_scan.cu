@@ -1,8 +1,9 @@
 /* probe_scan: where does tally's scan lose time against a copy? Times tally's scan kernels
- * (i32 inclusive sum) as they are and without their look-back (LB_R = 0: wrong results, the
+ * (i32 inclusive sum) as they are and without their look-back (LOOKBACK = false: wrong results, the
  * cost of a tile without waiting for its predecessors), against a D2D memcpy and CUB's scan, in
  * one run. A design probe; answers are checked for the real variants only. (The persistent
- * bulk-copy ring kernel it also timed was removed from the library after commit 67381bb.)
+ * bulk-copy ring kernel it also timed was removed from the library after commit 67381bb, and
+ * the look-back over 4 windows per round trip after commit c5913cc.)
  *   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -Isrc bench/probes/probe_scan.cu -o probe_scan */
 #include <algorithm>
 #include <cstdio>
@@ -132,16 +133,14 @@ int main()
             p.status_shift = sh;
             char nm[96];
             snprintf(nm, sizeof nm, "tile_wide shift=%u", sh);
-            run(nm, true, 1, [&] { scan_kernel<int, TALLY_SUM, 1, 1><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
+            run(nm, true, 1, [&] { scan_kernel<int, TALLY_SUM, 1><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
             if (sh == 0) continue;
             snprintf(nm, sizeof nm, "tile_wide4 shift=%u", sh);
-            run(nm, true, 1, [&] { scan_kernel<int, TALLY_SUM, 3, 1><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
-            snprintf(nm, sizeof nm, "tile_wide_r4 shift=%u", sh);
-            run(nm, true, 1, [&] { scan_kernel<int, TALLY_SUM, 1, 4><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
+            run(nm, true, 1, [&] { scan_kernel<int, TALLY_SUM, 3><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
         }
         p.status_shift = 0;
-        run("tile_wide4_nolookback", false, 1, [&] { scan_kernel<int, TALLY_SUM, 3, 0><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
-        run("tile_wide_nolookback", false, 1, [&] { scan_kernel<int, TALLY_SUM, 1, 0><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
+        run("tile_wide4_nolookback", false, 1, [&] { scan_kernel<int, TALLY_SUM, 3, false><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
+        run("tile_wide_nolookback", false, 1, [&] { scan_kernel<int, TALLY_SUM, 1, false><<<(unsigned)p.ntiles, kThreads, 0, g_s>>>(p); });
         p.lb_sleep_ns = 20;
         p.lb_backoff_ns = 0;
         p.status_shift = 0;

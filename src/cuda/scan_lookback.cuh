@@ -7,8 +7,7 @@
  * waits on tiles that are already running.
  *
  * Look-back: a tile publishes its aggregate (A) at once and its inclusive prefix (P) once known;
- * warp 0 reads its predecessors' states in windows of 32 (R windows per round trip), nearest
- * first, until one is a P.
+ * warp 0 reads its predecessors' states 32 at a time, nearest first, until one is a P.
  * For 4-byte values the flag and value share one 64-bit word; for 8-byte values the flag is a
  * separate word written after a fence, with separate A and P slots. Flags carry a launch epoch,
  * so the state array never needs clearing between launches; the last tile advances the epoch
@@ -185,18 +184,29 @@ template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
     return Traits<T>::is_float && (OP == TALLY_SUM || OP == TALLY_PROD);
 }
 
-/* Loads tile `tile` into x from global memory (elements outside the input: scan_tile sets them). */
-template <typename T, int VPT>
-__device__ __forceinline__ void load_tile_global(const tcu_scan_params &p, uint64_t tile,
-                                                 typename ScanW<T>::type (&x)[VPT][Traits<T>::vec],
-                                                 bool full)
+/* Scans tile `tile`: loads it (the identity outside the input), thread and warp scans, the
+ * block's total and the look-back (warp 0), then the outputs. epoch_ld: the launch epoch
+ * (thread 0). LOOKBACK = false is for the benchmark probes only (bench/probes/probe_scan.cu):
+ * no look-back, so wrong results; it times what a tile costs without waiting for its
+ * predecessors. */
+template <typename T, int OP, int VPT, bool LOOKBACK>
+__device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile, uint32_t epoch_ld,
+                                          TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh)
 {
     using W = typename ScanW<T>::type;
+    using Op = ScanOp<W, OP>;
     constexpr int VEC = Traits<T>::vec, TILE = kThreads * VPT * VEC;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    constexpr bool kOrderedFold = ordered_fold<T, OP>();
+    constexpr int kMaxWin = TileShared<W, kOrderedFold>::kMaxWin;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    TileStatus<W> ts{p.status, p.ntiles << p.status_shift, p.status_shift};
     const T *in = (const T *)p.in;
+    T *out = (T *)p.out;
     const uint64_t tile_pos = tile * (uint64_t)TILE; /* from the aligned base */
     const uint64_t warp_pos = tile_pos + (uint64_t)warp * 32 * VPT * VEC;
+    const bool full = tile_pos >= p.head && tile_pos + TILE <= p.head + p.n;
+
+    W x[VPT][VEC];
     if (full) {
         const Vec<T> *vin = (const Vec<T> *)(in + (tile_pos - p.head));
 #pragma unroll
@@ -211,41 +221,7 @@ __device__ __forceinline__ void load_tile_global(const tcu_scan_params &p, uint6
 #pragma unroll
             for (int k = 0; k < VEC; k++) {
                 uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
-                x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : W(0); /* scan_tile: identity */
-            }
-        }
-    }
-}
-
-/* Scans one tile whose elements the caller has put in x (elements outside the input hold
- * anything: they are replaced by the identity here). Thread and warp scans; the block's
- * total and the look-back (warp 0); then the outputs. after_totals() runs right after the
- * barrier that follows the warp totals, when every thread has used its loaded values (a kernel
- * that stages tiles in shared memory can refill there). epoch_ld: the launch epoch (thread 0). */
-template <typename T, int OP, int VPT, int LB_R, typename AfterTotals>
-__device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile,
-                                          typename ScanW<T>::type (&x)[VPT][Traits<T>::vec],
-                                          bool full, uint32_t epoch_ld,
-                                          TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh,
-                                          AfterTotals after_totals)
-{
-    using W = typename ScanW<T>::type;
-    using Op = ScanOp<W, OP>;
-    constexpr int VEC = Traits<T>::vec, TILE = kThreads * VPT * VEC;
-    constexpr bool kOrderedFold = ordered_fold<T, OP>();
-    constexpr int kMaxWin = TileShared<W, kOrderedFold>::kMaxWin;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    TileStatus<W> ts{p.status, p.ntiles << p.status_shift, p.status_shift};
-    T *out = (T *)p.out;
-    const uint64_t tile_pos = tile * (uint64_t)TILE;
-    const uint64_t warp_pos = tile_pos + (uint64_t)warp * 32 * VPT * VEC;
-    if (!full) {
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
-                if (!(pos >= p.head && pos < p.head + p.n)) x[j][k] = Op::identity();
+                x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : Op::identity();
             }
         }
     }
@@ -271,7 +247,6 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
     if (lane == 0) sh.wtot[warp] = wagg;
     if (tid == 0) sh.epoch = epoch_ld;
     __syncthreads();
-    after_totals();
     const uint32_t epoch = sh.epoch;
 
     if (warp == 0) {
@@ -292,9 +267,7 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
             }
             init = iv;
         }
-        if constexpr (LB_R == 0) {
-            /* benchmark probes only (bench/probes): no look-back, so wrong results; it times
-             * what a tile costs without waiting for its predecessors */
+        if constexpr (!LOOKBACK) {
             excl = Op::identity();
             (void)has_init;
             (void)init;
@@ -303,52 +276,44 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
             if (lane == 0) ts.publish(0, epoch, kStP, has_init ? Op::apply(excl, agg) : agg);
         } else {
             if (lane == 0) ts.publish(tile, epoch, kStA, agg);
-            /* Look back R windows of 32 predecessors per round trip (lane l reads tiles
-             * base - l - 32r), then go through them nearest first until one holds a P. A window
-             * with an unpublished tile before its first P is read again (with those behind it).
-             * The kernels use R = 1: R = 4 was slower on the H200 (more polling traffic). */
+            /* Look back one window of 32 predecessors at a time (lane l reads tile base - l)
+             * until one holds a P. A window with an unpublished tile nearer than its first P is
+             * read again after a pause. (Reading 4 windows per round trip was slower on the
+             * H200: more polling traffic; bench/probes/NOTES.md.) */
             int64_t base = (int64_t)tile - 1;
             int win = 0, lp = 0;
             W run = Op::identity();
             uint32_t pause = p.lb_sleep_ns;
             for (;;) {
-                W v[LB_R];
-                uint32_t st[LB_R];
-#pragma unroll
-                for (int r = 0; r < LB_R; r++) {
-                    const int64_t pred = base - lane - 32 * r;
-                    st[r] = kStA; /* before tile 0: never reached, tile 0 is a P */
-                    v[r] = Op::identity();
-                    if (pred >= 0) st[r] = ts.read((uint64_t)pred, epoch, v[r]);
-                }
-                bool found = false, stall = false;
-#pragma unroll
-                for (int r = 0; r < LB_R; r++) {
-                    if (found || stall) break; /* warp-uniform */
-                    unsigned pm = __ballot_sync(0xffffffffu, st[r] == kStP);
-                    unsigned xm = __ballot_sync(0xffffffffu, st[r] == 0);
-                    unsigned nearer = pm ? ((1u << (__ffs(pm) - 1)) - 1u) : 0xffffffffu;
-                    if (xm & nearer) { stall = true; break; }
+                const int64_t pred = base - lane;
+                W v = Op::identity();
+                uint32_t st = kStA; /* before tile 0: never reached, tile 0 is a P */
+                if (pred >= 0) st = ts.read((uint64_t)pred, epoch, v);
+                unsigned pm = __ballot_sync(0xffffffffu, st == kStP);
+                unsigned xm = __ballot_sync(0xffffffffu, st == 0);
+                unsigned nearer = pm ? ((1u << (__ffs(pm) - 1)) - 1u) : 0xffffffffu;
+                bool stall = (xm & nearer) != 0;
+                if (!stall) {
                     lp = pm ? __ffs(pm) - 1 : 32;
                     if constexpr (kOrderedFold) {
-                        sh.look[win * 32 + lane] = v[r];
-                        if (pm) { found = true; break; }
-                        if (win == kMaxWin - 1) { stall = true; break; } /* out of room: wait here for a P */
+                        sh.look[win * 32 + lane] = v;
+                        if (pm) break;
+                        stall = win == kMaxWin - 1; /* out of room: wait here for a P */
                     } else {
-                        W x = lane <= lp ? v[r] : Op::identity();
+                        W xs = lane <= lp ? v : Op::identity();
 #pragma unroll
-                        for (int m = 1; m < 32; m <<= 1) x = Op::apply(x, shfl_xor(x, m));
-                        run = Op::apply(run, x);
-                        if (pm) { found = true; break; }
+                        for (int m = 1; m < 32; m <<= 1) xs = Op::apply(xs, shfl_xor(xs, m));
+                        run = Op::apply(run, xs);
+                        if (pm) break;
                     }
-                    base -= 32;
-                    win++;
                 }
-                if (found) break;
                 if (stall) {
                     __nanosleep(pause);
                     if (p.lb_backoff_ns) pause = pause * 2 > p.lb_backoff_ns ? p.lb_backoff_ns : pause * 2 + 1;
+                    continue;
                 }
+                base -= 32;
+                win++;
             }
             if constexpr (kOrderedFold) {
                 /* left fold from the P towards this tile: the same value whichever P was found */
@@ -416,12 +381,6 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
     }
 }
 
-template <typename T> __device__ __forceinline__ bool tile_is_full(const tcu_scan_params &p, uint64_t tile, uint64_t tile_elems)
-{
-    const uint64_t pos = tile * tile_elems;
-    return pos >= p.head && pos + tile_elems <= p.head + p.n;
-}
-
 /* SHAPE (the scan_wide knob): 0 the narrow tile (about 40 registers: 6 blocks per SM); 1 the
  * wide tile (twice the vectors per thread); 2 the narrow tile held to 32 registers, so that 8
  * blocks (2048 threads) share an SM and hide each other's look-back waits (a few spills);
@@ -430,12 +389,10 @@ template <typename T> __device__ __forceinline__ bool tile_is_full(const tcu_sca
  * 576 us against 595 for 1 and 683 for CUB; a persistent kernel that kept each block's next
  * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md). One
  * block per tile. */
-template <typename T, int OP, int SHAPE, int LB_R = 1>
+template <typename T, int OP, int SHAPE, bool LOOKBACK = true>
 __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1) scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
-    using Sh = ScanShape<T, SHAPE == 1 || SHAPE == 3>;
-    constexpr int VEC = Sh::VEC, VPT = Sh::VPT, TILE = Sh::TILE;
     __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
     /* Tiles in block order: blocks are dispatched in increasing index, so a tile only waits on
      * tiles already running (as CUB assumes); an atomic ticket would cost a round trip. The
@@ -444,11 +401,7 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1)
     pdl_wait(); /* the kernel before this one (PDL) has finished */
     pdl_trigger();
     if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
-    const uint64_t tile = blockIdx.x;
-    const bool full = tile_is_full<T>(p, tile, TILE);
-    W x[VPT][VEC];
-    load_tile_global<T, VPT>(p, tile, x, full);
-    scan_tile<T, OP, VPT, LB_R>(p, tile, x, full, epoch_ld, sh, [] {});
+    scan_tile<T, OP, ScanShape<T, SHAPE == 1 || SHAPE == 3>::VPT, LOOKBACK>(p, blockIdx.x, epoch_ld, sh);
 }
 
 template <typename T, int OP, int SHAPE> cudaError_t launch_scan_shape(const tcu_scan_params *p, cudaStream_t stream)
