@@ -54,17 +54,7 @@ static inline __m256d tally_xavx2_ord_(__m256d a, __m256d v) { /* v, with a in v
 #define XV_MIN_ORD(a, v) tally_xavx2_min_((a), tally_xavx2_ord_((a), (v)))
 #define XV_MAX_ORD(a, v) tally_xavx2_max_((a), tally_xavx2_ord_((a), (v)))
 #define XV_NAN_MASK(v) ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((v), (v), _CMP_UNORD_Q)))
-/* f32 extremes from the bits of eight floats at once (XF_W = XU * XW = 8), see exact_impl.h */
-#define XF_W 8
-#define XF __m256i
-#define XF_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define XF_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
-#define XF_SET1(u) _mm256_set1_epi32((int)(u))
-#define XF_MINU(a, v) _mm256_min_epu32((a), (v))
-#define XF_MAXU(a, v) _mm256_max_epu32((a), (v))
-#define XF_MINS(a, v) _mm256_min_epi32((a), (v))
-#define XF_MAXS(a, v) _mm256_max_epi32((a), (v))
-#define XF_ABSBITS(v) _mm256_and_si256((v), _mm256_set1_epi32(0x7fffffff))
+#include "cpu/exact_xf_avx2.h"
 /* r = v - q on the FMA ports (same rounding, same bits: see exact_avx512.c) */
 #define XV_FEED_SUBR(a, b) _mm256_fnmadd_pd((b), _mm256_set1_pd(1.0), (a))
 #include "cpu/exact_impl.h"

@@ -116,17 +116,7 @@ static inline unsigned tally_xmask_(unsigned m, unsigned lanes) {
 #define XV_MIN_ORD(a, v) _mm256_mask_range_pd((a), _mm256_cmp_pd_mask((v), (v), _CMP_ORD_Q), (a), (v), 0x04)
 #define XV_MAX_ORD(a, v) _mm256_mask_range_pd((a), _mm256_cmp_pd_mask((v), (v), _CMP_ORD_Q), (a), (v), 0x05)
 #define XV_NAN_MASK(v) tally_xmask_((unsigned)_mm256_cmp_pd_mask((v), (v), _CMP_UNORD_Q), 4)
-/* f32 extremes from the bits of eight floats at once (XF_W = XU * XW = 8) */
-#define XF_W 8
-#define XF __m256i
-#define XF_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define XF_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
-#define XF_SET1(u) _mm256_set1_epi32((int)(u))
-#define XF_MINU(a, v) _mm256_min_epu32((a), (v))
-#define XF_MAXU(a, v) _mm256_max_epu32((a), (v))
-#define XF_MINS(a, v) _mm256_min_epi32((a), (v))
-#define XF_MAXS(a, v) _mm256_max_epi32((a), (v))
-#define XF_ABSBITS(v) _mm256_and_si256((v), _mm256_set1_epi32(0x7fffffff))
+#include "cpu/exact_xf_avx2.h"
 /* The residue r = v - q as fnmadd(q, 1, v): the same single rounding of the exact v - q (so the
  * same bits; exact anyway), on the FMA ports, which the levels' adds and subs (FADD ports) left
  * idle: f32 sums 20 -> 26 GB/s per core in cache (Zen 4). */

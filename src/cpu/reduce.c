@@ -27,15 +27,11 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     /* scan pieces: a quarter of L2, so that a piece read for its totals is still there when it
      * is scanned (and the next one can stream in meanwhile) */
     uint64_t piece = (l2 > 0 ? (uint64_t)l2 : 1u << 20) / 4;
-    if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
-    if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
     /* A tuning and testing knob (the tests force many small pieces with it). */
     const char *env = getenv("TALLY_CPU_SCAN_PIECE");
-    if (env && *env) {
-        piece = strtoull(env, NULL, 10);
-        if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
-        if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
-    }
+    if (env && *env) piece = strtoull(env, NULL, 10);
+    if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
+    if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
     st->scan_piece = piece & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1); /* whole f64 blocks */
     if (!st->parts || !st->sq) {
         tally_cpu_state_destroy(st);
