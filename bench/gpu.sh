@@ -95,7 +95,11 @@ log "built"
 rc=0
 # Tests, memcheck and racecheck check answers only: they run side by side (one GPU, time-sliced),
 # within one share of the budget; the timed steps (lab, bench) run alone afterwards.
-c_cap=$(cap 160 280)
+# the timed steps' reserve: only those asked for (the lab about 150 s, the sweep about 100 s)
+reserve=0
+want lab && reserve=$((reserve + 150))
+want bench && reserve=$((reserve + 100))
+c_cap=$(cap 160 $reserve)
 pids=()
 if want test; then
   big="--big"; [ -n "$quick" ] && big=""   # the > 2^31-element cases, once
