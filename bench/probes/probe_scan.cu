@@ -106,7 +106,7 @@ int main()
         p.sync = sync;
         auto run = [&](const char *name, bool check, int wide, auto launch) {
             p.wide = wide;
-            uint64_t tile = wide == 0 ? tcu::ScanShape<int>::TILE : tcu::ScanShape<int, true>::TILE;
+            uint64_t tile = wide == 0 ? tcu::ScanShape<int>::TILE : tcu::ScanShape<int, 1>::TILE;
             p.ntiles = (n + tile - 1) / tile;
             p.in = src(0);
             p.out = dst(0);

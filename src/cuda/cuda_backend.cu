@@ -381,7 +381,7 @@ tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op
     p.head = (uint32_t)((a % 16) / es);
     p.vec_out = (a % 16) == (b % 16);
     p.wide = tcu_scan_wide();
-    uint64_t tile = tcu_scan_tile_elems(type);
+    uint64_t tile = tcu_scan_tile_elems(type, p.wide);
     p.ntiles = (p.head + n + tile - 1) / tile;
     if (p.ntiles > 0x7fffffffull)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large for one "
@@ -576,9 +576,9 @@ tally_status tally_cuda_reserve(tally_context *ctx, tally_type type, uint64_t n)
     tally_status st = tally_check_type(ctx, fn, type);
     if (st != TALLY_OK) return st;
     DeviceGuard g(s->device);
-    /* room for the narrow tile too (half the wide one), so that the benchmark's tile variants
-     * need no more scratch later (inside a graph capture, say) */
-    uint64_t tile = tcu_scan_tile_elems(type) / 2;
+    /* room for the narrow tile (the smallest), so that the benchmark's tile variants need no
+     * more scratch later (inside a graph capture, say) */
+    uint64_t tile = tcu_scan_tile_elems(type, 0);
     if (tile < 16) tile = 16;
     return ensure_scan_status(ctx, s, type, ((n + 16 + tile - 1) / tile + 1) << tcu_knob(TCU_KNOB_SCAN_SHIFT), fn);
 }

@@ -4,10 +4,12 @@
 #include "cuda/scan_lookback.cuh"
 
 /* Defaults from the H200 runs of 2026-11-29 (bench/probes/probe_scan.cu; bench_cuda's rows
- * with a knob in the note): the wide tile at 4 blocks per SM was the fastest from 2^22 on, the
- * wide tiles 10-25% faster than the narrow one there, and as fast below. */
+ * with a knob in the note): the wide tiles were 10-25% faster than the narrow one from 2^22 on
+ * and as fast below; the 64 KB tile at 2 blocks per SM (shape 4) then beat the 32 KB one at 4
+ * (shape 3) for the f32 sum by 3-12% from 2^22 (2^28: 569.6 against 589.7 us) and matched it
+ * below; for i32 they were within 1% but at 2^24 (41.1 against 40.2 us). */
 #ifndef TCU_SCAN_WIDE_DEFAULT
-#define TCU_SCAN_WIDE_DEFAULT 3
+#define TCU_SCAN_WIDE_DEFAULT 4
 #endif
 
 #define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
@@ -58,7 +60,7 @@ static const struct knob_def {
     const char *env, *name;
     int dflt, lo, hi;
 } k_knobs[TCU_KNOB_COUNT] = {
-    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, 3},
+    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, 5},
     {"TALLY_CUDA_REDUCE_WAVES", "reduce_waves", TCU_RED_WAVES_DEFAULT, 1, 8},
     {"TALLY_CUDA_REDUCE_MINB", "reduce_minb", TCU_RED_MINB_DEFAULT, 0, 64},
     {"TALLY_CUDA_SCAN_SLEEP", "scan_sleep", TCU_SCAN_SLEEP_DEFAULT, 0, 100000},
@@ -106,16 +108,10 @@ int tcu_knob_index(const char *name)
 
 int tcu_scan_wide(void) { return tcu_knob(TCU_KNOB_SCAN_WIDE); }
 
-uint64_t tcu_scan_tile_elems(tally_type type)
+uint64_t tcu_scan_tile_elems(tally_type type, int shape)
 {
-    int sh = tcu_scan_wide();
-    int w = sh == 1 || sh == 3;
-    switch (tally_type_size(type)) {
-    case 1: return w ? tcu::ScanShape<uint8_t, true>::TILE : tcu::ScanShape<uint8_t>::TILE;
-    case 2: return w ? tcu::ScanShape<uint16_t, true>::TILE : tcu::ScanShape<uint16_t>::TILE;
-    case 4: return w ? tcu::ScanShape<uint32_t, true>::TILE : tcu::ScanShape<uint32_t>::TILE;
-    default: return w ? tcu::ScanShape<uint64_t, true>::TILE : tcu::ScanShape<uint64_t>::TILE;
-    }
+    int es = (int)tally_type_size(type);
+    return (uint64_t)tcu::kThreads * tcu::scan_vpt(es, shape) * (16 / es);
 }
 
 size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles)

@@ -103,10 +103,16 @@ using tally::cuda::detail::shfl_idx;
 using tally::cuda::detail::shfl_up;
 using tally::cuda::detail::shfl_xor;
 
-/* WIDE: twice the vectors per thread (bigger tiles, fewer look-backs, more registers). */
-template <typename T, bool WIDE = false> struct ScanShape {
+/* Vectors per thread of tile shape `shape` (the scan_wide knob, see scan_kernel): the narrow
+ * tile (shapes 0 and 2), the wide one with twice as many (1 and 3: bigger tiles, fewer
+ * look-backs, more registers), and twice the wide one (4 and 5). */
+__host__ __device__ constexpr int scan_vpt(int elem_size, int shape)
+{
+    return (elem_size == 1 ? 1 : elem_size == 2 ? 2 : 4) * (shape >= 4 ? 4 : shape == 1 || shape == 3 ? 2 : 1);
+}
+template <typename T, int SHAPE = 0> struct ScanShape {
     static constexpr int VEC = Traits<T>::vec;
-    static constexpr int VPT = (sizeof(T) == 1 ? 1 : sizeof(T) == 2 ? 2 : 4) * (WIDE ? 2 : 1);
+    static constexpr int VPT = scan_vpt(sizeof(T), SHAPE);
     static constexpr int TILE = kThreads * VPT * VEC;
 };
 
@@ -189,7 +195,7 @@ template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
  * (thread 0). LOOKBACK = false is for the benchmark probes only (bench/probes/probe_scan.cu):
  * no look-back, so wrong results; it times what a tile costs without waiting for its
  * predecessors. */
-template <typename T, int OP, int VPT, bool LOOKBACK>
+template <typename T, int OP, int VPT, bool LOOKBACK, bool EARLY = false>
 __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile, uint32_t epoch_ld,
                                           TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh)
 {
@@ -229,20 +235,36 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
     /* thread: each vector's total; warp: each row's inclusive scan over lanes */
     W pre[VPT];   /* the prefix of the warp's elements before this lane's vector j */
     W wagg = Op::identity();
+    auto row_scans = [&]() {
 #pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        W t = x[j][0];
+        for (int j = 0; j < VPT; j++) {
+            W t = x[j][0];
 #pragma unroll
-        for (int k = 1; k < VEC; k++) t = Op::apply(t, x[j][k]);
+            for (int k = 1; k < VEC; k++) t = Op::apply(t, x[j][k]);
 #pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            W o = shfl_up(t, d);
-            if (lane >= d) t = Op::apply(o, t);
+            for (int d = 1; d < 32; d <<= 1) {
+                W o = shfl_up(t, d);
+                if (lane >= d) t = Op::apply(o, t);
+            }
+            W ex = shfl_up(t, 1);
+            if (lane == 0) ex = Op::identity();
+            pre[j] = Op::apply(wagg, ex);
+            wagg = Op::apply(wagg, shfl_idx(t, 31));
         }
-        W ex = shfl_up(t, 1);
-        if (lane == 0) ex = Op::identity();
-        pre[j] = Op::apply(wagg, ex);
-        wagg = Op::apply(wagg, shfl_idx(t, 31));
+    };
+    if constexpr (EARLY) {
+        /* The warp's total first, by a butterfly over the lanes' totals (every op here is
+         * commutative, bits included, and this order is fixed, so float results stay the same
+         * run to run), so that the aggregate is published before the row scans; the other warps
+         * then do their row scans while warp 0 looks back. */
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+#pragma unroll
+            for (int k = 0; k < VEC; k++) wagg = Op::apply(wagg, x[j][k]);
+#pragma unroll
+        for (int m = 16; m > 0; m >>= 1) wagg = Op::apply(wagg, shfl_xor(wagg, m));
+    } else {
+        row_scans();
     }
     if (lane == 0) sh.wtot[warp] = wagg;
     if (tid == 0) sh.epoch = epoch_ld;
@@ -337,6 +359,10 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
             p.sync[2] = ne ? ne : 1;
         }
     }
+    if constexpr (EARLY) {
+        wagg = Op::identity();
+        row_scans();
+    }
     __syncthreads();
 
     W c = sh.excl;
@@ -345,37 +371,41 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
         if (w < warp) c = Op::apply(c, sh.wtot[w]);
     /* Note: c folds the earlier warps one at a time, the same order for every tile. */
 
-    T o[VPT][VEC];
-#pragma unroll
-    for (int j = 0; j < VPT; j++) {
+    /* Each row's outputs replace its inputs in x right before the row is stored, so that the
+     * registers never hold the tile twice (all outputs first, then the stores, kept inputs and
+     * outputs live together: spills at shape 3's 64 registers and at shape 4's 128). */
+    auto scan_row = [&](int j) {
         W r = Op::apply(c, pre[j]);
 #pragma unroll
         for (int k = 0; k < VEC; k++) {
+            W v = x[j][k];
             if (p.exclusive) {
-                o[j][k] = (T)r;
-                r = Op::apply(r, x[j][k]);
+                x[j][k] = r;
+                r = Op::apply(r, v);
             } else {
-                r = Op::apply(r, x[j][k]);
-                o[j][k] = (T)r;
+                r = Op::apply(r, v);
+                x[j][k] = r;
             }
         }
-    }
+    };
     if (full && p.vec_out) {
         Vec<T> *vout = (Vec<T> *)(out + (tile_pos - p.head));
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
+            scan_row(j);
             Vec<T> v;
 #pragma unroll
-            for (int k = 0; k < VEC; k++) v.v[k] = o[j][k];
+            for (int k = 0; k < VEC; k++) v.v[k] = (T)x[j][k];
             vout[(uint64_t)warp * 32 * VPT + j * 32 + lane] = v;
         }
     } else {
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
+            scan_row(j);
 #pragma unroll
             for (int k = 0; k < VEC; k++) {
                 uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
-                if (pos >= p.head && pos < p.head + p.n) out[pos - p.head] = o[j][k];
+                if (pos >= p.head && pos < p.head + p.n) out[pos - p.head] = (T)x[j][k];
             }
         }
     }
@@ -384,13 +414,17 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
 /* SHAPE (the scan_wide knob): 0 the narrow tile (about 40 registers: 6 blocks per SM); 1 the
  * wide tile (twice the vectors per thread); 2 the narrow tile held to 32 registers, so that 8
  * blocks (2048 threads) share an SM and hide each other's look-back waits (a few spills);
- * 3 the wide tile held to 64 registers, so that 4 blocks share an SM (a few spills; the
- * default: on the H200, 2026-11-29, i32 sum at 2^28, with the tile states a cache line apart:
+ * 3 the wide tile held to 64 registers, so that 4 blocks share an SM (a few spills for 8-byte
+ * types; on the H200, 2026-11-29, i32 sum at 2^28, with the tile states a cache line apart:
  * 576 us against 595 for 1 and 683 for CUB; a persistent kernel that kept each block's next
- * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md). One
- * block per tile. */
+ * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md); 4 (the
+ * default) twice the wide tile held to 128 registers, 2 blocks per SM (64 KB tiles for 4-byte
+ * types): the bytes in flight per SM of 3 with half its look-backs per byte; 5 shape 4 with
+ * the tile's aggregate published before the row scans, which the other warps then do while
+ * warp 0 looks back. One block per tile. */
 template <typename T, int OP, int SHAPE, bool LOOKBACK = true>
-__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1) scan_kernel(const tcu_scan_params p)
+__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : SHAPE >= 4 ? 2 : 1)
+scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
     __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
@@ -401,7 +435,7 @@ __global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : 1)
     pdl_wait(); /* the kernel before this one (PDL) has finished */
     pdl_trigger();
     if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
-    scan_tile<T, OP, ScanShape<T, SHAPE == 1 || SHAPE == 3>::VPT, LOOKBACK>(p, blockIdx.x, epoch_ld, sh);
+    scan_tile<T, OP, ScanShape<T, SHAPE>::VPT, LOOKBACK, SHAPE == 5>(p, blockIdx.x, epoch_ld, sh);
 }
 
 template <typename T, int OP, int SHAPE> cudaError_t launch_scan_shape(const tcu_scan_params *p, cudaStream_t stream)
@@ -416,6 +450,8 @@ cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
     if (p->wide == 1) return launch_scan_shape<T, OP, 1>(p, stream);
     if (p->wide == 3) return launch_scan_shape<T, OP, 3>(p, stream);
     if (p->wide == 2) return launch_scan_shape<T, OP, 2>(p, stream);
+    if (p->wide == 4) return launch_scan_shape<T, OP, 4>(p, stream);
+    if (p->wide == 5) return launch_scan_shape<T, OP, 5>(p, stream);
     return launch_scan_shape<T, OP, 0>(p, stream);
 }
 

@@ -56,8 +56,8 @@ static uint64_t rnd()
 }
 static double urand() { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
 
-enum Dataset { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_NEAR1, D_COUNT };
-static const char *dname[] = {"bits", "small", "prices", "wide", "special", "negzero", "near1"};
+enum Dataset { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_NEAR1, D_TWOSCALE, D_COUNT };
+static const char *dname[] = {"bits", "small", "prices", "wide", "special", "negzero", "near1", "twoscale"};
 
 static bool is_float(tally_type t) { return t == TALLY_F32 || t == TALLY_F64; }
 
@@ -86,6 +86,13 @@ static void fill(std::vector<unsigned char> &buf, tally_type t, uint64_t n, Data
         }
         case D_NEGZERO: v = -0.0; break;
         case D_NEAR1: v = 1.0 + (urand() - 0.5) * 1e-3; break;
+        case D_TWOSCALE: {
+            /* two magnitudes 80 (f32) or 50 (f64) binades apart: every batch mixes them, so the
+             * exact sums' fast paths reject it and the merges carry 110-odd bit spans */
+            int s = t == TALLY_F32 ? 40 : 25;
+            v = (rnd() & 1 ? -1.0 : 1.0) * (1.0 + urand()) * std::ldexp(1.0, rnd() & 2 ? s : -s);
+            break;
+        }
         case D_SMALL: v = (double)((int)(rnd() % 7) - 3); break;
         default: v = (urand() - 0.5) * 1e6; break;
         }
@@ -202,7 +209,7 @@ static void test_reduce_matrix(bool quick)
         fflush(stdout);
         size_t es = tally_type_size(t);
         std::vector<Dataset> ds;
-        if (is_float(t)) ds = {D_BITS, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_SMALL};
+        if (is_float(t)) ds = {D_BITS, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_SMALL, D_TWOSCALE};
         else ds = {D_BITS, D_SMALL, D_NEAR1};
         if (quick) ds.resize(is_float(t) ? 4 : 2);
         std::vector<tally_op> all;
@@ -328,7 +335,9 @@ static void test_scan_matrix(bool quick)
         fflush(stdout);
         size_t es = tally_type_size(t);
         uint64_t tile = es == 8 ? 2048 : 4096;
+        /* tile: the narrow tile; the default (shape 4) is four of them */
         std::vector<uint64_t> sizes = {1, 2, 5, 33, tile - 1, tile, tile + 1, 2 * tile + 1,
+                                       4 * tile - 1, 4 * tile, 4 * tile + 1, 8 * tile + 1,
                                        33 * tile + 7, 100 * tile + 3, 1000003};
         if (quick) sizes = {1, 33, tile - 1, tile + 1, 2 * tile + 1, 40 * tile + 7};
         for (int op = TALLY_SUM; op <= TALLY_XOR; op++) {
@@ -356,7 +365,7 @@ static void test_knob_variants(bool quick)
 {
     std::vector<unsigned char> h;
     const tally_type stypes[] = {TALLY_I8, TALLY_I32, TALLY_F32, TALLY_F64};
-    for (int shape = 0; shape <= 3; shape++) {
+    for (int shape = 0; shape <= 5; shape++) {
         int old = tally_cuda_bench_set_knob("scan_wide", shape);
         CHECK(old >= 0, "knob scan_wide");
         for (tally_type t : stypes) {
@@ -364,8 +373,10 @@ static void test_knob_variants(bool quick)
             uint64_t tile = es == 8 ? 2048 : 4096;
             std::vector<uint64_t> sizes = {tile - 1, 2 * tile + 1, 5 * tile + 3, 300 * tile + 5};
             if (quick) sizes.resize(3);
+            /* shape 4's and 5's tile is 4 of these: one past two of their tiles */
+            if (shape >= 4) sizes.push_back(8 * tile + 1);
             /* thousands of tiles: look-backs that cross many windows */
-            if (shape == 3) sizes.push_back(3000 * tile + 5);
+            if (shape >= 3) sizes.push_back(3000 * tile + 5);
             for (int op : {(int)TALLY_SUM, (int)TALLY_MAX}) {
                 Dataset d = is_float(t) ? (op == TALLY_SUM ? D_PRICES : D_SPECIAL) : D_BITS;
                 for (uint64_t n : sizes) {
@@ -374,7 +385,7 @@ static void test_knob_variants(bool quick)
                     snprintf(what, sizeof what, "scan_wide=%d", shape);
                     compare_scan(t, (tally_op)op, h, n, 0, 0, false, 0, 0, what);
                     compare_scan(t, (tally_op)op, h, n, es, es, false, 1, 1, what);
-                    if (shape == 3 && n > 1000 * tile) compare_scan(t, (tally_op)op, h, n, es, 0, true, 0, 0, what);
+                    if (shape >= 3 && n > 1000 * tile) compare_scan(t, (tally_op)op, h, n, es, 0, true, 0, 0, what);
                 }
             }
         }
