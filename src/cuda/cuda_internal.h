@@ -77,7 +77,7 @@ typedef struct tcu_scan_params {
     uint32_t head;           /* elements between the 16-byte aligned base and in */
     int32_t exclusive;
     int32_t vec_out;         /* out has the same 16-byte misalignment as in */
-    int32_t wide;            /* the scan kernel (tcu_scan_wide(): 0 .. 5) */
+    int32_t wide;            /* the scan kernel (tcu_scan_wide(): 0 .. 4) */
     uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
     void *status;            /* tile states (see scan_lookback.cuh) */
     uint32_t lb_sleep_ns;    /* look-back: first pause when a predecessor has not published */
@@ -93,8 +93,8 @@ typedef struct tcu_scan_params {
  * tile, per element size. */
 uint64_t tcu_scan_tile_elems(tally_type type, int shape);
 /* The scan kernel: 0 narrow tile, 1 wide tile, 2 narrow at 8 blocks per SM (one block per
- * tile); 3 the wide tile at 4 blocks per SM; 4 twice the wide tile at 2 blocks per SM; 5 that
- * tile publishing its aggregate before its row scans (TALLY_CUDA_SCAN_WIDE). */
+ * tile); 3 the wide tile at 4 blocks per SM; 4 twice the wide tile at 2 blocks per SM
+ * (TALLY_CUDA_SCAN_WIDE). */
 int tcu_scan_wide(void);
 
 /* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE and the others: the table

@@ -60,7 +60,7 @@ static const struct knob_def {
     const char *env, *name;
     int dflt, lo, hi;
 } k_knobs[TCU_KNOB_COUNT] = {
-    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, 5},
+    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, 4},
     {"TALLY_CUDA_REDUCE_WAVES", "reduce_waves", TCU_RED_WAVES_DEFAULT, 1, 8},
     {"TALLY_CUDA_REDUCE_MINB", "reduce_minb", TCU_RED_MINB_DEFAULT, 0, 64},
     {"TALLY_CUDA_SCAN_SLEEP", "scan_sleep", TCU_SCAN_SLEEP_DEFAULT, 0, 100000},

@@ -105,10 +105,10 @@ using tally::cuda::detail::shfl_xor;
 
 /* Vectors per thread of tile shape `shape` (the scan_wide knob, see scan_kernel): the narrow
  * tile (shapes 0 and 2), the wide one with twice as many (1 and 3: bigger tiles, fewer
- * look-backs, more registers), and twice the wide one (4 and 5). */
+ * look-backs, more registers), and twice the wide one (4). */
 __host__ __device__ constexpr int scan_vpt(int elem_size, int shape)
 {
-    return (elem_size == 1 ? 1 : elem_size == 2 ? 2 : 4) * (shape >= 4 ? 4 : shape == 1 || shape == 3 ? 2 : 1);
+    return (elem_size == 1 ? 1 : elem_size == 2 ? 2 : 4) * (shape == 4 ? 4 : shape == 1 || shape == 3 ? 2 : 1);
 }
 template <typename T, int SHAPE = 0> struct ScanShape {
     static constexpr int VEC = Traits<T>::vec;
@@ -195,7 +195,7 @@ template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
  * (thread 0). LOOKBACK = false is for the benchmark probes only (bench/probes/probe_scan.cu):
  * no look-back, so wrong results; it times what a tile costs without waiting for its
  * predecessors. */
-template <typename T, int OP, int VPT, bool LOOKBACK, bool EARLY = false>
+template <typename T, int OP, int VPT, bool LOOKBACK>
 __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile, uint32_t epoch_ld,
                                           TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh)
 {
@@ -235,36 +235,20 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
     /* thread: each vector's total; warp: each row's inclusive scan over lanes */
     W pre[VPT];   /* the prefix of the warp's elements before this lane's vector j */
     W wagg = Op::identity();
-    auto row_scans = [&]() {
 #pragma unroll
-        for (int j = 0; j < VPT; j++) {
-            W t = x[j][0];
+    for (int j = 0; j < VPT; j++) {
+        W t = x[j][0];
 #pragma unroll
-            for (int k = 1; k < VEC; k++) t = Op::apply(t, x[j][k]);
+        for (int k = 1; k < VEC; k++) t = Op::apply(t, x[j][k]);
 #pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                W o = shfl_up(t, d);
-                if (lane >= d) t = Op::apply(o, t);
-            }
-            W ex = shfl_up(t, 1);
-            if (lane == 0) ex = Op::identity();
-            pre[j] = Op::apply(wagg, ex);
-            wagg = Op::apply(wagg, shfl_idx(t, 31));
+        for (int d = 1; d < 32; d <<= 1) {
+            W o = shfl_up(t, d);
+            if (lane >= d) t = Op::apply(o, t);
         }
-    };
-    if constexpr (EARLY) {
-        /* The warp's total first, by a butterfly over the lanes' totals (every op here is
-         * commutative, bits included, and this order is fixed, so float results stay the same
-         * run to run), so that the aggregate is published before the row scans; the other warps
-         * then do their row scans while warp 0 looks back. */
-#pragma unroll
-        for (int j = 0; j < VPT; j++)
-#pragma unroll
-            for (int k = 0; k < VEC; k++) wagg = Op::apply(wagg, x[j][k]);
-#pragma unroll
-        for (int m = 16; m > 0; m >>= 1) wagg = Op::apply(wagg, shfl_xor(wagg, m));
-    } else {
-        row_scans();
+        W ex = shfl_up(t, 1);
+        if (lane == 0) ex = Op::identity();
+        pre[j] = Op::apply(wagg, ex);
+        wagg = Op::apply(wagg, shfl_idx(t, 31));
     }
     if (lane == 0) sh.wtot[warp] = wagg;
     if (tid == 0) sh.epoch = epoch_ld;
@@ -359,10 +343,6 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
             p.sync[2] = ne ? ne : 1;
         }
     }
-    if constexpr (EARLY) {
-        wagg = Op::identity();
-        row_scans();
-    }
     __syncthreads();
 
     W c = sh.excl;
@@ -419,11 +399,11 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
  * 576 us against 595 for 1 and 683 for CUB; a persistent kernel that kept each block's next
  * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md); 4 (the
  * default) twice the wide tile held to 128 registers, 2 blocks per SM (64 KB tiles for 4-byte
- * types): the bytes in flight per SM of 3 with half its look-backs per byte; 5 shape 4 with
- * the tile's aggregate published before the row scans, which the other warps then do while
- * warp 0 looks back. One block per tile. */
+ * types): the bytes in flight per SM of 3 with half its look-backs per byte. (Publishing the
+ * tile's aggregate before the row scans, so that the other warps scan while warp 0 looks back,
+ * was no faster: bench/probes/NOTES.md.) One block per tile. */
 template <typename T, int OP, int SHAPE, bool LOOKBACK = true>
-__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : SHAPE >= 4 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : SHAPE == 4 ? 2 : 1)
 scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
@@ -435,7 +415,7 @@ scan_kernel(const tcu_scan_params p)
     pdl_wait(); /* the kernel before this one (PDL) has finished */
     pdl_trigger();
     if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
-    scan_tile<T, OP, ScanShape<T, SHAPE>::VPT, LOOKBACK, SHAPE == 5>(p, blockIdx.x, epoch_ld, sh);
+    scan_tile<T, OP, ScanShape<T, SHAPE>::VPT, LOOKBACK>(p, blockIdx.x, epoch_ld, sh);
 }
 
 template <typename T, int OP, int SHAPE> cudaError_t launch_scan_shape(const tcu_scan_params *p, cudaStream_t stream)
@@ -451,7 +431,6 @@ cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
     if (p->wide == 3) return launch_scan_shape<T, OP, 3>(p, stream);
     if (p->wide == 2) return launch_scan_shape<T, OP, 2>(p, stream);
     if (p->wide == 4) return launch_scan_shape<T, OP, 4>(p, stream);
-    if (p->wide == 5) return launch_scan_shape<T, OP, 5>(p, stream);
     return launch_scan_shape<T, OP, 0>(p, stream);
 }
 
