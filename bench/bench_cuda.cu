@@ -368,7 +368,7 @@ int main(int argc, char **argv)
     int kringmin = tally_cuda_bench_set_knob("reduce_ring_min", 1);
     tally_cuda_bench_set_knob("reduce_ring_min", kringmin);
     snprintf(head, sizeof head,
-             "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d "
+             "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d (6: auto) "
              "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto) pdl=%d reduce_ring=%d "
              "reduce_ring_min=%d (rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
@@ -402,7 +402,8 @@ int main(int argc, char **argv)
                 bench_scan<int32_t>(0, 1, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 /* variants: launches without PDL; the reduce without its shared-memory ring (loads
                  * into registers, 4 blocks per SM) and with the two-blocks-per-SM ring; the scan's
-                 * 32 KB tiles at 4 blocks per SM (the default before the 64 KB ones) */
+                 * 32 KB tiles at 4 blocks per SM, and the 64 KB ones in registers (4) and staged in
+                 * shared memory (5), each forced at every size (the default picks 4 or 5) */
                 if (l >= 16 && l <= 28) {
                     with_knob("pdl", 0, [&] {
                         bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "pdl=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
@@ -418,9 +419,12 @@ int main(int argc, char **argv)
                     });
                 }
                 if (l >= 20)
-                    with_knob("scan_wide", 3, [&] {
-                        bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, "scan_wide=3");
-                    });
+                    for (int sh : {3, 4, 5})
+                        with_knob("scan_wide", sh, [&] {
+                            char note[32];
+                            snprintf(note, sizeof note, "scan_wide=%d", sh);
+                            bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, note);
+                        });
             }
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -432,9 +436,12 @@ int main(int argc, char **argv)
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 if (l >= 20)
-                    with_knob("scan_wide", 3, [&] {
-                        bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, "scan_wide=3");
-                    });
+                    for (int sh : {3, 4, 5})
+                        with_knob("scan_wide", sh, [&] {
+                            char note[32];
+                            snprintf(note, sizeof note, "scan_wide=%d", sh);
+                            bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, note);
+                        });
                 if (l >= 22 && l <= 28) { /* the exact kernels forced through the ring */
                     with_knob("reduce_ring", 2, [&] { /* one block per SM */
                         bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "ring=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);

@@ -380,7 +380,7 @@ tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op
     p.n = n;
     p.head = (uint32_t)((a % 16) / es);
     p.vec_out = (a % 16) == (b % 16);
-    p.wide = tcu_scan_wide();
+    p.wide = tcu_scan_shape(type, n);
     uint64_t tile = tcu_scan_tile_elems(type, p.wide);
     p.ntiles = (p.head + n + tile - 1) / tile;
     if (p.ntiles > 0x7fffffffull)

@@ -77,7 +77,7 @@ typedef struct tcu_scan_params {
     uint32_t head;           /* elements between the 16-byte aligned base and in */
     int32_t exclusive;
     int32_t vec_out;         /* out has the same 16-byte misalignment as in */
-    int32_t wide;            /* the scan kernel (tcu_scan_wide(): 0 .. 4) */
+    int32_t wide;            /* the scan kernel's tile shape (tcu_scan_shape(): 0 .. 5) */
     uint64_t init_bits;      /* the exclusive scan's initial value, as the element's bits */
     void *status;            /* tile states (see scan_lookback.cuh) */
     uint32_t lb_sleep_ns;    /* look-back: first pause when a predecessor has not published */
@@ -89,17 +89,18 @@ typedef struct tcu_scan_params {
     int32_t pad;
 } tcu_scan_params;
 
-/* Tile size in elements of scan kernel `shape` (tcu_scan_wide()), and bytes of tile state per
+/* Tile size in elements of scan kernel `shape` (tcu_scan_shape()), and bytes of tile state per
  * tile, per element size. */
 uint64_t tcu_scan_tile_elems(tally_type type, int shape);
-/* The scan kernel: 0 narrow tile, 1 wide tile, 2 narrow at 8 blocks per SM (one block per
- * tile); 3 the wide tile at 4 blocks per SM; 4 twice the wide tile at 2 blocks per SM
- * (TALLY_CUDA_SCAN_WIDE). */
-int tcu_scan_wide(void);
+/* The scan kernel for n elements of type: 0 narrow tile, 1 wide tile, 2 narrow at 8 blocks per
+ * SM (one block per tile); 3 the wide tile at 4 blocks per SM; 4 twice the wide tile at 2
+ * blocks per SM; 5 that tile staged in shared memory, 3 blocks per SM. TALLY_CUDA_SCAN_WIDE
+ * forces one; 6 (the default) picks 5 for inputs of 32 MB or more, else 4. */
+int tcu_scan_shape(tally_type type, uint64_t n);
 
 /* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE and the others: the table
  * in scan_dispatch.cu); the benchmark sets them between cases to time variants side by side.
- * SCAN_WIDE: see tcu_scan_wide. RED_WAVES: the reduce grid is at most WAVES times the
+ * SCAN_WIDE: see tcu_scan_shape. RED_WAVES: the reduce grid is at most WAVES times the
  * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB
  * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks; 0 (the
  * default) lets the launcher choose by the number of batches (see launch_reduce_t). */

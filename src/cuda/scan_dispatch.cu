@@ -6,10 +6,14 @@
 /* Defaults from the H200 runs of 2026-11-29 (bench/probes/probe_scan.cu; bench_cuda's rows
  * with a knob in the note): the wide tiles were 10-25% faster than the narrow one from 2^22 on
  * and as fast below; the 64 KB tile at 2 blocks per SM (shape 4) then beat the 32 KB one at 4
- * (shape 3) for the f32 sum by 3-12% from 2^22 (2^28: 569.6 against 589.7 us) and matched it
- * below; for i32 they were within 1% but at 2^24 (41.1 against 40.2 us). */
+ * (shape 3) for the f32 sum by 3-12% from 2^22 and matched it below; staged in shared memory
+ * (shape 5) it was 4-8% faster again from 2^24 (i32 sum at 2^28 542.0 against 561.0 us, f32 534.8
+ * against 564.6; CUB 683.5 and 680.5) but 10-15% slower at 2^20-2^22. TCU_SCAN_AUTO: shape 5
+ * from TCU_SCAN_STAGED_MIN_BYTES of input, shape 4 below. */
+#define TCU_SCAN_AUTO 6
+#define TCU_SCAN_STAGED_MIN_BYTES (32ull << 20)
 #ifndef TCU_SCAN_WIDE_DEFAULT
-#define TCU_SCAN_WIDE_DEFAULT 4
+#define TCU_SCAN_WIDE_DEFAULT TCU_SCAN_AUTO
 #endif
 
 #define TCU_DECL(n) cudaError_t tcu_launch_scan_##n(tally_op op, const tcu_scan_params *p, cudaStream_t s);
@@ -60,7 +64,7 @@ static const struct knob_def {
     const char *env, *name;
     int dflt, lo, hi;
 } k_knobs[TCU_KNOB_COUNT] = {
-    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, 4},
+    {"TALLY_CUDA_SCAN_WIDE", "scan_wide", TCU_SCAN_WIDE_DEFAULT, 0, TCU_SCAN_AUTO},
     {"TALLY_CUDA_REDUCE_WAVES", "reduce_waves", TCU_RED_WAVES_DEFAULT, 1, 8},
     {"TALLY_CUDA_REDUCE_MINB", "reduce_minb", TCU_RED_MINB_DEFAULT, 0, 64},
     {"TALLY_CUDA_SCAN_SLEEP", "scan_sleep", TCU_SCAN_SLEEP_DEFAULT, 0, 100000},
@@ -106,7 +110,12 @@ int tcu_knob_index(const char *name)
     return -1;
 }
 
-int tcu_scan_wide(void) { return tcu_knob(TCU_KNOB_SCAN_WIDE); }
+int tcu_scan_shape(tally_type type, uint64_t n)
+{
+    int k = tcu_knob(TCU_KNOB_SCAN_WIDE);
+    if (k != TCU_SCAN_AUTO) return k;
+    return n * tally_type_size(type) >= TCU_SCAN_STAGED_MIN_BYTES ? 5 : 4;
+}
 
 uint64_t tcu_scan_tile_elems(tally_type type, int shape)
 {

@@ -105,10 +105,10 @@ using tally::cuda::detail::shfl_xor;
 
 /* Vectors per thread of tile shape `shape` (the scan_wide knob, see scan_kernel): the narrow
  * tile (shapes 0 and 2), the wide one with twice as many (1 and 3: bigger tiles, fewer
- * look-backs, more registers), and twice the wide one (4). */
+ * look-backs, more registers), and twice the wide one (4; 5 stages it in shared memory). */
 __host__ __device__ constexpr int scan_vpt(int elem_size, int shape)
 {
-    return (elem_size == 1 ? 1 : elem_size == 2 ? 2 : 4) * (shape == 4 ? 4 : shape == 1 || shape == 3 ? 2 : 1);
+    return (elem_size == 1 ? 1 : elem_size == 2 ? 2 : 4) * (shape >= 4 ? 4 : shape == 1 || shape == 3 ? 2 : 1);
 }
 template <typename T, int SHAPE = 0> struct ScanShape {
     static constexpr int VEC = Traits<T>::vec;
@@ -192,12 +192,15 @@ template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
 
 /* Scans tile `tile`: loads it (the identity outside the input), thread and warp scans, the
  * block's total and the look-back (warp 0), then the outputs. epoch_ld: the launch epoch
- * (thread 0). LOOKBACK = false is for the benchmark probes only (bench/probes/probe_scan.cu):
- * no look-back, so wrong results; it times what a tile costs without waiting for its
- * predecessors. */
-template <typename T, int OP, int VPT, bool LOOKBACK>
+ * (thread 0). SMEM: a full tile is already in shared memory at `stage` (a partial one is read
+ * from global memory), and each row is read from there twice, for the scans and for the
+ * outputs, instead of the tile living in registers. LOOKBACK = false is for the benchmark
+ * probes only (bench/probes/probe_scan.cu): no look-back, so wrong results; it times what a
+ * tile costs without waiting for its predecessors. */
+template <typename T, int OP, int VPT, bool LOOKBACK, bool SMEM = false>
 __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile, uint32_t epoch_ld,
-                                          TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh)
+                                          TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh,
+                                          const Vec<T> *stage = nullptr)
 {
     using W = typename ScanW<T>::type;
     using Op = ScanOp<W, OP>;
@@ -212,34 +215,56 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
     const uint64_t warp_pos = tile_pos + (uint64_t)warp * 32 * VPT * VEC;
     const bool full = tile_pos >= p.head && tile_pos + TILE <= p.head + p.n;
 
-    W x[VPT][VEC];
-    if (full) {
-        const Vec<T> *vin = (const Vec<T> *)(in + (tile_pos - p.head));
+    W x[SMEM ? 1 : VPT][VEC]; /* the tile, in registers (not SMEM) */
+    if constexpr (!SMEM) {
+        if (full) {
+            const Vec<T> *vin = (const Vec<T> *)(in + (tile_pos - p.head));
 #pragma unroll
-        for (int j = 0; j < VPT; j++) {
-            Vec<T> v = load_vec(vin + (uint64_t)warp * 32 * VPT + j * 32 + lane);
+            for (int j = 0; j < VPT; j++) {
+                Vec<T> v = load_vec(vin + (uint64_t)warp * 32 * VPT + j * 32 + lane);
 #pragma unroll
-            for (int k = 0; k < VEC; k++) x[j][k] = (W)v.v[k];
-        }
-    } else {
+                for (int k = 0; k < VEC; k++) x[j][k] = (W)v.v[k];
+            }
+        } else {
 #pragma unroll
-        for (int j = 0; j < VPT; j++) {
+            for (int j = 0; j < VPT; j++) {
 #pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
-                x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : Op::identity();
+                for (int k = 0; k < VEC; k++) {
+                    uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
+                    x[j][k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : Op::identity();
+                }
             }
         }
     }
+
+    /* this thread's vector of row j */
+    auto fetch = [&](int j, W(&v)[VEC]) {
+        if constexpr (!SMEM) {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) v[k] = x[j][k];
+        } else if (full) {
+            Vec<T> q = stage[warp * 32 * VPT + j * 32 + lane];
+#pragma unroll
+            for (int k = 0; k < VEC; k++) v[k] = (W)q.v[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
+                v[k] = (pos >= p.head && pos < p.head + p.n) ? (W)in[pos - p.head] : Op::identity();
+            }
+        }
+    };
 
     /* thread: each vector's total; warp: each row's inclusive scan over lanes */
     W pre[VPT];   /* the prefix of the warp's elements before this lane's vector j */
     W wagg = Op::identity();
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        W t = x[j][0];
+        W v[VEC];
+        fetch(j, v);
+        W t = v[0];
 #pragma unroll
-        for (int k = 1; k < VEC; k++) t = Op::apply(t, x[j][k]);
+        for (int k = 1; k < VEC; k++) t = Op::apply(t, v[k]);
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
             W o = shfl_up(t, d);
@@ -351,20 +376,21 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
         if (w < warp) c = Op::apply(c, sh.wtot[w]);
     /* Note: c folds the earlier warps one at a time, the same order for every tile. */
 
-    /* Each row's outputs replace its inputs in x right before the row is stored, so that the
+    /* Each row's outputs replace its inputs right before the row is stored, so that the
      * registers never hold the tile twice (all outputs first, then the stores, kept inputs and
      * outputs live together: spills at shape 3's 64 registers and at shape 4's 128). */
-    auto scan_row = [&](int j) {
+    auto scan_row = [&](int j, W(&v)[VEC]) {
+        fetch(j, v);
         W r = Op::apply(c, pre[j]);
 #pragma unroll
         for (int k = 0; k < VEC; k++) {
-            W v = x[j][k];
+            W a = v[k];
             if (p.exclusive) {
-                x[j][k] = r;
-                r = Op::apply(r, v);
+                v[k] = r;
+                r = Op::apply(r, a);
             } else {
-                r = Op::apply(r, v);
-                x[j][k] = r;
+                r = Op::apply(r, a);
+                v[k] = r;
             }
         }
     };
@@ -372,20 +398,22 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
         Vec<T> *vout = (Vec<T> *)(out + (tile_pos - p.head));
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
-            scan_row(j);
+            W o[VEC];
+            scan_row(j, o);
             Vec<T> v;
 #pragma unroll
-            for (int k = 0; k < VEC; k++) v.v[k] = (T)x[j][k];
+            for (int k = 0; k < VEC; k++) v.v[k] = (T)o[k];
             vout[(uint64_t)warp * 32 * VPT + j * 32 + lane] = v;
         }
     } else {
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
-            scan_row(j);
+            W o[VEC];
+            scan_row(j, o);
 #pragma unroll
             for (int k = 0; k < VEC; k++) {
                 uint64_t pos = warp_pos + (uint64_t)(j * 32 + lane) * VEC + k;
-                if (pos >= p.head && pos < p.head + p.n) out[pos - p.head] = (T)x[j][k];
+                if (pos >= p.head && pos < p.head + p.n) out[pos - p.head] = (T)o[k];
             }
         }
     }
@@ -397,31 +425,65 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
  * 3 the wide tile held to 64 registers, so that 4 blocks share an SM (a few spills for 8-byte
  * types; on the H200, 2026-11-29, i32 sum at 2^28, with the tile states a cache line apart:
  * 576 us against 595 for 1 and 683 for CUB; a persistent kernel that kept each block's next
- * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md); 4 (the
- * default) twice the wide tile held to 128 registers, 2 blocks per SM (64 KB tiles for 4-byte
- * types): the bytes in flight per SM of 3 with half its look-backs per byte. (Publishing the
- * tile's aggregate before the row scans, so that the other warps scan while warp 0 looks back,
- * was no faster: bench/probes/NOTES.md.) One block per tile. */
+ * two tiles coming into shared memory by bulk copies took 580, bench/probes/NOTES.md); 4 twice
+ * the wide tile held to 128 registers, 2 blocks per SM (64 KB tiles for 4-byte types): the
+ * bytes in flight per SM of 3 with half its look-backs per byte (publishing the tile's
+ * aggregate before the row scans, so that the other warps scan while warp 0 looks back, was no
+ * faster: bench/probes/NOTES.md); 5 (sm_90) the tile of 4 staged in shared memory by one bulk
+ * copy instead of held in registers, each row read from there for the scans and again for the
+ * outputs: 77 registers, 3 blocks and 192 KB on their way per SM against 128 KB (the wide tile
+ * staged at 6 blocks per SM spilled at 40 registers and was slower than 4). One block per tile;
+ * tcu_scan_shape picks 4 or 5 by size. */
+template <int SHAPE> constexpr int scan_blocks_per_sm()
+{
+    return SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : SHAPE == 4 ? 2 : SHAPE == 5 ? 3 : 1;
+}
+
 template <typename T, int OP, int SHAPE, bool LOOKBACK = true>
-__global__ void __launch_bounds__(kThreads, SHAPE == 2 ? 8 : SHAPE == 3 ? 4 : SHAPE == 4 ? 2 : 1)
-scan_kernel(const tcu_scan_params p)
+__global__ void __launch_bounds__(kThreads, scan_blocks_per_sm<SHAPE>()) scan_kernel(const tcu_scan_params p)
 {
     using W = typename ScanW<T>::type;
+    constexpr bool SMEM = SHAPE >= 5;
+    constexpr int VPT = ScanShape<T, SHAPE>::VPT;
     __shared__ TileShared<W, ordered_fold<T, OP>()> sh;
+    __shared__ uint64_t staged; /* SMEM: the bulk copy's barrier */
+    extern __shared__ __align__(128) unsigned char stage_smem[];
     /* Tiles in block order: blocks are dispatched in increasing index, so a tile only waits on
      * tiles already running (as CUB assumes); an atomic ticket would cost a round trip. The
      * epoch's load is issued now and used after the data loads. */
     uint32_t epoch_ld = 0;
+    if constexpr (SMEM) {
+        if (threadIdx.x == 0) mbar_init(&staged, 1);
+        __syncthreads();
+    }
     pdl_wait(); /* the kernel before this one (PDL) has finished */
     pdl_trigger();
-    if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
-    scan_tile<T, OP, ScanShape<T, SHAPE>::VPT, LOOKBACK>(p, blockIdx.x, epoch_ld, sh);
+    if constexpr (SMEM) {
+        constexpr uint64_t TILE = ScanShape<T, SHAPE>::TILE;
+        const uint64_t pos = blockIdx.x * TILE;
+        const bool full = pos >= p.head && pos + TILE <= p.head + p.n;
+        if (full && threadIdx.x == 0)
+            bulk_load(stage_smem, (const T *)p.in + (pos - p.head), (unsigned)(TILE * sizeof(T)), &staged);
+        if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
+        if (full) mbar_wait(&staged, 0);
+    } else {
+        if (threadIdx.x == 0) epoch_ld = ((volatile unsigned int *)p.sync)[2] & 0x3fffffffu;
+    }
+    scan_tile<T, OP, VPT, LOOKBACK, SMEM>(p, blockIdx.x, epoch_ld, sh, (const Vec<T> *)stage_smem);
 }
 
 template <typename T, int OP, int SHAPE> cudaError_t launch_scan_shape(const tcu_scan_params *p, cudaStream_t stream)
 {
     static const bool sm90 = built_for_sm90(scan_kernel<T, OP, SHAPE>);
-    return launch_kernel(scan_kernel<T, OP, SHAPE>, (unsigned)p->ntiles, 0, stream, p->pdl && sm90, *p);
+    size_t smem = 0;
+    if constexpr (SHAPE >= 5) {
+        if (!sm90) return launch_scan_shape<T, OP, 4>(p, stream); /* no bulk copies; same tile */
+        smem = ScanShape<T, SHAPE>::TILE * sizeof(T);
+        static const cudaError_t attr = cudaFuncSetAttribute(
+            scan_kernel<T, OP, SHAPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (attr != cudaSuccess) return attr;
+    }
+    return launch_kernel(scan_kernel<T, OP, SHAPE>, (unsigned)p->ntiles, smem, stream, p->pdl && sm90, *p);
 }
 
 template <typename T, int OP>
@@ -431,6 +493,7 @@ cudaError_t launch_scan_t(const tcu_scan_params *p, cudaStream_t stream)
     if (p->wide == 3) return launch_scan_shape<T, OP, 3>(p, stream);
     if (p->wide == 2) return launch_scan_shape<T, OP, 2>(p, stream);
     if (p->wide == 4) return launch_scan_shape<T, OP, 4>(p, stream);
+    if (p->wide == 5) return launch_scan_shape<T, OP, 5>(p, stream);
     return launch_scan_shape<T, OP, 0>(p, stream);
 }
 

@@ -365,7 +365,7 @@ static void test_knob_variants(bool quick)
 {
     std::vector<unsigned char> h;
     const tally_type stypes[] = {TALLY_I8, TALLY_I32, TALLY_F32, TALLY_F64};
-    for (int shape = 0; shape <= 4; shape++) {
+    for (int shape = 0; shape <= 6; shape++) {
         int old = tally_cuda_bench_set_knob("scan_wide", shape);
         CHECK(old >= 0, "knob scan_wide");
         for (tally_type t : stypes) {
@@ -373,8 +373,9 @@ static void test_knob_variants(bool quick)
             uint64_t tile = es == 8 ? 2048 : 4096;
             std::vector<uint64_t> sizes = {tile - 1, 2 * tile + 1, 5 * tile + 3, 300 * tile + 5};
             if (quick) sizes.resize(3);
-            /* shape 4's tile is 4 of these: one past two of its tiles */
-            if (shape == 4) sizes.push_back(8 * tile + 1);
+            /* shapes 4's and 5's tile is 4 of these: one past two of its tiles (6: the default,
+             * shape 4 for these sizes, 5 for the thousands of tiles below) */
+            if (shape >= 4) sizes.push_back(8 * tile + 1);
             /* thousands of tiles: look-backs that cross many windows */
             if (shape >= 3) sizes.push_back(3000 * tile + 5);
             for (int op : {(int)TALLY_SUM, (int)TALLY_MAX}) {
