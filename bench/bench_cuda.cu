@@ -42,6 +42,14 @@ template <typename F> static void with_knob(const char *knob, int v, F fn)
     tally_cuda_bench_set_knob(knob, old);
 }
 
+/* A knob's current value (the setter returns the old one; it is put back at once). */
+static int knob_value(const char *knob)
+{
+    int v = tally_cuda_bench_set_knob(knob, 1);
+    tally_cuda_bench_set_knob(knob, v);
+    return v;
+}
+
 #define CK(call)                                                                               \
     do {                                                                                       \
         cudaError_t e_ = (call);                                                               \
@@ -353,20 +361,9 @@ int main(int argc, char **argv)
     char head[1024];
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-    int kw = tally_cuda_bench_set_knob("scan_wide", 0);
-    tally_cuda_bench_set_knob("scan_wide", kw);
-    int kwv = tally_cuda_bench_set_knob("reduce_waves", 1);
-    tally_cuda_bench_set_knob("reduce_waves", kwv);
-    int kmb = tally_cuda_bench_set_knob("reduce_minb", 1);
-    tally_cuda_bench_set_knob("reduce_minb", kmb);
-    int ksh = tally_cuda_bench_set_knob("scan_shift", 0);
-    tally_cuda_bench_set_knob("scan_shift", ksh);
-    int kpdl = tally_cuda_bench_set_knob("pdl", 0);
-    tally_cuda_bench_set_knob("pdl", kpdl);
-    int kring = tally_cuda_bench_set_knob("reduce_ring", 0);
-    tally_cuda_bench_set_knob("reduce_ring", kring);
-    int kringmin = tally_cuda_bench_set_knob("reduce_ring_min", 1);
-    tally_cuda_bench_set_knob("reduce_ring_min", kringmin);
+    const int kw = knob_value("scan_wide"), kwv = knob_value("reduce_waves"), kmb = knob_value("reduce_minb"),
+              ksh = knob_value("scan_shift"), kpdl = knob_value("pdl"), kring = knob_value("reduce_ring"),
+              kringmin = knob_value("reduce_ring_min");
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d (6: auto) "
              "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto) pdl=%d reduce_ring=%d "
