@@ -7,7 +7,7 @@
  * that neither side is timed out of the L2 cache. A device-to-device memcpy measured in the same
  * run is the bandwidth yardstick (bytes read + written).
  *
- *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME] [--deadline SEC] [--out FILE]
+ *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
  * Prints the table (markdown) last; FILE gets a copy. */
 #include <algorithm>
@@ -65,8 +65,18 @@ static cudaStream_t g_s;
 static double g_copy_gbps;
 static std::string g_table;
 static int g_bad = 0;
-static const char *g_filter = NULL; /* --filter: only cases whose name contains it */
-static bool wanted(const char *name) { return !g_filter || strstr(name, g_filter); }
+static const char *g_filter = NULL; /* --filter: only cases whose name contains one of its
+                                       * comma-separated words */
+static bool wanted(const char *name)
+{
+    if (!g_filter) return true;
+    for (const char *w = g_filter; *w;) {
+        size_t len = strcspn(w, ",");
+        if (len && std::string(name).find(std::string(w, len)) != std::string::npos) return true;
+        w += len + (w[len] == ',');
+    }
+    return false;
+}
 
 /* ---- data ---------------------------------------------------------------------------------- */
 __device__ __forceinline__ uint64_t mix(uint64_t x)
@@ -377,7 +387,7 @@ int main(int argc, char **argv)
     std::vector<int> logs;
     for (int l = min_log2; l <= max_log2; l += 2) logs.push_back(l);
     if (quick) logs = {14, 20, 26};
-    for (int kind = 0; kind < (g_filter ? 1 : 2); kind++) {
+    for (int kind = 0; kind < 2; kind++) {
         /* kind 0: price-like data for every case; kind 1: wide exponents, sums only */
         for (int l : logs) {
             uint64_t n = 1ull << l;
@@ -439,14 +449,16 @@ int main(int argc, char **argv)
                             snprintf(note, sizeof note, "scan_wide=%d", sh);
                             bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, note);
                         });
-                if (l >= 22 && l <= 28) { /* the exact kernels forced through the ring */
-                    with_knob("reduce_ring", 2, [&] { /* one block per SM */
-                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "ring=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-                        bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, "ring=2", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-                    });
-                    with_knob("reduce_ring", 3, [&] { /* two blocks per SM */
-                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-                        bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            }
+            if (l >= 24 && l <= 28) { /* the exact kernels without their ring, and with one block per SM */
+                for (int ring : {0, 2}) {
+                    if (kind == 1 && ring == 2) continue;
+                    with_knob("reduce_ring", ring, [&] {
+                        char note[32];
+                        snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
+                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                        if (kind == 0)
+                            bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                     });
                 }
             }
@@ -456,9 +468,9 @@ int main(int argc, char **argv)
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 if (kind == 0)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
-                if (kind == 0 && l >= 22 && l <= 28)
-                    with_knob("reduce_ring", 3, [&] {
-                        bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                if (l >= 24 && l <= 28)
+                    with_knob("reduce_ring", 0, [&] {
+                        bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, kind ? "wide ring=0" : "ring=0", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                     });
             }
         }

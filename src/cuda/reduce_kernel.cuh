@@ -3,17 +3,17 @@
  * Thread: each block takes an even share of whole batches (256 threads x 8 vectors); a thread
  * issues its batch's eight 16-byte loads (no bounds checks but in the last batch) before it
  * folds the elements into a State (only the members its feature mask M asks for are touched).
- * For large inputs the light kernels instead receive their batches in shared memory, through a
- * ring of stages that one thread fills with bulk copies (cp.async.bulk) well ahead of use.
+ * For large inputs the kernels instead receive their batches in shared memory, through a ring
+ * of stages that one thread fills with bulk copies (cp.async.bulk) well ahead of use.
  * Float sums are exact: f32 values are added in plain f64 and the adds proved exact from the
  * values' exponents; f64 values and squares keep a two-term expansion per thread. Rounding
  * errors, in the rare batches where they appear, spill into the block's shared-memory
  * superaccumulator (core/exact_sum.h layout); a batch that meets NaN, inf or overflow is redone
- * element by element. Warp: the members of the State that the mask uses are shuffled. Block:
- * warp states through shared memory. Device: every block writes its partial and takes an atomic
- * ticket (release/acquire); the last block to finish combines the partials in block order,
- * writes the results and resets the ticket: one launch, no host synchronisation, capturable in
- * a CUDA graph. Launched with programmatic dependent launch (cuda_common.cuh), so the launch
+ * element by element. Warp: the members of the State that the mask uses are shuffled (the exact
+ * sums by plain adds where those are exact). Block: warp states through shared memory. Device:
+ * every block writes its partial and takes an atomic ticket (release/acquire); the last block
+ * to finish combines the partials with the same merge code, writes the results and resets the
+ * ticket: one launch, no host synchronisation, capturable in a CUDA graph. Launched with programmatic dependent launch (cuda_common.cuh), so the launch
  * overlaps the end of the kernel before it. */
 #ifndef TALLY_CUDA_REDUCE_KERNEL_CUH
 #define TALLY_CUDA_REDUCE_KERNEL_CUH
@@ -134,7 +134,7 @@ template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
     {
         if constexpr (!FL && (M & TCU_F_SUM)) isum += o.isum;
         if constexpr (M & TCU_F_FSUM) fsum += o.fsum;
-        xflags |= o.xflags;
+        if constexpr ((FL && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV)) xflags |= o.xflags;
         if constexpr (M & TCU_F_PROD) {
             if constexpr (FL) fprod *= o.fprod; /* integers: see merge_state */
         }
@@ -148,10 +148,13 @@ template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
         } else if constexpr (M & TCU_F_MAX) {
             kmax = o.kmax > kmax ? o.kmax : kmax;
         }
-        band &= o.band;
-        bor |= o.bor;
-        bxor ^= o.bxor;
-        cnt += o.cnt;
+        /* only the members the mask uses: the others keep their initial values (constants) */
+        if constexpr (!FL && (M & TCU_F_BITS)) {
+            band &= o.band;
+            bor |= o.bor;
+            bxor ^= o.bxor;
+        }
+        if constexpr (FL && OMIT && (M & TCU_F_COUNT)) cnt += o.cnt;
     }
 };
 
@@ -193,12 +196,30 @@ __device__ __forceinline__ void xcombine(double &h1, double &l1, double h2, doub
     l1 = L;
 }
 
-/* The integer product merge needs both old flag sets: done outside State::merge. */
-template <typename T, unsigned M, bool OMIT>
+/* xcombine when plain adds do: the high parts by a two-sum, the low parts and its error by
+ * plain adds, kept when those are exact (see exact_tree_plain); the usual case. */
+__device__ __forceinline__ void xcombine_quick(double &h1, double &l1, double h2, double l2,
+                                               unsigned long long *sacc)
+{
+    double e, f, g;
+    double h = two_sum(h1, h2, e);
+    double l = two_sum(l1, l2, f);
+    l = two_sum(l, e, g);
+    if (f == 0.0 && g == 0.0) {
+        h1 = h;
+        l1 = l;
+    } else {
+        xcombine(h1, l1, h2, l2, sacc);
+    }
+}
+
+/* The integer product merge needs both old flag sets: done outside State::merge. XS: the exact
+ * sums are merged too (false: the caller has summed them already, see warp_merge). */
+template <bool XS = true, typename T, unsigned M, bool OMIT>
 __device__ __forceinline__ void merge_state(State<T, M, OMIT> &a, const State<T, M, OMIT> &b,
                                             unsigned long long *sacc)
 {
-    if constexpr ((Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV))
+    if constexpr (XS && ((Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV)))
         xcombine(a.xh, a.xl, b.xh, b.xl, sacc);
     if constexpr ((M & TCU_F_PROD) && !Traits<T>::is_float) {
         uint32_t f = (a.pflags | b.pflags) & 3u;
@@ -229,7 +250,7 @@ template <typename X> __device__ __forceinline__ X shfl_down_any(const X &v, int
 
 /* The state of the lane off places down: only the members the mask M uses travel (the others
  * hold their initial values in every lane, so merging the initial value is exact). */
-template <typename T, unsigned M, bool OMIT>
+template <bool XS = true, typename T, unsigned M, bool OMIT>
 __device__ __forceinline__ State<T, M, OMIT> shfl_down_state(const State<T, M, OMIT> &s, int off)
 {
     constexpr bool FL = Traits<T>::is_float;
@@ -244,8 +265,10 @@ __device__ __forceinline__ State<T, M, OMIT> shfl_down_state(const State<T, M, O
     }
     if constexpr (M & TCU_F_FSUM) o.fsum = shfl_down_any(s.fsum, off);
     if constexpr (EXACT) {
-        o.xh = shfl_down_any(s.xh, off);
-        o.xl = shfl_down_any(s.xl, off);
+        if constexpr (XS) {
+            o.xh = shfl_down_any(s.xh, off);
+            o.xl = shfl_down_any(s.xl, off);
+        }
         o.xflags = shfl_down_any(s.xflags, off);
     }
     if constexpr (M & (TCU_F_MIN | TCU_F_ARGMIN)) o.kmin = shfl_down_any(s.kmin, off);
@@ -259,6 +282,57 @@ __device__ __forceinline__ State<T, M, OMIT> shfl_down_state(const State<T, M, O
     }
     if constexpr (FL && OMIT && (M & TCU_F_COUNT)) o.cnt = shfl_down_any(s.cnt, off);
     return o;
+}
+
+/* The exact sums (xh, xl) of lanes [0, W) added into lane 0 down a shuffle tree by a two-sum of
+ * the high parts and plain adds of the low parts and those two-sums' errors: kept, and true
+ * returned, when every plain add that lane 0's result depends on is exact (zero two-sum error).
+ * Then lane 0's xh + xl is the exact sum (not normalized: exact_result rounds xh + xl once, and
+ * xcombine takes any pair). The usual case, as a block's values share a scale: a few f64 adds per
+ * level on the critical path instead of xcombine's chain of five two-sums. Otherwise nothing
+ * changes and false is returned (the same in every lane). */
+template <int W> __device__ __forceinline__ bool exact_tree_plain(double &xh, double &xl)
+{
+    const int lane = threadIdx.x & 31;
+    double h = xh, l = xl;
+    bool bad = false;
+#pragma unroll
+    for (int off = W / 2; off > 0; off >>= 1) {
+        double e, f, g;
+        double oh = __shfl_down_sync(0xffffffffu, h, off);
+        double ol = __shfl_down_sync(0xffffffffu, l, off);
+        h = two_sum(h, oh, e);
+        l = two_sum(l, ol, f);
+        l = two_sum(l, e, g);
+        bad |= lane < off && (f != 0.0 || g != 0.0); /* lanes >= off hold sums nobody reads */
+    }
+    if (__any_sync(0xffffffffu, bad)) return false;
+    xh = h;
+    xl = l;
+    return true;
+}
+
+/* The states of lanes [0, W) merged into lane 0 (W a power of two; every lane of the warp
+ * takes part). */
+template <int W, typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void warp_merge(State<T, M, OMIT> &s, unsigned long long *sacc)
+{
+    constexpr bool EXACT = (Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
+    bool plain = false;
+    if constexpr (EXACT) plain = exact_tree_plain<W>(s.xh, s.xl);
+    if (plain) {
+#pragma unroll
+        for (int off = W / 2; off > 0; off >>= 1) {
+            State<T, M, OMIT> o = shfl_down_state<false>(s, off);
+            merge_state<false>(s, o, sacc);
+        }
+        return;
+    }
+#pragma unroll
+    for (int off = W / 2; off > 0; off >>= 1) {
+        State<T, M, OMIT> o = shfl_down_state(s, off);
+        merge_state(s, o, sacc);
+    }
 }
 
 /* The per-thread worker: the State plus, for float sums and the variance pass, the exact
@@ -405,7 +479,10 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * exact while below 2^(emin - 1022). Each |e| <= 2^-53 |a1 after the add|, and a1 stays
              * below |a1 before| + 32 max|x| (times 1 + 2^-48), so |a2| stays below |a2 before| +
              * 2^-48 (|a1 before| + 32 max|x|); half the threshold covers the bound's own
-             * roundings. Seven f64 ops per element instead of twelve. */
+             * roundings. When the running sum dominates the batch (|a1 before| >= 34 max|x|, so
+             * |a1| >= |x| at every add of at most 32 values), the two-sum is Fast2Sum's three ops
+             * instead of six: four f64 ops per element instead of seven. The warp takes one path
+             * (a vote), so summing a zero-mean series costs a vote more than before, not both. */
             const double a1_before = ea.a1, a2_before = ea.a2;
             MagKey lo = ~(MagKey)0;
             double hi = 0.0;
@@ -414,15 +491,36 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
 #pragma unroll
                 for (int k = 0; k < VEC; k++) {
                     T x = v[u].v[k];
-                    bool skip = !ok[u] || (OMIT && x != x);
                     lo = min(lo, mag_key(x));
                     hi = fmax(hi, fabs((double)x)); /* NaN is ignored here, caught below */
-                    double e;
-                    ea.a1 = two_sum(ea.a1, skip ? -0.0 : (double)x, e);
-                    ea.a2 = __dadd_rn(ea.a2, e);
                 }
             }
-            static_assert(U * VEC <= 32, "the bound below counts at most 32 values per batch");
+            if (__all_sync(__activemask(), fabs(a1_before) >= 34.0 * hi)) {
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        T x = v[u].v[k];
+                        double b = (!ok[u] || (OMIT && x != x)) ? -0.0 : (double)x;
+                        double s1 = __dadd_rn(ea.a1, b);
+                        double e = __dsub_rn(b, __dsub_rn(s1, ea.a1));
+                        ea.a1 = s1;
+                        ea.a2 = __dadd_rn(ea.a2, e);
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        T x = v[u].v[k];
+                        double e;
+                        ea.a1 = two_sum(ea.a1, (!ok[u] || (OMIT && x != x)) ? -0.0 : (double)x, e);
+                        ea.a2 = __dadd_rn(ea.a2, e);
+                    }
+                }
+            }
+            static_assert(U * VEC <= 32, "the bounds here count at most 32 values per batch");
             note_least(lo);
             const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
             bool bad = !(bound < pow2((int)emin - 1023)) || !isfinite(ea.a1) || !isfinite(ea.a2);
@@ -720,11 +818,20 @@ __device__ __forceinline__ void finalize_copy(const tcu_reduce_params &p, State<
     finalize<T, M, OMIT>(p, copy, xr);
 }
 
+/* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum fits 64
+ * registers without spills (with NaNs omitted, or with the ring, it does not), the other exact
+ * sums 80, the fused masks and the light ring kernels 128. */
+template <typename T, unsigned M, bool OMIT, bool RING> constexpr int reduce_min_blocks()
+{
+    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT && !RING ? 4 : 3;
+    return RING ? 2 : 4;
+}
+
 /* RING: whole batches reach shared memory by bulk copies through a ring of p.ring_stages
  * stages of one batch (32 KB) each, issued by thread 0 ahead of use, so the bytes in flight
  * do not depend on the registers (one block per SM has 192 KB coming). */
 template <typename T, unsigned M, bool OMIT, bool RING>
-__global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TCU_MASK_SUM ? 3 : 2) : RING ? 2 : 4) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
+__global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>())) reduce_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     using W = Worker<T, M, OMIT>;
     using S = State<T, M, OMIT>;
@@ -832,69 +939,67 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TC
     }
     w.flush(sacc);
 
-    /* warp, then block */
+    /* Warp, then block; then, in the last block to finish, the same code once more over the
+     * blocks' partials (for the exact sums one copy of that code, warm in the instruction cache
+     * by then: the cold fetches of a second copy cost microseconds). */
     const int lane = tid & 31, warp = tid >> 5;
     S s = w.s;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        S o = shfl_down_state(s, off);
-        merge_state(s, o, sacc);
-    }
-    if (lane == 0) wstate[warp] = s;
-    __syncthreads();
-    if (warp == 0) {
-        S t;
-        if (lane < kWarps) t = wstate[lane]; else t.init();
-#pragma unroll
-        for (int off = kWarps / 2; off > 0; off >>= 1) {
-            S o = shfl_down_state(t, off);
-            merge_state(t, o, sacc);
-        }
-        s = t; /* lane 0: the block's state */
-    }
     bool spilled = false;
-    if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
-
-    if (grid == 1) {
-        if (tid == 0) {
-            double xr = 0.0;
-            if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
-            finalize_copy(p, s, xr);
-        }
-        return;
-    }
-
-    /* write this block's partial (and its superaccumulator, if anything was spilled) */
-    if (tid == 0) {
-        if (spilled) s.xflags |= kSpilledFlag;
-        *(S *)((char *)p.partials + (size_t)bid * TCU_PARTIAL_BYTES) = s;
-    }
-    if constexpr (EXACT) {
-        if (spilled && tid < TALLY_EXACT_CHUNKS)
-            p.xpartials[(size_t)bid * TALLY_EXACT_CHUNKS + tid] = sacc_split_digit(sacc, tid);
-        __syncthreads(); /* sacc read above before it is cleared below */
-    }
-    /* The ticket: thread 0's release orders its partial (and, through the barrier, the spilled
-     * digits, fenced by their writers) before the increment; its acquire and the barrier after
-     * order the last block's reads of the partials after every other block's writes. */
-    if (EXACT && spilled && tid < TALLY_EXACT_CHUNKS) __threadfence();
-    __syncthreads();
-    if (tid == 0) {
-        unsigned int t;
-        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");
-        am_last = t == grid - 1;
-    }
-    __syncthreads();
-    if (!am_last) return;
-
-    /* the last block: combine the partials */
-    if constexpr (EXACT) {
-        for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
+    /* round 0: this block's state; round 1 (the last block): the partials. True: done. */
+    auto merge_round = [&](int round) -> bool {
+        warp_merge<32>(s, sacc);
+        /* round 1: warp 0 read wstate in round 0 before the ticket's barrier */
+        if (lane == 0) wstate[warp] = s;
         __syncthreads();
-    }
-    S t;
-    t.init();
-    {
+        if (warp == 0) {
+            S t;
+            if (lane < kWarps) t = wstate[lane]; else t.init();
+            warp_merge<kWarps>(t, sacc);
+            s = t; /* lane 0: the block's state (round 1: the grid's) */
+        }
+        if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+        if (round == 1 || grid == 1) {
+            if (tid == 0) {
+                double xr = 0.0;
+                if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
+                finalize_copy(p, s, xr);
+                if (round == 1) *p.counter = 0;
+            }
+            return true;
+        }
+
+        /* write this block's partial (and its superaccumulator, if anything was spilled) */
+        if (tid == 0) {
+            if (spilled) s.xflags |= kSpilledFlag;
+            *(S *)((char *)p.partials + (size_t)bid * TCU_PARTIAL_BYTES) = s;
+        }
+        /* The ticket: thread 0's release orders its partial (and, through the barrier, the
+         * spilled digits, fenced by their writers) before the increment; its acquire and the
+         * barrier after order the last block's reads of the partials after every other block's
+         * writes (and this block's reads of sacc before the last block clears it). */
+        if (EXACT && spilled) {
+            if (tid < TALLY_EXACT_CHUNKS) {
+                p.xpartials[(size_t)bid * TALLY_EXACT_CHUNKS + tid] = sacc_split_digit(sacc, tid);
+                __threadfence();
+            }
+            __syncthreads();
+        }
+        if (tid == 0) {
+            unsigned int t;
+            asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");
+            am_last = t == grid - 1;
+        }
+        __syncthreads();
+        if (!am_last) return true;
+
+        /* the last block: thread tid takes the partials of blocks tid, tid + 256, ... (merging
+         * the threads in order then keeps the float product's order fixed: not block order, but
+         * the same every run). sacc holds something only if this block spilled. */
+        if (EXACT && spilled) {
+            for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
+            __syncthreads();
+        }
+        s.init();
         constexpr int W16 = sizeof(S) / 16;
         for (unsigned b = tid; b < grid; b += kThreads) {
             union { S s; uint4 w[W16]; } u;
@@ -907,49 +1012,37 @@ __global__ void __launch_bounds__(kThreads, Worker<T, M, OMIT>::EXACT ? (M == TC
                         atomicAdd(&sacc[c], (unsigned long long)__ldcg(&p.xpartials[(size_t)b * TALLY_EXACT_CHUNKS + c]));
                     u.s.xflags &= ~kSpilledFlag;
                 }
+                xcombine_quick(s.xh, s.xl, u.s.xh, u.s.xl, sacc);
             }
-            merge_state(t, u.s, sacc);
+            merge_state<false>(s, u.s, sacc);
         }
-    }
-    /* Thread tid holds blocks tid, tid+256, ...: merging threads in order below keeps the float
-     * product's order fixed (it is not block order, but it is the same every run). */
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        S o = shfl_down_state(t, off);
-        merge_state(t, o, sacc);
-    }
-    __syncthreads();
-    if (lane == 0) wstate[warp] = t;
-    __syncthreads();
-    if (warp == 0) {
-        if (lane < kWarps) t = wstate[lane]; else t.init();
-#pragma unroll
-        for (int off = kWarps / 2; off > 0; off >>= 1) {
-            S o = shfl_down_state(t, off);
-            merge_state(t, o, sacc);
-        }
-    }
-    if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
-    if (tid == 0) {
-        double xr = 0.0;
-        if constexpr (EXACT) xr = exact_result(t, p, sacc, spilled);
-        finalize_copy(p, t, xr);
-        *p.counter = 0;
+        return false;
+    };
+    /* One copy for the exact sums, whose merge code is long (2^16 elements on the H200: f32
+     * 8.1 -> 5.6 us, f64 8.6 -> 6.1); two for the light kernels, faster so by 0.2-0.8 us up to
+     * 2^22 (their code is short), and for the 1- and 2-byte types, which spill more with one. */
+    if constexpr (EXACT && sizeof(T) >= 4) {
+#pragma unroll 1
+        for (int round = 0; round < 2; round++)
+            if (merge_round(round)) return;
+    } else {
+        if (!merge_round(0)) merge_round(1);
     }
 }
 
-/* The ring's shape for the reduce_ring knob (1: by kernel, 2: one block per SM, 3: two), as
- * blocks per SM and stages per block; false: no ring. By kernel: one block per SM with six
- * stages for the light kernels; none for the exact sums, which are limited by their arithmetic
- * rather than by the bytes in flight (on the H200, 2026-11-29: exact f32 sum at 2^24 25.5 us
- * without the ring, 28.4 with two blocks per SM; the sum of 2^28 wide-range values, whose
- * batches go element by element, 3.6 ms with one block per SM against 1.5 without a ring). */
+/* The ring's shape for the reduce_ring knob (1: by kernel, 2: one block per SM, 3: two, 4:
+ * three), as blocks per SM and stages per block; false: no ring. By kernel: one block per SM
+ * with six stages for the light kernels; three blocks per SM with two stages each for the exact
+ * sums, whose batches of wide-range values go element by element and need the warps of several
+ * blocks to hide their latency. On the H200 (2026-11-29), exact f32 sum without the ring / with
+ * it: 2^26 69.2 / 67.5 us, 2^28 245.4 / 242.5 (CUB 241.9), f64 2^28 486.6 / 480.6; but 2^28
+ * wide-range f32 values 1.0 / 1.3 ms (with one block per SM: 3.6 ms), f64 10.2 / 10.8 ms. */
 static inline bool ring_shape(int ring, bool exact, int *per_sm, int *stages)
 {
-    if (ring == 0 || (ring == 1 && exact)) return false;
-    bool two = ring == 3;
-    *per_sm = two ? 2 : 1;
-    *stages = two ? 3 : 6;
+    if (ring == 0) return false;
+    if (ring == 1) ring = exact ? 4 : 2;
+    *per_sm = ring - 1;
+    *stages = ring == 2 ? 6 : ring == 3 ? 3 : 2;
     return true;
 }
 
@@ -975,6 +1068,16 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
             if (err != cudaSuccess) return err;
             smem_ready = true;
         }
+        /* no more blocks than fit at once (the kernel's registers may allow fewer) */
+        static int fit[kMaxRingStages + 1];
+        if (fit[stages] == 0) {
+            int b = 0;
+            cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &b, reduce_kernel<T, M, OMIT, true>, kThreads, stage_bytes * (size_t)stages);
+            if (err != cudaSuccess) return err;
+            fit[stages] = b > 0 ? b : 1;
+        }
+        if (per_sm_ring > fit[stages]) per_sm_ring = fit[stages];
         unsigned long long want = (unsigned long long)per_sm_ring * (unsigned long long)sm_count;
         if (want > TCU_MAX_BLOCKS) want = TCU_MAX_BLOCKS;
         unsigned grid = (unsigned)(nb < want ? nb : want);

@@ -71,7 +71,7 @@ static const struct knob_def {
     {"TALLY_CUDA_SCAN_BACKOFF", "scan_backoff", TCU_SCAN_BACKOFF_DEFAULT, 0, 1000000},
     {"TALLY_CUDA_SCAN_SHIFT", "scan_shift", TCU_SCAN_SHIFT_DEFAULT, 0, TCU_MAX_STATUS_SHIFT},
     {"TALLY_CUDA_PDL", "pdl", TCU_PDL_DEFAULT, 0, 1},
-    {"TALLY_CUDA_REDUCE_RING", "reduce_ring", TCU_RED_RING_DEFAULT, 0, 3},
+    {"TALLY_CUDA_REDUCE_RING", "reduce_ring", TCU_RED_RING_DEFAULT, 0, 4},
     {"TALLY_CUDA_REDUCE_RING_MIN", "reduce_ring_min", TCU_RED_RING_MIN_DEFAULT, 1, 1 << 30},
 };
 

@@ -434,7 +434,7 @@ static void test_knob_variants(bool quick)
         {"reduce_waves", 3, "reduce_minb", 2},
         /* the shared-memory ring from the first batch on, both shapes; launches without PDL */
         {"reduce_ring", 1, "reduce_ring_min", 1}, {"reduce_ring", 2, "reduce_ring_min", 1},
-        {"reduce_ring", 3, "reduce_ring_min", 2},
+        {"reduce_ring", 3, "reduce_ring_min", 2}, {"reduce_ring", 4, "reduce_ring_min", 1},
         {"reduce_ring", 0, "pdl", 0}};
     const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
     const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
@@ -454,6 +454,11 @@ static void test_knob_variants(bool quick)
                 compare_reduce(t, h.data(), d, n, rops, 4, 0, 0, what);
                 compare_reduce(t, h.data(), d, n, rops, 1, 0, 0, what); /* the sum's own kernel */
                 compare_reduce(t, h.data(), d, n, rops, 3, 0, 0, what); /* sum, min, max */
+                if (is_float(t)) { /* the exact sum's element-by-element batches */
+                    fill(h, t, n, D_WIDE);
+                    d = dev_copy(h, n * es, es);
+                    compare_reduce(t, h.data(), d, n, rops, 1, 0, 0, what);
+                }
             }
         }
         tally_cuda_bench_set_knob(k.k1, o1);
