@@ -400,6 +400,16 @@ int main(int argc, char **argv)
                 break;
             }
             const char *note = kind ? "wide" : "";
+            /* the inclusive sum scan with each tile shape forced (the default picks 4 or 5) */
+            auto scan_shapes = [&](auto zero) {
+                using T = decltype(zero);
+                for (int sh : {3, 4, 5})
+                    with_knob("scan_wide", sh, [&] {
+                        char knob_note[32];
+                        snprintf(knob_note, sizeof knob_note, "scan_wide=%d", sh);
+                        bench_scan<T>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, knob_note);
+                    });
+            };
             gen<int32_t><<<2048, 256, 0, g_s>>>((int32_t *)in.base, in.bytes / 4, kind, 1);
             if (kind == 0) {
                 bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
@@ -425,13 +435,7 @@ int main(int argc, char **argv)
                         bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "ring=3", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
                     });
                 }
-                if (l >= 20)
-                    for (int sh : {3, 4, 5})
-                        with_knob("scan_wide", sh, [&] {
-                            char note[32];
-                            snprintf(note, sizeof note, "scan_wide=%d", sh);
-                            bench_scan<int32_t>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, note);
-                        });
+                if (l >= 20) scan_shapes((int32_t)0);
             }
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -442,13 +446,7 @@ int main(int argc, char **argv)
                 bench_reduce<float>(R_ARGMIN, "argmin", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
-                if (l >= 20)
-                    for (int sh : {3, 4, 5})
-                        with_knob("scan_wide", sh, [&] {
-                            char note[32];
-                            snprintf(note, sizeof note, "scan_wide=%d", sh);
-                            bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad, note);
-                        });
+                if (l >= 20) scan_shapes(0.0f);
             }
             if (l >= 24 && l <= 28) { /* the exact kernels without their ring, and with one block per SM */
                 for (int ring : {0, 2}) {

@@ -13,8 +13,9 @@
  * sums by plain adds where those are exact). Block: warp states through shared memory. Device:
  * every block writes its partial and takes an atomic ticket (release/acquire); the last block
  * to finish combines the partials with the same merge code, writes the results and resets the
- * ticket: one launch, no host synchronisation, capturable in a CUDA graph. Launched with programmatic dependent launch (cuda_common.cuh), so the launch
- * overlaps the end of the kernel before it. */
+ * ticket: one launch, no host synchronisation, capturable in a CUDA graph. Launched with
+ * programmatic dependent launch (cuda_common.cuh), so the launch overlaps the end of the kernel
+ * before it. */
 #ifndef TALLY_CUDA_REDUCE_KERNEL_CUH
 #define TALLY_CUDA_REDUCE_KERNEL_CUH
 
@@ -285,12 +286,12 @@ __device__ __forceinline__ State<T, M, OMIT> shfl_down_state(const State<T, M, O
 }
 
 /* The exact sums (xh, xl) of lanes [0, W) added into lane 0 down a shuffle tree by a two-sum of
- * the high parts and plain adds of the low parts and those two-sums' errors: kept, and true
- * returned, when every plain add that lane 0's result depends on is exact (zero two-sum error).
- * Then lane 0's xh + xl is the exact sum (not normalized: exact_result rounds xh + xl once, and
- * xcombine takes any pair). The usual case, as a block's values share a scale: a few f64 adds per
- * level on the critical path instead of xcombine's chain of five two-sums. Otherwise nothing
- * changes and false is returned (the same in every lane). */
+ * the high parts and plain adds of the low parts and those two-sums' errors (as xcombine_quick):
+ * kept, and true returned, when every plain add that lane 0's result depends on is exact (zero
+ * two-sum error). Then lane 0's xh + xl is the exact sum (not normalized: exact_result rounds
+ * xh + xl once, and xcombine takes any pair). The usual case, as a block's values share a
+ * scale: a few f64 adds per level on the critical path instead of xcombine's chain of five
+ * two-sums. Otherwise nothing changes and false is returned (the same in every lane). */
 template <int W> __device__ __forceinline__ bool exact_tree_plain(double &xh, double &xl)
 {
     const int lane = threadIdx.x & 31;
@@ -318,21 +319,18 @@ template <int W, typename T, unsigned M, bool OMIT>
 __device__ __forceinline__ void warp_merge(State<T, M, OMIT> &s, unsigned long long *sacc)
 {
     constexpr bool EXACT = (Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
-    bool plain = false;
-    if constexpr (EXACT) plain = exact_tree_plain<W>(s.xh, s.xl);
-    if (plain) {
+    /* the tree of the other members; xs: with the exact sums */
+    auto tree = [&](auto xs) {
 #pragma unroll
         for (int off = W / 2; off > 0; off >>= 1) {
-            State<T, M, OMIT> o = shfl_down_state<false>(s, off);
-            merge_state<false>(s, o, sacc);
+            State<T, M, OMIT> o = shfl_down_state<decltype(xs)::value>(s, off);
+            merge_state<decltype(xs)::value>(s, o, sacc);
         }
-        return;
-    }
-#pragma unroll
-    for (int off = W / 2; off > 0; off >>= 1) {
-        State<T, M, OMIT> o = shfl_down_state(s, off);
-        merge_state(s, o, sacc);
-    }
+    };
+    bool plain = false;
+    if constexpr (EXACT) plain = exact_tree_plain<W>(s.xh, s.xl);
+    if (plain) tree(std::false_type{});
+    else tree(std::true_type{});
 }
 
 /* The per-thread worker: the State plus, for float sums and the variance pass, the exact
@@ -495,31 +493,22 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                     hi = fmax(hi, fabs((double)x)); /* NaN is ignored here, caught below */
                 }
             }
-            if (__all_sync(__activemask(), fabs(a1_before) >= 34.0 * hi)) {
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-#pragma unroll
-                    for (int k = 0; k < VEC; k++) {
-                        T x = v[u].v[k];
-                        double b = (!ok[u] || (OMIT && x != x)) ? -0.0 : (double)x;
-                        double s1 = __dadd_rn(ea.a1, b);
-                        double e = __dsub_rn(b, __dsub_rn(s1, ea.a1));
-                        ea.a1 = s1;
-                        ea.a2 = __dadd_rn(ea.a2, e);
-                    }
-                }
-            } else {
+            auto add_all = [&](auto add2) { /* add2: two_sum or fast_two_sum */
 #pragma unroll
                 for (int u = 0; u < U; u++) {
 #pragma unroll
                     for (int k = 0; k < VEC; k++) {
                         T x = v[u].v[k];
                         double e;
-                        ea.a1 = two_sum(ea.a1, (!ok[u] || (OMIT && x != x)) ? -0.0 : (double)x, e);
+                        ea.a1 = add2(ea.a1, (!ok[u] || (OMIT && x != x)) ? -0.0 : (double)x, e);
                         ea.a2 = __dadd_rn(ea.a2, e);
                     }
                 }
-            }
+            };
+            if (__all_sync(__activemask(), fabs(a1_before) >= 34.0 * hi))
+                add_all([](double a, double b, double &e) { return fast_two_sum(a, b, e); });
+            else
+                add_all([](double a, double b, double &e) { return two_sum(a, b, e); });
             static_assert(U * VEC <= 32, "the bounds here count at most 32 values per batch");
             note_least(lo);
             const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
