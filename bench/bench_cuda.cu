@@ -5,7 +5,10 @@
  * with CUDA events: a batch of launches back to back (about 10 ms, 10 to 1000 launches),
  * per-launch time = batch time / launches, median of 5 batches. Small inputs rotate through distinct buffers (>= 256 MB in all) so
  * that neither side is timed out of the L2 cache. A device-to-device memcpy measured in the same
- * run is the bandwidth yardstick (bytes read + written).
+ * run is the bandwidth yardstick (bytes read + written). Up to 2^22 the reductions are timed a
+ * second way, every launch captured in a CUDA graph (rows "graph"): the GPU's cost per call
+ * without the host's enqueue cost, which the stream rows include (a table of the host's µs per
+ * enqueue follows the main one).
  *
  *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
@@ -65,6 +68,7 @@ static cudaStream_t g_s;
 static double g_copy_gbps;
 static std::string g_table;
 static int g_bad = 0;
+static std::string g_host_table; /* host enqueue cost per call of the stream rows up to 2^22 */
 static const char *g_filter = NULL; /* --filter: only cases whose name contains one of its
                                        * comma-separated words */
 static bool wanted(const char *name)
@@ -129,6 +133,14 @@ struct Buf {
     size_t bytes;
 };
 
+/* Timing modes. Stream (the default): launches back to back on the stream, so each one also pays
+ * its host-side enqueue; g_host_us gets the host's microseconds per enqueue of the last timing
+ * (when the GPU is the slower side the launch queue fills and this approaches the GPU's time).
+ * Graph (g_graph): the same launches captured once into a CUDA graph and the graph replayed, so
+ * the host's enqueue cost drops out and what is left is the GPU's per-launch cost. */
+static bool g_graph = false;
+static double g_host_us = 0.0;
+
 /* Median per-launch microseconds of fn(rotation index). */
 template <typename F> static double time_us(F fn, int rotations, double expect_us)
 {
@@ -137,19 +149,39 @@ template <typename F> static double time_us(F fn, int rotations, double expect_u
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
-    std::vector<double> t;
+    cudaGraphExec_t exec = nullptr;
+    if (g_graph) {
+        cudaGraph_t graph;
+        CK(cudaStreamSynchronize(g_s));
+        CK(cudaStreamBeginCapture(g_s, cudaStreamCaptureModeRelaxed));
+        for (int r = 0; r < reps; r++) fn(r % rotations);
+        CK(cudaStreamEndCapture(g_s, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        CK(cudaGraphDestroy(graph));
+        CK(cudaGraphLaunch(exec, g_s)); /* warm up: the graph's upload */
+    }
+    std::vector<double> t, host;
     for (int batch = 0; batch < 5; batch++) {
+        struct timespec h0, h1;
         CK(cudaEventRecord(a, g_s));
-        for (int r = 0; r < reps; r++) fn((batch * reps + r) % rotations);
+        clock_gettime(CLOCK_MONOTONIC, &h0);
+        if (exec) CK(cudaGraphLaunch(exec, g_s));
+        else
+            for (int r = 0; r < reps; r++) fn((batch * reps + r) % rotations);
+        clock_gettime(CLOCK_MONOTONIC, &h1);
         CK(cudaEventRecord(b, g_s));
         CK(cudaEventSynchronize(b));
         float ms;
         CK(cudaEventElapsedTime(&ms, a, b));
         t.push_back(ms * 1000.0 / reps);
+        host.push_back(((h1.tv_sec - h0.tv_sec) * 1e6 + (h1.tv_nsec - h0.tv_nsec) * 1e-3) / reps);
     }
+    if (exec) CK(cudaGraphExecDestroy(exec));
     CK(cudaEventDestroy(a));
     CK(cudaEventDestroy(b));
     std::sort(t.begin(), t.end());
+    std::sort(host.begin(), host.end());
+    g_host_us = host[host.size() / 2];
     return t[t.size() / 2];
 }
 
@@ -261,8 +293,16 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
     }
     double expect = bytes / 3.5e6 + 5.0; /* µs at 3.5 TB/s, plus a launch */
     double t_ours = time_us(ours, rot, expect);
+    double h_ours = g_host_us;
     double t_cub = time_us(cub, rot, expect);
+    double h_cub = g_host_us;
     row(name, tally_type_name(tt), n, t_ours, t_cub, (double)bytes, ok ? note : "INVALID");
+    if (!g_graph && !*note && n <= (1u << 22)) {
+        char line[160];
+        snprintf(line, sizeof line, "| %-14s | %-4s | 2^%-2d | %9.2f | %11.2f | %8.2f | %10.2f |\n", name,
+                 tally_type_name(tt), (int)std::lround(std::log2((double)n)), h_ours, t_ours, h_cub, t_cub);
+        g_host_table += line;
+    }
 }
 
 /* ---- scans --------------------------------------------------------------------------------- */
@@ -384,6 +424,13 @@ int main(int argc, char **argv)
     fputs(head, stdout);
     g_table = head;
 
+    /* small sizes once more with every launch in a CUDA graph (ours and CUB alike): the GPU's
+     * per-launch cost without the host's enqueue cost (rows "graph") */
+    auto graph_rows = [&](auto rows) {
+        g_graph = true;
+        rows();
+        g_graph = false;
+    };
     std::vector<int> logs;
     for (int l = min_log2; l <= max_log2; l += 2) logs.push_back(l);
     if (quick) logs = {14, 20, 26};
@@ -436,6 +483,13 @@ int main(int argc, char **argv)
                     });
                 }
                 if (l >= 20) scan_shapes((int32_t)0);
+                if (l <= 22) graph_rows([&] {
+                    bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    bench_reduce<int32_t>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    with_knob("pdl", 0, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "graph pdl=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    });
+                });
             }
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -447,6 +501,11 @@ int main(int argc, char **argv)
                 bench_scan<float>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 bench_scan<float>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
                 if (l >= 20) scan_shapes(0.0f);
+                if (l <= 22) graph_rows([&] {
+                    bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                    bench_reduce<float>(R_PLAIN, "plain_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                    bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                });
             }
             if (l >= 24 && l <= 28) { /* the exact kernels without their ring, and with one block per SM */
                 for (int ring : {0, 2}) {
@@ -466,6 +525,11 @@ int main(int argc, char **argv)
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 if (kind == 0)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                if (kind == 0 && l <= 22) graph_rows([&] {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                    bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                    bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
                 if (l >= 24 && l <= 28)
                     with_knob("reduce_ring", 0, [&] {
                         bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, kind ? "wide ring=0" : "ring=0", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
@@ -476,10 +540,17 @@ int main(int argc, char **argv)
     printf("\n\n=== TABLE (CUB/ours > 1: ours faster; %%copy: our bytes/s over the D2D memcpy's) ===\n");
     fputs(g_table.c_str(), stdout);
     printf("validation failures: %d\n", g_bad);
+    const char *host_head =
+        "\nHost cost of one enqueue (stream rows up to 2^22): µs per call while launching back to back\n"
+        "(when it nears the GPU time the host is what limits the stream rows)\n\n"
+        "| op             | type | n    | ours host | ours stream | CUB host | CUB stream |\n"
+        "|----------------|------|------|-----------|-------------|----------|------------|\n";
+    if (!g_host_table.empty()) printf("%s%s", host_head, g_host_table.c_str());
     if (outfile) {
         FILE *f = fopen(outfile, "w");
         if (f) {
             fputs(g_table.c_str(), f);
+            if (!g_host_table.empty()) fprintf(f, "%s%s", host_head, g_host_table.c_str());
             fprintf(f, "validation failures: %d\n", g_bad);
             fclose(f);
         }

@@ -1,0 +1,99 @@
+/* probe_kernel: tally's own reduce kernel (reduce_kernel.cuh, i32 sum) launched as the library
+ * launches it (PDL, the library's grid), 1000 launches captured in a CUDA graph, rotating over
+ * 64 inputs (L2-resident at these sizes, as in bench_cuda): GPU µs per launch, median of 5.
+ * Built against a modified copy of reduce_kernel.cuh (-I before -Isrc) it measures what a part
+ * of the kernel costs (the ablations of the 2026-11-29 notes).
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false [-I/tmp/ablation] -Iinclude -Isrc \
+ *        bench/probes/probe_kernel.cu -o probe_kernel */
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+#include "cuda/reduce_kernel.cuh"
+
+#define CK(x)                                                                                    \
+    do {                                                                                         \
+        cudaError_t e_ = (x);                                                                    \
+        if (e_ != cudaSuccess) {                                                                 \
+            printf("FATAL %s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));              \
+            return 1;                                                                            \
+        }                                                                                        \
+    } while (0)
+
+int main()
+{
+    const int rot = 64, reps = 1000;
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    void *partials;
+    unsigned *counter;
+    tally_result *out;
+    CK(cudaMalloc(&partials, (size_t)TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES));
+    CK(cudaMalloc(&counter, 4));
+    CK(cudaMemset(counter, 0, 4));
+    CK(cudaMalloc(&out, sizeof(tally_result) * 4));
+    auto kern = tcu::reduce_kernel<int, TCU_MASK_SUM, false, false>;
+    for (int lg : {10, 12, 14, 16, 18, 20}) {
+        const unsigned long long n = 1ull << lg;
+        int *in;
+        CK(cudaMalloc(&in, n * 4 * rot));
+        std::vector<int> h(n * rot);
+        for (size_t i = 0; i < h.size(); i++) h[i] = (int)(i * 2654435761u % 2001) - 1000;
+        CK(cudaMemcpy(in, h.data(), n * 4 * rot, cudaMemcpyHostToDevice));
+        tcu_reduce_params p;
+        memset(&p, 0, sizeof p);
+        p.n = n;
+        p.body_vec = n / 4;
+        p.partials = partials;
+        p.counter = counter;
+        p.out = out;
+        p.nops = 1;
+        p.ops[0] = TALLY_SUM;
+        p.pdl = 1;
+        /* the library's grid (launch_reduce_t): batches of 256 x 8 vectors; <= 2 batches: one
+         * block; from 512 batches: 4 per block; else one per block (fewer than resident) */
+        unsigned long long nb = (p.body_vec + 2047) / 2048;
+        unsigned long long minb = nb <= 2 ? 2 : nb >= 512 ? 4 : 1;
+        unsigned grid = (unsigned)((nb + minb - 1) / minb);
+        auto launch = [&](int r) {
+            tcu_reduce_params q = p;
+            q.data = in + n * (size_t)(r % rot);
+            tcu::launch_kernel(kern, grid, 0, st, true, q);
+        };
+        /* check one result */
+        launch(5);
+        CK(cudaStreamSynchronize(st));
+        tally_result res;
+        CK(cudaMemcpy(&res, out, sizeof res, cudaMemcpyDeviceToHost));
+        long long want = 0;
+        for (unsigned long long i = 0; i < n; i++) want += h[5 * n + i];
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+        for (int r = 0; r < reps; r++) launch(r);
+        CK(cudaStreamEndCapture(st, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        CK(cudaGraphLaunch(ge, st));
+        cudaEvent_t a, b;
+        cudaEventCreate(&a);
+        cudaEventCreate(&b);
+        std::vector<double> t;
+        for (int i = 0; i < 5; i++) {
+            cudaEventRecord(a, st);
+            cudaGraphLaunch(ge, st);
+            cudaEventRecord(b, st);
+            CK(cudaEventSynchronize(b));
+            float ms;
+            cudaEventElapsedTime(&ms, a, b);
+            t.push_back(ms * 1000.0 / reps);
+        }
+        std::sort(t.begin(), t.end());
+        printf("i32 sum 2^%-2d grid %4u: %6.2f us per launch  (result %s)\n", lg, grid, t[2],
+               res.value.i64 == want ? "right" : "WRONG");
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+        cudaFree(in);
+    }
+    CK(cudaGetLastError());
+    return 0;
+}
