@@ -620,6 +620,50 @@ template <typename S> __device__ __forceinline__ void exact_from_int(tally_exact
     if (m) e->flags = TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO;
 }
 
+/* The result of an op that needs nothing but the combined state: sum (xr: the exact float sum
+ * rounded), min, max, argmin, argmax. r comes initialised (op, type, status OK, zeros). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void simple_result(tally_op op, const tcu_reduce_params &p,
+                                              const State<T, M, OMIT> &s, double xr, tally_result &r)
+{
+    constexpr bool FL = Traits<T>::is_float;
+    constexpr bool SG = Traits<T>::is_signed && !FL;
+    if (op == TALLY_SUM) {
+        if constexpr (M & TCU_F_FSUM) r.value.f64 = s.fsum;
+        if constexpr ((M & TCU_F_SUM) && !(M & TCU_F_SQDEV)) {
+            if constexpr (FL) {
+                r.value.f64 = xr;
+            } else if constexpr (SG) {
+                __int128 v = (__int128)s.isum;
+                if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) r.status = TALLY_ERR_OVERFLOW;
+                else r.value.i64 = (int64_t)v;
+            } else {
+                unsigned __int128 v = (unsigned __int128)s.isum;
+                if (v > (unsigned __int128)UINT64_MAX) r.status = TALLY_ERR_OVERFLOW;
+                else r.value.u64 = (uint64_t)v;
+            }
+        }
+        return;
+    }
+    /* min, max, argmin, argmax */
+    bool lo = (op == TALLY_MIN || op == TALLY_ARGMIN);
+    typename Traits<T>::Key k = lo ? s.kmin : s.kmax;
+    unsigned long long idx = lo ? s.imin : s.imax;
+    using K = typename Traits<T>::Key;
+    if (p.n == 0) {
+        r.status = TALLY_ERR_EMPTY;
+    } else if (FL && ((lo && k == (K)0 && !p.omit_nan) || (!lo && k == (K)~(K)0 && !p.omit_nan))) {
+        r.value.u64 = 0x7ff8000000000000ull; /* a NaN propagates */
+        r.index = idx;
+    } else if (FL && ((lo && k == (K)~(K)0) || (!lo && k == (K)0))) {
+        r.status = TALLY_ERR_EMPTY; /* every element was NaN (omitted) */
+    } else {
+        r.value.u64 = key_to_result_bits<T>(k);
+        r.index = idx;
+    }
+    if (op == TALLY_MIN || op == TALLY_MAX) r.index = 0;
+}
+
 /* Writes the results of ops from the combined state. xr: the exact sum rounded (float
  * SUM/MEAN), or the exact sum of squared deviations rounded (pass 2). */
 template <typename T, unsigned M, bool OMIT>
@@ -674,20 +718,11 @@ __device__ __noinline__ void finalize(const tcu_reduce_params &p, const State<T,
         r.index = 0;
         switch (op) {
         case TALLY_SUM:
-            if constexpr (M & TCU_F_FSUM) r.value.f64 = s.fsum;
-            if constexpr (M & TCU_F_SUM) {
-                if constexpr (FL) {
-                    r.value.f64 = fsum_rounded;
-                } else if constexpr (SG) {
-                    __int128 v = (__int128)s.isum;
-                    if (v > (__int128)INT64_MAX || v < (__int128)INT64_MIN) r.status = TALLY_ERR_OVERFLOW;
-                    else r.value.i64 = (int64_t)v;
-                } else {
-                    unsigned __int128 v = (unsigned __int128)s.isum;
-                    if (v > (unsigned __int128)UINT64_MAX) r.status = TALLY_ERR_OVERFLOW;
-                    else r.value.u64 = (uint64_t)v;
-                }
-            }
+        case TALLY_MIN:
+        case TALLY_MAX:
+        case TALLY_ARGMIN:
+        case TALLY_ARGMAX:
+            simple_result<T, M, OMIT>(op, p, s, xr, r);
             break;
         case TALLY_PROD:
             if constexpr (M & TCU_F_PROD) {
@@ -710,28 +745,6 @@ __device__ __noinline__ void finalize(const tcu_reduce_params &p, const State<T,
                 }
             }
             break;
-        case TALLY_MIN:
-        case TALLY_MAX:
-        case TALLY_ARGMIN:
-        case TALLY_ARGMAX: {
-            bool lo = (op == TALLY_MIN || op == TALLY_ARGMIN);
-            typename Traits<T>::Key k = lo ? s.kmin : s.kmax;
-            unsigned long long idx = lo ? s.imin : s.imax;
-            using K = typename Traits<T>::Key;
-            if (p.n == 0) {
-                r.status = TALLY_ERR_EMPTY;
-            } else if (FL && ((lo && k == (K)0 && !p.omit_nan) || (!lo && k == (K)~(K)0 && !p.omit_nan))) {
-                r.value.u64 = 0x7ff8000000000000ull; /* a NaN propagates */
-                r.index = idx;
-            } else if (FL && ((lo && k == (K)~(K)0) || (!lo && k == (K)0))) {
-                r.status = TALLY_ERR_EMPTY; /* every element was NaN (omitted) */
-            } else {
-                r.value.u64 = key_to_result_bits<T>(k);
-                r.index = idx;
-            }
-            if (op == TALLY_MIN || op == TALLY_MAX) r.index = 0;
-            break;
-        }
         case TALLY_AND:
         case TALLY_OR:
         case TALLY_XOR:
@@ -805,6 +818,38 @@ __device__ __forceinline__ void finalize_copy(const tcu_reduce_params &p, State<
 {
     State<T, M, OMIT> copy = s;
     finalize<T, M, OMIT>(p, copy, xr);
+}
+
+/* The results when every op is one of simple_result's (the usual calls), written from
+ * registers by the calling thread; otherwise finalize's general path. That path is long and
+ * out of line, and takes the state through local memory: on the H200 it cost ~0.8 us per launch
+ * (i32 sum in a CUDA graph, 2^10 elements: 2.21 us with it, 1.46 without; probe_kernel.cu). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void write_results(const tcu_reduce_params &p, const State<T, M, OMIT> &s, double xr)
+{
+    bool simple = p.aux == nullptr && !p.pass2;
+    for (int i = 0; i < p.nops; i++) {
+        tally_op op = (tally_op)p.ops[i];
+        simple &= op == TALLY_SUM || op == TALLY_MIN || op == TALLY_MAX || op == TALLY_ARGMIN ||
+                  op == TALLY_ARGMAX;
+    }
+    if (!simple) {
+        finalize_copy(p, s, xr);
+        return;
+    }
+    constexpr bool FL = Traits<T>::is_float;
+    constexpr bool SG = Traits<T>::is_signed && !FL;
+#pragma unroll 1
+    for (int i = 0; i < p.nops; i++) {
+        tally_result r;
+        r.op = (tally_op)p.ops[i];
+        r.type = FL ? TALLY_F64 : SG ? TALLY_I64 : TALLY_U64;
+        r.status = TALLY_OK;
+        r.value.u64 = 0;
+        r.index = 0;
+        simple_result<T, M, OMIT>(r.op, p, s, xr, r);
+        p.out[i] = r;
+    }
 }
 
 /* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum fits 64
@@ -951,7 +996,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             if (tid == 0) {
                 double xr = 0.0;
                 if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
-                finalize_copy(p, s, xr);
+                write_results(p, s, xr);
                 if (round == 1) *p.counter = 0;
             }
             return true;
