@@ -413,14 +413,14 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&prop, 0));
     const int kw = knob_value("scan_wide"), kwv = knob_value("reduce_waves"), kmb = knob_value("reduce_minb"),
               ksh = knob_value("scan_shift"), kpdl = knob_value("pdl"), kring = knob_value("reduce_ring"),
-              kringmin = knob_value("reduce_ring_min");
+              kringmin = knob_value("reduce_ring_min"), kpk = knob_value("reduce_packed");
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d (6: auto) "
              "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto) pdl=%d reduce_ring=%d "
-             "reduce_ring_min=%d (rows with a knob in the note are variants)\n\n"
+             "reduce_ring_min=%d reduce_packed=%d (rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
-             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin);
+             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin, kpk);
     fputs(head, stdout);
     g_table = head;
 
@@ -489,7 +489,15 @@ int main(int argc, char **argv)
                     with_knob("pdl", 0, [&] {
                         bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "graph pdl=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
                     });
+                    if (l >= 16) /* partials and a ticket instead of the one-atomic combine */
+                        with_knob("reduce_packed", 0, [&] {
+                            bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "graph packed=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                        });
                 });
+                if (l >= 16 && l <= 22)
+                    with_knob("reduce_packed", 0, [&] {
+                        bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "packed=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                    });
             }
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);

@@ -1,6 +1,7 @@
 /* probe_kernel: tally's own reduce kernel (reduce_kernel.cuh, i32 sum) launched as the library
  * launches it (PDL, the library's grid), 1000 launches captured in a CUDA graph, rotating over
  * 64 inputs (L2-resident at these sizes, as in bench_cuda): GPU µs per launch, median of 5.
+ * Both ways of combining the blocks: partials and a ticket, and the one-atomic packed sum.
  * Built against a modified copy of reduce_kernel.cuh (-I before -Isrc) it measures what a part
  * of the kernel costs (the ablations of the 2026-11-29 notes).
  *   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false [-I/tmp/ablation] -Iinclude -Isrc \
@@ -27,13 +28,17 @@ int main()
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     void *partials;
     unsigned *counter;
+    unsigned long long *acc;
     tally_result *out;
     CK(cudaMalloc(&partials, (size_t)TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES));
     CK(cudaMalloc(&counter, 4));
     CK(cudaMemset(counter, 0, 4));
+    CK(cudaMalloc(&acc, 8));
+    CK(cudaMemset(acc, 0, 8));
     CK(cudaMalloc(&out, sizeof(tally_result) * 4));
     auto kern = tcu::reduce_kernel<int, TCU_MASK_SUM, false, false>;
-    for (int lg : {10, 12, 14, 16, 18, 20}) {
+    for (int packed : {0, 1})
+    for (int lg : {10, 12, 14, 16, 18, 20, 22}) {
         const unsigned long long n = 1ull << lg;
         int *in;
         CK(cudaMalloc(&in, n * 4 * rot));
@@ -46,6 +51,7 @@ int main()
         p.body_vec = n / 4;
         p.partials = partials;
         p.counter = counter;
+        p.acc = acc;
         p.out = out;
         p.nops = 1;
         p.ops[0] = TALLY_SUM;
@@ -55,6 +61,7 @@ int main()
         unsigned long long nb = (p.body_vec + 2047) / 2048;
         unsigned long long minb = nb <= 2 ? 2 : nb >= 512 ? 4 : 1;
         unsigned grid = (unsigned)((nb + minb - 1) / minb);
+        p.packed = packed && grid > 1 && grid <= tcu::kPackedMaxGrid; /* the launcher's rule for i32 */
         auto launch = [&](int r) {
             tcu_reduce_params q = p;
             q.data = in + n * (size_t)(r % rot);
@@ -88,7 +95,7 @@ int main()
             t.push_back(ms * 1000.0 / reps);
         }
         std::sort(t.begin(), t.end());
-        printf("i32 sum 2^%-2d grid %4u: %6.2f us per launch  (result %s)\n", lg, grid, t[2],
+        printf("i32 sum 2^%-2d grid %4u packed %d: %6.2f us per launch  (result %s)\n", lg, grid, p.packed, t[2],
                res.value.i64 == want ? "right" : "WRONG");
         cudaGraphExecDestroy(ge);
         cudaGraphDestroy(g);

@@ -26,7 +26,7 @@ struct State {
     cudaStream_t stream;
     void *partials;            /* TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES */
     long long *xpartials;      /* TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS */
-    unsigned int *counter;     /* reduce ticket */
+    unsigned int *counter;     /* reduce ticket; 8 bytes in, the packed integer sum */
     tcu_aux *aux;
     tally_result *h_results;   /* mapped pinned host memory: TCU_MAX_OPS results */
     unsigned int *scan_sync;   /* [2]: the scan epoch */
@@ -139,8 +139,9 @@ tally_status cuda_init(tally_context *ctx, const tally_options *opts, void **out
     TCU_INIT(cudaMalloc(&s->partials, (size_t)TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES));
     TCU_INIT(cudaMalloc((void **)&s->xpartials,
                         (size_t)TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS * sizeof(long long)));
-    TCU_INIT(cudaMalloc((void **)&s->counter, sizeof(unsigned int)));
-    TCU_INIT(cudaMemset(s->counter, 0, sizeof(unsigned int)));
+    /* the ticket (4 bytes) and, 8 bytes in, the packed integer sum */
+    TCU_INIT(cudaMalloc((void **)&s->counter, 16));
+    TCU_INIT(cudaMemset(s->counter, 0, 16));
     TCU_INIT(cudaMalloc((void **)&s->aux, sizeof(tcu_aux)));
     TCU_INIT(cudaHostAlloc((void **)&s->h_results, TCU_MAX_OPS * sizeof(tally_result),
                            cudaHostAllocMapped));
@@ -269,6 +270,7 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     p.partials = s->partials;
     p.xpartials = s->xpartials;
     p.counter = s->counter;
+    p.acc = (unsigned long long *)((char *)s->counter + 8);
     p.out = out;
     p.nops = (int)nops;
     p.omit_nan = opts && opts->omit_nan ? 1 : 0;

@@ -53,6 +53,7 @@ typedef struct tcu_reduce_params {
     void *partials;          /* grid * TCU_PARTIAL_BYTES */
     long long *xpartials;    /* grid * TALLY_EXACT_CHUNKS */
     unsigned int *counter;   /* zero between launches; the last block resets it */
+    unsigned long long *acc; /* zero between launches: the packed integer sum (see packed) */
     tally_result *out;       /* results[i] for ops[i] (device or mapped host memory) */
     tcu_aux *aux;
     int32_t nops;
@@ -61,6 +62,8 @@ typedef struct tcu_reduce_params {
     int32_t pass2;           /* 1: the variance pass (writes only the TALLY_VAR results) */
     int32_t pdl;             /* launch with programmatic dependent launch (sm_90+) */
     int32_t ring_stages;     /* set by the launcher: stages of the shared-memory ring (0: none) */
+    int32_t packed;          /* set by the launcher: blocks add sum and ticket in one atomic
+                                (reduce_kernel.cuh, kPackedBias) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 
@@ -118,7 +121,9 @@ enum {
                                   three blocks per SM (2 stages) */
     TCU_KNOB_RED_RING_MIN = 8, /* TALLY_CUDA_REDUCE_RING_MIN: batches (32 KB) from which the ring
                                   is used */
-    TCU_KNOB_COUNT = 9
+    TCU_KNOB_RED_PACKED = 9,   /* TALLY_CUDA_REDUCE_PACKED: 1 lets the small integer sums
+                                  combine through one atomic (0: partials and a ticket) */
+    TCU_KNOB_COUNT = 10
 };
 #define TCU_MAX_STATUS_SHIFT 6
 int tcu_knob(int k);

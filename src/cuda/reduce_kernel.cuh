@@ -34,6 +34,22 @@ template <typename T> struct SumType {
 };
 
 constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
+
+/* The small integer sums' combine in one atomic (p.packed): every block adds 2^kPackedBits +
+ * (its sum + kPackedBias) to one 64-bit word, whose low kPackedBits bits gather the biased sums
+ * and whose bits above count the blocks. The block whose add finds grid - 1 blocks counted has
+ * the total at once: no partials written, no release fence, no reads, one relaxed atomic (the
+ * partials and the acq_rel ticket cost ~1 us per launch, probe_kernel.cu). The launcher allows
+ * it when every block's sum is below kPackedBias in magnitude (the biased sums are then positive
+ * and below 2^49) and there are at most kPackedMaxGrid blocks (their sum stays below 2^56, and
+ * the count a block sees before its own add below 2^7). */
+constexpr int kPackedBits = 57;
+constexpr long long kPackedBias = 1ll << 48;
+constexpr unsigned kPackedMaxGrid = 128;
+template <typename T, unsigned M> __host__ __device__ constexpr bool packable()
+{
+    return M == TCU_MASK_SUM && !Traits<T>::is_float && sizeof(T) <= 4;
+}
 constexpr int kMaxRingStages = 8;               /* the ring's stages (32 KB each), at most */
 
 template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
@@ -992,6 +1008,23 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             s = t; /* lane 0: the block's state (round 1: the grid's) */
         }
         if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+        if constexpr (packable<T, M>()) {
+            if (p.packed && grid > 1) { /* round 0 only: no block waits for the others */
+                if (tid == 0) {
+                    constexpr unsigned long long low = (1ull << kPackedBits) - 1;
+                    const unsigned long long v =
+                        (unsigned long long)((long long)s.isum + kPackedBias) + (1ull << kPackedBits);
+                    unsigned long long old;
+                    asm volatile("atom.add.relaxed.gpu.u64 %0, [%1], %2;" : "=l"(old) : "l"(p.acc), "l"(v) : "memory");
+                    if ((old >> kPackedBits) == grid - 1) {
+                        s.isum = (long long)((old & low) + (v & low)) - (long long)grid * kPackedBias;
+                        *p.acc = 0;
+                        write_results(p, s, 0.0);
+                    }
+                }
+                return true;
+            }
+        }
         if (round == 1 || grid == 1) {
             if (tid == 0) {
                 double xr = 0.0;
@@ -1142,7 +1175,16 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     unsigned long long want = (nb + minb - 1) / minb;
     if (want < 1) want = 1;
     unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
-    return launch_kernel(reduce_kernel<T, M, OMIT, false>, grid, 0, stream, pdl, *p);
+    tcu_reduce_params q = *p;
+    q.packed = 0;
+    if constexpr (packable<T, M>()) {
+        /* a block sums at most ceil(nb / grid) batches and the head or tail (< 32 elements),
+         * each element below 2^(8 sizeof(T)) in magnitude */
+        const unsigned long long most = ((nb + grid - 1) / grid) * per_block * Traits<T>::vec + 32;
+        q.packed = tcu_knob(TCU_KNOB_RED_PACKED) && grid > 1 && grid <= kPackedMaxGrid &&
+                   most <= ((unsigned long long)kPackedBias >> (8 * sizeof(T)));
+    }
+    return launch_kernel(reduce_kernel<T, M, OMIT, false>, grid, 0, stream, pdl, q);
 }
 
 template <typename T, bool OMIT>

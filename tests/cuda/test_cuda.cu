@@ -435,7 +435,9 @@ static void test_knob_variants(bool quick)
         /* the shared-memory ring from the first batch on, both shapes; launches without PDL */
         {"reduce_ring", 1, "reduce_ring_min", 1}, {"reduce_ring", 2, "reduce_ring_min", 1},
         {"reduce_ring", 3, "reduce_ring_min", 2}, {"reduce_ring", 4, "reduce_ring_min", 1},
-        {"reduce_ring", 0, "pdl", 0}};
+        {"reduce_ring", 0, "pdl", 0},
+        /* the small integer sums through partials and the ticket instead of one atomic */
+        {"reduce_packed", 0, "reduce_minb", 0}};
     const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
     const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
     for (auto &k : rk) {
@@ -463,6 +465,49 @@ static void test_knob_variants(bool quick)
         }
         tally_cuda_bench_set_knob(k.k1, o1);
         tally_cuda_bench_set_knob(k.k2, o2);
+    }
+}
+
+/* Integer sums of extreme values where the blocks' sums come closest to the one-atomic
+ * combine's bound (reduce_kernel.cuh: kPackedBias; for i32 at most 128 blocks of 7 batches of
+ * 8192) and just past it, with that combine allowed and not: bit for bit against the CPU. */
+static void test_sum_extremes()
+{
+    const tally_type types[] = {TALLY_I8, TALLY_U8, TALLY_I16, TALLY_U16, TALLY_I32, TALLY_U32};
+    const tally_op ops[] = {TALLY_SUM, TALLY_MEAN};
+    std::vector<unsigned char> h;
+    for (int packed = 1; packed >= 0; packed--) {
+        for (int minb : {0, 7, 8}) { /* batches per block: the launcher's choice, 7, 8 */
+            int o1 = tally_cuda_bench_set_knob("reduce_packed", packed);
+            int o2 = tally_cuda_bench_set_knob("reduce_minb", minb);
+            CHECK(o1 >= 0 && o2 >= 0, "knobs reduce_packed, reduce_minb");
+            std::vector<uint64_t> sizes = {2, 8193, 65536 * 7 + 3, (1u << 22) - 5, 1u << 22};
+            if (minb) sizes = {8192ull * minb * 127, 8192ull * minb * 128, 8192ull * minb * 128 + 1};
+            for (tally_type t : types) {
+                size_t es = tally_type_size(t);
+                bool sg = t == TALLY_I8 || t == TALLY_I16 || t == TALLY_I32;
+                for (uint64_t n : sizes) {
+                    for (int pattern = 0; pattern < 2; pattern++) {
+                        /* 0: every element the type's extreme (signed: its minimum, unsigned:
+                         * its maximum); 1: runs of 5000 at either end */
+                        h.assign(n * es + 64, 0);
+                        for (uint64_t i = 0; i < n; i++) {
+                            bool hi = pattern == 0 ? !sg : ((i / 5000) & 1) != 0;
+                            unsigned char *q = h.data() + i * es;
+                            memset(q, hi ? 0xff : 0x00, es);
+                            if (sg) q[es - 1] = hi ? 0x7f : 0x80; /* max 0x7f..ff, min 0x80..00 */
+                        }
+                        const unsigned char *d = dev_copy(h, n * es, 0);
+                        char what[64];
+                        snprintf(what, sizeof what, "extremes %d packed=%d minb=%d", pattern, packed, minb);
+                        compare_reduce(t, h.data(), d, n, ops, 2, 0, 0, what);
+                        compare_reduce(t, h.data(), d, n, ops, 1, 0, 0, what);
+                    }
+                }
+            }
+            tally_cuda_bench_set_knob("reduce_packed", o1);
+            tally_cuda_bench_set_knob("reduce_minb", o2);
+        }
     }
 }
 
@@ -741,6 +786,7 @@ int main(int argc, char **argv)
     test_host_pointers();
     test_primitives();
     test_async_graph_streams();
+    test_sum_extremes();
     test_knob_variants(quick);
     printf("+ knob variants: %d passed, %d failed\n", g_pass, g_fail);
     if (!quick) test_scan_determinism();
