@@ -413,14 +413,15 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&prop, 0));
     const int kw = knob_value("scan_wide"), kwv = knob_value("reduce_waves"), kmb = knob_value("reduce_minb"),
               ksh = knob_value("scan_shift"), kpdl = knob_value("pdl"), kring = knob_value("reduce_ring"),
-              kringmin = knob_value("reduce_ring_min"), kpk = knob_value("reduce_packed");
+              kringmin = knob_value("reduce_ring_min"), kpk = knob_value("reduce_packed"),
+              kext = knob_value("reduce_extreme");
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d (6: auto) "
              "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto) pdl=%d reduce_ring=%d "
-             "reduce_ring_min=%d reduce_packed=%d (rows with a knob in the note are variants)\n\n"
+             "reduce_ring_min=%d reduce_packed=%d reduce_extreme=%d (rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
-             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin, kpk);
+             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin, kpk, kext);
     fputs(head, stdout);
     g_table = head;
 
@@ -489,10 +490,14 @@ int main(int argc, char **argv)
                     with_knob("pdl", 0, [&] {
                         bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "graph pdl=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
                     });
-                    if (l >= 16) /* partials and a ticket instead of the one-atomic combine */
+                    if (l >= 16) { /* partials and a ticket instead of the one-word combines */
                         with_knob("reduce_packed", 0, [&] {
                             bench_reduce<int32_t>(R_SUM, "reduce_sum", in, n, kind, "graph packed=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
                         });
+                        with_knob("reduce_extreme", 0, [&] {
+                            bench_reduce<int32_t>(R_MAX, "reduce_max", in, n, kind, "graph extreme=0", dres, cub_tmp, cub_tmp_bytes, (int32_t *)dout, didx);
+                        });
+                    }
                 });
                 if (l >= 16 && l <= 22)
                     with_knob("reduce_packed", 0, [&] {

@@ -99,7 +99,8 @@ rc=0
 reserve=0
 want lab && reserve=$((reserve + 150))
 want bench && reserve=$((reserve + 100))
-c_cap=$(cap 160 $reserve)
+# (at most CHECK_CAP seconds, default 160: racecheck on the quick matrix needs about that much)
+c_cap=$(cap "${CHECK_CAP:-160}" $reserve)
 pids=()
 if want test; then
   big="--big"; [ -n "$quick" ] && big=""   # the > 2^31-element cases, once

@@ -57,11 +57,15 @@ int main()
         p.ops[0] = TALLY_SUM;
         p.pdl = 1;
         /* the library's grid (launch_reduce_t): batches of 256 x 8 vectors; <= 2 batches: one
-         * block; from 512 batches: 4 per block; else one per block (fewer than resident) */
+         * block; from 512 batches: 2 per block; else one per block (fewer than resident) */
         unsigned long long nb = (p.body_vec + 2047) / 2048;
-        unsigned long long minb = nb <= 2 ? 2 : nb >= 512 ? 4 : 1;
+        unsigned long long minb = (nb <= 2 || nb >= 512) ? 2 : 1;
         unsigned grid = (unsigned)((nb + minb - 1) / minb);
-        p.packed = packed && grid > 1 && grid <= tcu::kPackedMaxGrid; /* the launcher's rule for i32 */
+        /* the launcher's rule (set_combine): the sum field's bits for this grid; these inputs'
+         * block sums are far below its bound */
+        int cbits = 1;
+        while ((1ull << cbits) < grid) cbits++;
+        p.packed = packed && grid > 1 ? 64 - cbits : 0;
         auto launch = [&](int r) {
             tcu_reduce_params q = p;
             q.data = in + n * (size_t)(r % rot);

@@ -26,7 +26,7 @@ struct State {
     cudaStream_t stream;
     void *partials;            /* TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES */
     long long *xpartials;      /* TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS */
-    unsigned int *counter;     /* reduce ticket; 8 bytes in, the packed integer sum */
+    unsigned int *counter;     /* reduce ticket; then the packed integer sum, the max and min words */
     tcu_aux *aux;
     tally_result *h_results;   /* mapped pinned host memory: TCU_MAX_OPS results */
     unsigned int *scan_sync;   /* [2]: the scan epoch */
@@ -139,9 +139,11 @@ tally_status cuda_init(tally_context *ctx, const tally_options *opts, void **out
     TCU_INIT(cudaMalloc(&s->partials, (size_t)TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES));
     TCU_INIT(cudaMalloc((void **)&s->xpartials,
                         (size_t)TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS * sizeof(long long)));
-    /* the ticket (4 bytes) and, 8 bytes in, the packed integer sum */
-    TCU_INIT(cudaMalloc((void **)&s->counter, 16));
-    TCU_INIT(cudaMemset(s->counter, 0, 16));
+    /* the ticket (4 bytes); 8 bytes in, the packed integer sum (0); at 16 the max word (0), at
+     * 24 the min word (~0): each is reset so by the launch that uses it */
+    TCU_INIT(cudaMalloc((void **)&s->counter, 32));
+    TCU_INIT(cudaMemset(s->counter, 0, 24));
+    TCU_INIT(cudaMemset((char *)s->counter + 24, 0xff, 8));
     TCU_INIT(cudaMalloc((void **)&s->aux, sizeof(tcu_aux)));
     TCU_INIT(cudaHostAlloc((void **)&s->h_results, TCU_MAX_OPS * sizeof(tally_result),
                            cudaHostAllocMapped));
@@ -271,6 +273,8 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     p.xpartials = s->xpartials;
     p.counter = s->counter;
     p.acc = (unsigned long long *)((char *)s->counter + 8);
+    p.kmax_word = (unsigned long long *)((char *)s->counter + 16);
+    p.kmin_word = (unsigned long long *)((char *)s->counter + 24);
     p.out = out;
     p.nops = (int)nops;
     p.omit_nan = opts && opts->omit_nan ? 1 : 0;

@@ -54,6 +54,8 @@ typedef struct tcu_reduce_params {
     long long *xpartials;    /* grid * TALLY_EXACT_CHUNKS */
     unsigned int *counter;   /* zero between launches; the last block resets it */
     unsigned long long *acc; /* zero between launches: the packed integer sum (see packed) */
+    unsigned long long *kmax_word; /* 0 between launches: the max key (see extreme) */
+    unsigned long long *kmin_word; /* ~0 between launches: the min key (see extreme) */
     tally_result *out;       /* results[i] for ops[i] (device or mapped host memory) */
     tcu_aux *aux;
     int32_t nops;
@@ -62,8 +64,10 @@ typedef struct tcu_reduce_params {
     int32_t pass2;           /* 1: the variance pass (writes only the TALLY_VAR results) */
     int32_t pdl;             /* launch with programmatic dependent launch (sm_90+) */
     int32_t ring_stages;     /* set by the launcher: stages of the shared-memory ring (0: none) */
-    int32_t packed;          /* set by the launcher: blocks add sum and ticket in one atomic
-                                (reduce_kernel.cuh, kPackedBias) */
+    int32_t packed;          /* set by the launcher: 0, or the bits of the sum field when blocks
+                                add sum and count in one atomic (reduce_kernel.cuh, packable) */
+    int32_t extreme;         /* set by the launcher: 1 when blocks fold a min or max into one word
+                                (reduce_kernel.cuh, extreme_only) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 
@@ -123,7 +127,9 @@ enum {
                                   is used */
     TCU_KNOB_RED_PACKED = 9,   /* TALLY_CUDA_REDUCE_PACKED: 1 lets the small integer sums
                                   combine through one atomic (0: partials and a ticket) */
-    TCU_KNOB_COUNT = 10
+    TCU_KNOB_RED_EXTREME = 10, /* TALLY_CUDA_REDUCE_EXTREME: 1 lets a min or max alone combine
+                                  through one word and the ticket (0: partials) */
+    TCU_KNOB_COUNT = 11
 };
 #define TCU_MAX_STATUS_SHIFT 6
 int tcu_knob(int k);

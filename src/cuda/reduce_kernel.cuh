@@ -13,9 +13,10 @@
  * sums by plain adds where those are exact). Block: warp states through shared memory. Device:
  * every block writes its partial and takes an atomic ticket (release/acquire); the last block
  * to finish combines the partials with the same merge code, writes the results and resets the
- * ticket: one launch, no host synchronisation, capturable in a CUDA graph. Launched with
- * programmatic dependent launch (cuda_common.cuh), so the launch overlaps the end of the kernel
- * before it. */
+ * ticket: one launch, no host synchronisation, capturable in a CUDA graph. Small integer sums
+ * and a min or max alone skip the partials: the blocks fold into one word by atomics (packable,
+ * extreme_only). Launched with programmatic dependent launch (cuda_common.cuh), so the launch
+ * overlaps the end of the kernel before it. */
 #ifndef TALLY_CUDA_REDUCE_KERNEL_CUH
 #define TALLY_CUDA_REDUCE_KERNEL_CUH
 
@@ -35,20 +36,26 @@ template <typename T> struct SumType {
 
 constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
 
-/* The small integer sums' combine in one atomic (p.packed): every block adds 2^kPackedBits +
- * (its sum + kPackedBias) to one 64-bit word, whose low kPackedBits bits gather the biased sums
- * and whose bits above count the blocks. The block whose add finds grid - 1 blocks counted has
- * the total at once: no partials written, no release fence, no reads, one relaxed atomic (the
- * partials and the acq_rel ticket cost ~1 us per launch, probe_kernel.cu). The launcher allows
- * it when every block's sum is below kPackedBias in magnitude (the biased sums are then positive
- * and below 2^49) and there are at most kPackedMaxGrid blocks (their sum stays below 2^56, and
- * the count a block sees before its own add below 2^7). */
-constexpr int kPackedBits = 57;
-constexpr long long kPackedBias = 1ll << 48;
-constexpr unsigned kPackedMaxGrid = 128;
+/* The small integer sums' combine in one atomic (p.packed = B, the bits of the sum field):
+ * every block adds 2^B + (its sum + 2^(2B - 65)) to one 64-bit word, whose low B bits gather
+ * the biased sums and whose 64 - B bits above count the blocks. The block whose add finds
+ * grid - 1 blocks counted has the total at once: no partials written, no release fence, no
+ * reads, one relaxed atomic (the partials and the acq_rel ticket cost ~1 us per launch,
+ * probe_kernel.cu). With C = 64 - B count bits (grid <= 2^C, so the count grid - 1 fits) and
+ * every block's sum below the bias 2^(63 - 2C) in magnitude (the launcher's bound, see
+ * set_combine), each biased sum is positive and below 2^(64 - 2C), and grid of them below
+ * 2^(64 - C) = 2^B: the sum field never carries into the count. */
 template <typename T, unsigned M> __host__ __device__ constexpr bool packable()
 {
     return M == TCU_MASK_SUM && !Traits<T>::is_float && sizeof(T) <= 4;
+}
+/* The min or max alone combines through one word too (p.extreme): each block folds its key
+ * into the word by an atomic min or max (relaxed, ordered by the ticket's release after it); the
+ * last block takes the word, resetting it to the identity, instead of reading partials and
+ * merging them once more. */
+template <typename T, unsigned M> __host__ __device__ constexpr bool extreme_only()
+{
+    return M == TCU_MASK_MAX || M == TCU_MASK_MIN;
 }
 constexpr int kMaxRingStages = 8;               /* the ring's stages (32 KB each), at most */
 
@@ -1011,14 +1018,40 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
         if constexpr (packable<T, M>()) {
             if (p.packed && grid > 1) { /* round 0 only: no block waits for the others */
                 if (tid == 0) {
-                    constexpr unsigned long long low = (1ull << kPackedBits) - 1;
-                    const unsigned long long v =
-                        (unsigned long long)((long long)s.isum + kPackedBias) + (1ull << kPackedBits);
+                    const int bits = p.packed;
+                    const unsigned long long low = (1ull << bits) - 1;
+                    const long long bias = 1ll << (2 * bits - 65);
+                    const unsigned long long v = (unsigned long long)((long long)s.isum + bias) + (1ull << bits);
                     unsigned long long old;
                     asm volatile("atom.add.relaxed.gpu.u64 %0, [%1], %2;" : "=l"(old) : "l"(p.acc), "l"(v) : "memory");
-                    if ((old >> kPackedBits) == grid - 1) {
-                        s.isum = (long long)((old & low) + (v & low)) - (long long)grid * kPackedBias;
+                    if ((old >> bits) == grid - 1) {
+                        s.isum = (long long)((old & low) + (v & low)) - (long long)grid * bias;
                         *p.acc = 0;
+                        write_results(p, s, 0.0);
+                    }
+                }
+                return true;
+            }
+        }
+        if constexpr (extreme_only<T, M>()) {
+            if (p.extreme && grid > 1) { /* round 0 only */
+                if (tid == 0) {
+                    constexpr bool MX = M == TCU_MASK_MAX;
+                    unsigned long long *word = MX ? p.kmax_word : p.kmin_word;
+                    const unsigned long long key = (unsigned long long)(MX ? s.kmax : s.kmin);
+                    if (MX) asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" :: "l"(word), "l"(key) : "memory");
+                    else asm volatile("red.relaxed.gpu.global.min.u64 [%0], %1;" :: "l"(word), "l"(key) : "memory");
+                    /* the release orders this block's fold before its count; the last block's
+                     * acquire then sees every block's fold */
+                    unsigned int t;
+                    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");
+                    if (t == grid - 1) {
+                        const unsigned long long ident = MX ? 0ull : ~0ull;
+                        unsigned long long w;
+                        asm volatile("atom.exch.relaxed.gpu.b64 %0, [%1], %2;" : "=l"(w) : "l"(word), "l"(ident) : "memory");
+                        if (MX) s.kmax = (typename Traits<T>::Key)w;
+                        else s.kmin = (typename Traits<T>::Key)w;
+                        *p.counter = 0;
                         write_results(p, s, 0.0);
                     }
                 }
@@ -1113,6 +1146,32 @@ static inline bool ring_shape(int ring, bool exact, int *per_sm, int *stages)
     return true;
 }
 
+/* The one-word combines the launch may use (p.packed, p.extreme; see packable, extreme_only).
+ * packed: the bits B of the sum field, with C = 64 - B the fewest count bits for grid - 1, when
+ * every block's sum is below the bias 2^(63 - 2C): a block sums at most ceil(nb / grid) batches
+ * plus the head or tail (< 32 elements), each at most 2^(8 sizeof(T) - 1) (signed) or below
+ * 2^(8 sizeof(T)) (unsigned) in magnitude. */
+template <typename T, unsigned M>
+static void set_combine(tcu_reduce_params *q, unsigned long long nb, unsigned grid, unsigned long long per_block)
+{
+    q->packed = 0;
+    q->extreme = 0;
+    if (grid < 2) return;
+    if constexpr (packable<T, M>()) {
+        if (tcu_knob(TCU_KNOB_RED_PACKED)) {
+            int cbits = 1;
+            while ((1ull << cbits) < grid) cbits++;
+            const int bias_log2 = 63 - 2 * cbits;
+            const unsigned long long most = ((nb + grid - 1) / grid) * per_block * Traits<T>::vec + 32;
+            const int elem_log2 = 8 * (int)sizeof(T) - (Traits<T>::is_signed ? 1 : 0);
+            /* most * 2^elem_log2 <= 2^bias_log2 (unsigned elements stay below 2^elem_log2) */
+            if (bias_log2 > elem_log2 && most <= (1ull << (bias_log2 - elem_log2)) - (Traits<T>::is_signed ? 1 : 0))
+                q->packed = 64 - cbits;
+        }
+    }
+    if constexpr (extreme_only<T, M>()) q->extreme = tcu_knob(TCU_KNOB_RED_EXTREME);
+}
+
 /* Blocks for n elements: enough to fill the GPU (resident blocks), fewer for small inputs. */
 template <typename T, unsigned M, bool OMIT>
 cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream_t stream)
@@ -1150,6 +1209,7 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
         unsigned grid = (unsigned)(nb < want ? nb : want);
         tcu_reduce_params q = *p;
         q.ring_stages = stages;
+        set_combine<T, M>(&q, nb, grid, per_block);
         return launch_kernel(reduce_kernel<T, M, OMIT, true>, grid, stage_bytes * (size_t)stages, stream,
                              pdl, q);
     }
@@ -1168,22 +1228,16 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     if (minb == 0) {
         /* Measured on the H200 (2026-11-29): up to 2 batches, one block doing them in turn beats
          * two blocks and the partials' round trip (i32 2^14: 3.9 vs 5.8 us; exact f32 sum 7.3 vs
-         * 16.3 us); from 512 batches (16 MB) on, 4 batches per block beat one (2^22: 11.9 vs
-         * 16.7 us; exact f32 18.8 vs 28.7 us); in between, one batch per block was best. */
-        minb = nb <= 2 ? 2 : nb >= 512 ? 4 : 1;
+         * 16.3 us); in between, one batch per block was best; from 512 batches (16 MB) on, 2
+         * per block (CUDA graphs, 2^22: i32 sum 5.92 us against 6.45 with 4 and 6.08 with 1, i32
+         * max 6.57 / 6.86 / 6.63, exact f32 sum 9.31 / 9.60 / 10.30). */
+        minb = (nb <= 2 || nb >= 512) ? 2 : 1;
     }
     unsigned long long want = (nb + minb - 1) / minb;
     if (want < 1) want = 1;
     unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
     tcu_reduce_params q = *p;
-    q.packed = 0;
-    if constexpr (packable<T, M>()) {
-        /* a block sums at most ceil(nb / grid) batches and the head or tail (< 32 elements),
-         * each element below 2^(8 sizeof(T)) in magnitude */
-        const unsigned long long most = ((nb + grid - 1) / grid) * per_block * Traits<T>::vec + 32;
-        q.packed = tcu_knob(TCU_KNOB_RED_PACKED) && grid > 1 && grid <= kPackedMaxGrid &&
-                   most <= ((unsigned long long)kPackedBias >> (8 * sizeof(T)));
-    }
+    set_combine<T, M>(&q, nb, grid, per_block);
     return launch_kernel(reduce_kernel<T, M, OMIT, false>, grid, 0, stream, pdl, q);
 }
 

@@ -61,6 +61,10 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #ifndef TCU_RED_PACKED_DEFAULT
 #define TCU_RED_PACKED_DEFAULT 1
 #endif
+/* The min or max alone folded into one word by atomics (reduce_kernel.cuh). */
+#ifndef TCU_RED_EXTREME_DEFAULT
+#define TCU_RED_EXTREME_DEFAULT 1
+#endif
 
 /* Every knob: its environment variable, its name for tally_cuda_bench_set_knob, its default
  * and its range (values outside are clamped), in the order of the TCU_KNOB_* enum. */
@@ -78,6 +82,7 @@ static const struct knob_def {
     {"TALLY_CUDA_REDUCE_RING", "reduce_ring", TCU_RED_RING_DEFAULT, 0, 4},
     {"TALLY_CUDA_REDUCE_RING_MIN", "reduce_ring_min", TCU_RED_RING_MIN_DEFAULT, 1, 1 << 30},
     {"TALLY_CUDA_REDUCE_PACKED", "reduce_packed", TCU_RED_PACKED_DEFAULT, 0, 1},
+    {"TALLY_CUDA_REDUCE_EXTREME", "reduce_extreme", TCU_RED_EXTREME_DEFAULT, 0, 1},
 };
 
 static int g_knobs[TCU_KNOB_COUNT];

@@ -436,8 +436,10 @@ static void test_knob_variants(bool quick)
         {"reduce_ring", 1, "reduce_ring_min", 1}, {"reduce_ring", 2, "reduce_ring_min", 1},
         {"reduce_ring", 3, "reduce_ring_min", 2}, {"reduce_ring", 4, "reduce_ring_min", 1},
         {"reduce_ring", 0, "pdl", 0},
-        /* the small integer sums through partials and the ticket instead of one atomic */
-        {"reduce_packed", 0, "reduce_minb", 0}};
+        /* the small integer sums through partials and the ticket instead of one atomic; the
+         * min or max alone through partials instead of one word, and with more blocks */
+        {"reduce_packed", 0, "reduce_minb", 0}, {"reduce_extreme", 0, "reduce_minb", 0},
+        {"reduce_extreme", 1, "reduce_minb", 1}};
     const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
     const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
     for (auto &k : rk) {
@@ -456,6 +458,8 @@ static void test_knob_variants(bool quick)
                 compare_reduce(t, h.data(), d, n, rops, 4, 0, 0, what);
                 compare_reduce(t, h.data(), d, n, rops, 1, 0, 0, what); /* the sum's own kernel */
                 compare_reduce(t, h.data(), d, n, rops, 3, 0, 0, what); /* sum, min, max */
+                compare_reduce(t, h.data(), d, n, rops + 1, 1, 0, 0, what); /* min alone */
+                compare_reduce(t, h.data(), d, n, rops + 2, 1, 0, 0, what); /* max alone */
                 if (is_float(t)) { /* the exact sum's element-by-element batches */
                     fill(h, t, n, D_WIDE);
                     d = dev_copy(h, n * es, es);
@@ -469,25 +473,36 @@ static void test_knob_variants(bool quick)
 }
 
 /* Integer sums of extreme values where the blocks' sums come closest to the one-atomic
- * combine's bound (reduce_kernel.cuh: kPackedBias; for i32 at most 128 blocks of 7 batches of
- * 8192) and just past it, with that combine allowed and not: bit for bit against the CPU. */
+ * combine's bound (reduce_kernel.cuh, set_combine: with C count bits for the grid, each block's
+ * sum below 2^(63 - 2C)) and just past it, with that combine allowed and not: bit for bit
+ * against the CPU. Shapes forced through the knobs (batches per block, no ring): for i32,
+ * 31 batches of 8192 per block at 128 blocks (C = 7) is inside the bound and 32 past it; 7 and
+ * 8 at 256 blocks (C = 8); 1 and 2 at 512 blocks (C = 9; u32 is past it already at 1). */
 static void test_sum_extremes(bool quick)
 {
     const tally_type types[] = {TALLY_I8, TALLY_U8, TALLY_I16, TALLY_U16, TALLY_I32, TALLY_U32};
     const tally_op ops[] = {TALLY_SUM, TALLY_MEAN};
+    struct Shape { int minb, grid; };
+    const Shape shapes[] = {{0, 0}, {1, 512}, {2, 512}, {7, 256}, {8, 256}, {31, 128}, {32, 128}};
     std::vector<unsigned char> h;
     for (int packed = 1; packed >= 0; packed--) {
-        for (int minb : {0, 7, 8}) { /* batches per block: the launcher's choice, 7, 8 */
-            if (quick && minb) continue; /* quick (the sanitizers' run): smaller sizes only */
+        for (const Shape &sh : shapes) {
+            if (quick && sh.minb) continue; /* quick (the sanitizers' run): smaller sizes only */
+            if (sh.minb > 2 && !packed) continue; /* the partials' path needs no bound */
             int o1 = tally_cuda_bench_set_knob("reduce_packed", packed);
-            int o2 = tally_cuda_bench_set_knob("reduce_minb", minb);
-            CHECK(o1 >= 0 && o2 >= 0, "knobs reduce_packed, reduce_minb");
+            int o2 = tally_cuda_bench_set_knob("reduce_minb", sh.minb);
+            int o3 = tally_cuda_bench_set_knob("reduce_ring", sh.minb ? 0 : 1);
+            CHECK(o1 >= 0 && o2 >= 0 && o3 >= 0, "knobs reduce_packed, reduce_minb, reduce_ring");
             std::vector<uint64_t> sizes = {2, 8193, 65536 * 7 + 3, (1u << 22) - 5, 1u << 22};
             if (quick) sizes = {8193, 65536 * 7 + 3};
-            if (minb) sizes = {8192ull * minb * 127, 8192ull * minb * 128, 8192ull * minb * 128 + 1};
             for (tally_type t : types) {
                 size_t es = tally_type_size(t);
                 bool sg = t == TALLY_I8 || t == TALLY_I16 || t == TALLY_I32;
+                if (sh.minb) { /* whole batches (32 KB) for the grid; then the last one short */
+                    if (es != 4) continue;
+                    uint64_t n = (32768 / es) * (uint64_t)sh.minb * (uint64_t)sh.grid;
+                    sizes = {n, n - 5};
+                }
                 for (uint64_t n : sizes) {
                     for (int pattern = 0; pattern < 2; pattern++) {
                         /* 0: every element the type's extreme (signed: its minimum, unsigned:
@@ -500,8 +515,9 @@ static void test_sum_extremes(bool quick)
                             if (sg) q[es - 1] = hi ? 0x7f : 0x80; /* max 0x7f..ff, min 0x80..00 */
                         }
                         const unsigned char *d = dev_copy(h, n * es, 0);
-                        char what[64];
-                        snprintf(what, sizeof what, "extremes %d packed=%d minb=%d", pattern, packed, minb);
+                        char what[80];
+                        snprintf(what, sizeof what, "extremes %d packed=%d minb=%d grid=%d", pattern, packed,
+                                 sh.minb, sh.grid);
                         compare_reduce(t, h.data(), d, n, ops, 2, 0, 0, what);
                         compare_reduce(t, h.data(), d, n, ops, 1, 0, 0, what);
                     }
@@ -509,6 +525,7 @@ static void test_sum_extremes(bool quick)
             }
             tally_cuda_bench_set_knob("reduce_packed", o1);
             tally_cuda_bench_set_knob("reduce_minb", o2);
+            tally_cuda_bench_set_knob("reduce_ring", o3);
         }
     }
 }
