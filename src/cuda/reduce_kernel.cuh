@@ -1022,17 +1022,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
                 s = t; /* lane 0: the block's state (round 1: the grid's) */
             }
         }
-        if constexpr (EXACT) {
-            /* Did anything spill? Warp 0 alone reads the digits, without a block barrier (one
-             * cost ~0.25 us per launch, probe9.sh): the barrier above ordered the other warps'
-             * spills before this, and __syncwarp warp 0's own. Only warp 0 knows spilled. */
-            if (warp == 0) {
-                __syncwarp();
-                bool any = false;
-                for (int c = lane; c < TALLY_EXACT_CHUNKS; c += 32) any |= sacc[c] != 0;
-                spilled = __any_sync(0xffffffffu, any);
-            }
-        }
+        if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
         if constexpr (packable<T, M>()) {
             if (p.packed && grid > 1) { /* round 0 only: no block waits for the others */
                 if (tid == 0) {
@@ -1091,18 +1081,16 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             if (spilled) s.xflags |= kSpilledFlag;
             *(S *)((char *)p.partials + (size_t)bid * TCU_PARTIAL_BYTES) = s;
         }
-        /* The ticket: thread 0's release orders its partial (and, through __syncwarp, the
-         * spilled digits, fenced by their writers in warp 0) before the increment; its acquire
-         * and the barrier after order the last block's reads of the partials after every other
-         * block's writes. A block that spilled clears its digits once they are out: the last
-         * block takes its own back from xpartials like every other block's, and the ticket's
-         * barrier orders the clearing before those adds. */
-        if (EXACT && spilled) { /* warp 0, all of it */
-            for (int c = lane; c < TALLY_EXACT_CHUNKS; c += 32)
-                p.xpartials[(size_t)bid * TALLY_EXACT_CHUNKS + c] = sacc_split_digit(sacc, c);
-            __threadfence();
-            __syncwarp();
-            for (int c = lane; c < TALLY_EXACT_CHUNKS; c += 32) sacc[c] = 0;
+        /* The ticket: thread 0's release orders its partial (and, through the barrier, the
+         * spilled digits, fenced by their writers) before the increment; its acquire and the
+         * barrier after order the last block's reads of the partials after every other block's
+         * writes (and this block's reads of sacc before the last block clears it). */
+        if (EXACT && spilled) {
+            if (tid < TALLY_EXACT_CHUNKS) {
+                p.xpartials[(size_t)bid * TALLY_EXACT_CHUNKS + tid] = sacc_split_digit(sacc, tid);
+                __threadfence();
+            }
+            __syncthreads();
         }
         if (tid == 0) {
             unsigned int t;
@@ -1114,7 +1102,11 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
 
         /* the last block: thread tid takes the partials of blocks tid, tid + 256, ... (merging
          * the threads in order then keeps the float product's order fixed: not block order, but
-         * the same every run). sacc is all zeros here (cleared above if this block spilled). */
+         * the same every run). sacc holds something only if this block spilled. */
+        if (EXACT && spilled) {
+            for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
+            __syncthreads();
+        }
         s.init();
         constexpr int W16 = sizeof(S) / 16;
         for (unsigned b = tid; b < grid; b += kThreads) {
