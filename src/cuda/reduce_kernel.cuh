@@ -49,10 +49,11 @@ template <typename T, unsigned M> __host__ __device__ constexpr bool packable()
 {
     return M == TCU_MASK_SUM && !Traits<T>::is_float && sizeof(T) <= 4;
 }
-/* The min or max alone combines through one word too (p.extreme): each block folds its key
- * into the word by an atomic min or max (relaxed, ordered by the ticket's release after it); the
- * last block takes the word, resetting it to the identity, instead of reading partials and
- * merging them once more. */
+/* The min or max alone combines through one word too (p.extreme; set_combine allows it only
+ * when nothing else is asked, not even the count that shares their mask): each block folds its
+ * key into the word by an atomic min or max (relaxed, ordered by the ticket's release after
+ * it); the last block takes the word, resetting it to the identity, instead of reading partials
+ * and merging them once more. */
 template <typename T, unsigned M> __host__ __device__ constexpr bool extreme_only()
 {
     return M == TCU_MASK_MAX || M == TCU_MASK_MIN;
@@ -1177,7 +1178,13 @@ static void set_combine(tcu_reduce_params *q, unsigned long long nb, unsigned gr
                 q->packed = 64 - cbits;
         }
     }
-    if constexpr (extreme_only<T, M>()) q->extreme = tcu_knob(TCU_KNOB_RED_EXTREME);
+    if constexpr (extreme_only<T, M>()) {
+        /* only when min and max are all that is asked: a count (TALLY_COUNT with omit_nan
+         * counts the non-NaN elements) does not travel through the word */
+        bool only = true;
+        for (int i = 0; i < q->nops; i++) only &= q->ops[i] == TALLY_MIN || q->ops[i] == TALLY_MAX;
+        q->extreme = only && tcu_knob(TCU_KNOB_RED_EXTREME);
+    }
 }
 
 /* Blocks for n elements: enough to fill the GPU (resident blocks), fewer for small inputs. */

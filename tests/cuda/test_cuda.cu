@@ -238,6 +238,10 @@ static void test_reduce_matrix(bool quick)
                         compare_reduce(t, h.data(), dd, n, smm, 3, omit, 0, what);
                         tally_op amm[] = {TALLY_ARGMIN, TALLY_MIN, TALLY_COUNT};
                         compare_reduce(t, h.data(), dd, n, amm, 3, omit, 0, what);
+                        /* min or max with the count: their kernel, but not the one-word combine */
+                        tally_op mc[] = {TALLY_MIN, TALLY_COUNT}, xc[] = {TALLY_COUNT, TALLY_MAX};
+                        compare_reduce(t, h.data(), dd, n, mc, 2, omit, 0, what);
+                        compare_reduce(t, h.data(), dd, n, xc, 2, omit, 0, what);
                     }
                 }
             }
