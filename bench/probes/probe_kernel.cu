@@ -11,15 +11,8 @@
 #include <cstring>
 #include <vector>
 #include "cuda/reduce_kernel.cuh"
+#include "probe_graph.cuh"
 
-#define CK(x)                                                                                    \
-    do {                                                                                         \
-        cudaError_t e_ = (x);                                                                    \
-        if (e_ != cudaSuccess) {                                                                 \
-            printf("FATAL %s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));              \
-            return 1;                                                                            \
-        }                                                                                        \
-    } while (0)
 
 int main()
 {
@@ -78,31 +71,13 @@ int main()
         CK(cudaMemcpy(&res, out, sizeof res, cudaMemcpyDeviceToHost));
         long long want = 0;
         for (unsigned long long i = 0; i < n; i++) want += h[5 * n + i];
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-        for (int r = 0; r < reps; r++) launch(r);
-        CK(cudaStreamEndCapture(st, &g));
-        CK(cudaGraphInstantiate(&ge, g, 0));
-        CK(cudaGraphLaunch(ge, st));
-        cudaEvent_t a, b;
-        cudaEventCreate(&a);
-        cudaEventCreate(&b);
-        std::vector<double> t;
-        for (int i = 0; i < 5; i++) {
-            cudaEventRecord(a, st);
-            cudaGraphLaunch(ge, st);
-            cudaEventRecord(b, st);
-            CK(cudaEventSynchronize(b));
-            float ms;
-            cudaEventElapsedTime(&ms, a, b);
-            t.push_back(ms * 1000.0 / reps);
+        const double us = graph_us(st, launch, reps);
+        if (us < 0) {
+            printf("FATAL: the launches could not be captured in a graph\n");
+            return 1;
         }
-        std::sort(t.begin(), t.end());
-        printf("i32 sum 2^%-2d grid %4u packed %d: %6.2f us per launch  (result %s)\n", lg, grid, p.packed, t[2],
+        printf("i32 sum 2^%-2d grid %4u packed %d: %6.2f us per launch  (result %s)\n", lg, grid, p.packed, us,
                res.value.i64 == want ? "right" : "WRONG");
-        cudaGraphExecDestroy(ge);
-        cudaGraphDestroy(g);
         cudaFree(in);
     }
     CK(cudaGetLastError());

@@ -13,19 +13,8 @@
  *   ticket    + the partial written and an acq_rel atomic ticket (as if 1 of 1 blocks)
  *   empty     an empty kernel
  *   nvcc -O3 -std=c++17 -arch=sm_90 bench/probes/probe_launch.cu -o probe_launch */
-#include <algorithm>
-#include <cstdio>
-#include <vector>
-#include <cuda_runtime.h>
+#include "probe_graph.cuh"
 
-#define CK(x)                                                                                    \
-    do {                                                                                         \
-        cudaError_t e_ = (x);                                                                    \
-        if (e_ != cudaSuccess) {                                                                 \
-            printf("FATAL %s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));              \
-            return 1;                                                                            \
-        }                                                                                        \
-    } while (0)
 
 enum { V_PLAIN = 0, V_STACK = 1, V_PDL = 2, V_BIGCODE = 4, V_TICKET = 8, V_STACK16 = 16, V_STACK256 = 32 };
 
@@ -79,34 +68,6 @@ __global__ void __launch_bounds__(256) k_sum(const int4 *in, int n4, long long *
 }
 
 __global__ void k_empty() {}
-
-template <typename L> static double graph_us(cudaStream_t st, L launch, int reps)
-{
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed);
-    for (int r = 0; r < reps; r++) launch(r);
-    cudaStreamEndCapture(st, &g);
-    if (cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) return -1;
-    cudaGraphLaunch(ge, st);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    std::vector<double> t;
-    for (int i = 0; i < 5; i++) {
-        cudaEventRecord(a, st);
-        cudaGraphLaunch(ge, st);
-        cudaEventRecord(b, st);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms * 1000.0 / reps);
-    }
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
-    std::sort(t.begin(), t.end());
-    return t[2];
-}
 
 template <int F> static void launch_k(cudaStream_t st, const int4 *in, int n4, long long *out,
                                       unsigned *ticket)
