@@ -520,8 +520,8 @@ int main(int argc, char **argv)
                     bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 });
             }
-            if (l >= 24 && l <= 28) { /* the exact kernels without their ring, and with one block per SM */
-                for (int ring : {0, 2}) {
+            if (l >= 24 && l <= 28) { /* the exact kernels without their ring, with one and two blocks per SM */
+                for (int ring : {0, 2, 3}) {
                     if (kind == 1 && ring == 2) continue;
                     with_knob("reduce_ring", ring, [&] {
                         char note[32];
@@ -544,9 +544,14 @@ int main(int argc, char **argv)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
                 if (l >= 24 && l <= 28)
-                    with_knob("reduce_ring", 0, [&] {
-                        bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, kind ? "wide ring=0" : "ring=0", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
-                    });
+                    for (int ring : {0, 2, 3}) {
+                        if (kind == 1 && ring == 2) continue;
+                        with_knob("reduce_ring", ring, [&] {
+                            char note[32];
+                            snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
+                            bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                        });
+                    }
             }
         }
     }

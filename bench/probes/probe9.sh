@@ -12,15 +12,18 @@
 #   twocopy    the merge code twice, inline for each round (as the other kernels have it)
 #   lb4        launch bounds of 4 blocks per SM (64 registers: it spills)
 #   all3       all2 and twocopy together
+#   nobook     f64 batches without the proof's bookkeeping (least and greatest magnitude, bound)
+#   all4       all2 and nobook together: no exact part left
 # Price-like data never spills nor fails a proof, so nospill, noinit, noslow and noresult give
 # the same sums; the others lose exactness (their relative error is printed). Each binary also
 # times the plain f64 sum's kernel with the same grid, for reference.
 #   bash bench/probes/probe9.sh build   (here: nvcc, writes DIR)
-#   bash bench/probes/probe9.sh         (the GPU machine: runs what DIR holds)
+#   bash bench/probes/probe9.sh [MIN_LOG2 MAX_LOG2]  (the GPU machine: runs what DIR holds;
+#                                                     VARIANTS picks some, RINGS the ring knobs)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${DIR:-.gpubin/E}
-VARIANTS="nospill noinit plainmerge plainadd all noslow noresult all2 twocopy lb4 all3"
+VARIANTS=${VARIANTS:-nospill noinit plainmerge plainadd all noslow noresult all2 twocopy lb4 all3 nobook all4}
 if [ "${1:-}" = build ]; then
   mkdir -p "$DIR"
   python3 bench/probes/probe9_ablate.py /tmp/probe9-ablation || exit 1
@@ -31,6 +34,8 @@ if [ "${1:-}" = build ]; then
   done
   exit 0
 fi
-for v in base $VARIANTS; do
-  [ -x "$DIR/pe_$v" ] && timeout 60 "$DIR/pe_$v" "$v"
+for r in ${RINGS:-1}; do
+  for v in base $VARIANTS; do
+    [ -x "$DIR/pe_$v" ] && TALLY_CUDA_REDUCE_RING=$r timeout 120 "$DIR/pe_$v" "$v ring=$r" "$@"
+  done
 done

@@ -47,9 +47,75 @@ TWOCOPY=[("""    if constexpr (EXACT && sizeof(T) >= 4) {
     } else {""","""    if constexpr (false) {
     } else {""")]
 LB4=[("    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT && !RING ? 4 : 3;","    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : 4;")]
-V3={'twocopy':TWOCOPY,'lb4':LB4,'all3':NOSPILL+NOINIT+PLAINMERGE+PLAINADD+NOSLOW+NORESULT+TWOCOPY}
+NOBOOK=[('''                    const uint32_t key = mag_key_hi(v[u].v[k]);
+                    lo = min(lo, key);
+                    khi = max(khi, key + 1u);''',''''''),
+    ('''            note_least_hi(lo);
+            const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
+            bool bad = !(bound < pow2((int)emin - 1023)) || !isfinite(ea.a1) || !isfinite(ea.a2);''','''            bool bad = !isfinite(ea.a1) || !isfinite(ea.a2);''')]
+V3={'twocopy':TWOCOPY,'lb4':LB4,'all3':NOSPILL+NOINIT+PLAINMERGE+PLAINADD+NOSLOW+NORESULT+TWOCOPY,'nobook':NOBOOK,'all4':NOSPILL+NOINIT+PLAINMERGE+PLAINADD+NOSLOW+NORESULT+NOBOOK}
 for name,edits in V3.items():
     s=src
     for a,b in edits: s=rep(s,a,b)
     os.makedirs(os.path.join(out,name,'cuda'),exist_ok=True)
     open(os.path.join(out,name,'cuda','reduce_kernel.cuh'),'w').write(s)
+
+# timeline: %globaltimer stamps per block (thread 0) into tl_stamp, for probe_exact's
+# TCU_TIMELINE report: 0 after the PDL wait, 1 after the whole batches, 2 at the ticket, 3 the
+# last block's result; the last block also 4 once it knows it is last, 5 with the partials
+# read and merged by each thread, 6 with the block's merge done (before the spill check), 7
+# before its results; tl_sm: the block's SM.
+TL=[("""template <typename T, unsigned M, bool OMIT, bool RING>
+__global__ void""","""#define TCU_TIMELINE 1
+__device__ unsigned long long tl_stamp[8][4096];
+__device__ unsigned tl_sm[4096];
+__device__ __forceinline__ void tl_mark(int k)
+{
+    if (threadIdx.x == 0) {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        tl_stamp[k][blockIdx.x] = t;
+        if (k == 0) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            tl_sm[blockIdx.x] = sm;
+        }
+    }
+}
+template <typename T, unsigned M, bool OMIT, bool RING>
+__global__ void"""),
+    ("""    pdl_wait();
+""","""    pdl_wait();
+    tl_mark(0);
+"""),
+    ("""    if (v < ve) { /* the last, partial batch (the last block only) */""","""    tl_mark(1);
+    if (v < ve) { /* the last, partial batch (the last block only) */"""),
+    ("""                write_results(p, s, xr);
+""","""                write_results(p, s, xr);
+                tl_mark(3);
+"""),
+    ("""        if (!am_last) return true;
+""","""        if (!am_last) return true;
+        tl_mark(4);
+"""),
+    ("""        return false;
+    };""","""        tl_mark(5);
+        return false;
+    };"""),
+    ("""        if constexpr (EXACT) spilled = __syncthreads_or(""","""        tl_mark(6);
+        if constexpr (EXACT) spilled = __syncthreads_or("""),
+    ("""        if (round == 1 || grid == 1) {
+            if (tid == 0) {""","""        if (round == 1 || grid == 1) {
+            tl_mark(7);
+            if (tid == 0) {"""),
+    ("""        if (tid == 0) {
+            unsigned int t;
+            asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");""","""        tl_mark(2);
+        if (tid == 0) {
+            unsigned int t;
+            asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");""")]
+for name,edits in {'timeline':TL}.items():
+    s2=src
+    for a,b in edits: s2=rep(s2,a,b)
+    os.makedirs(os.path.join(out,name,'cuda'),exist_ok=True)
+    open(os.path.join(out,name,'cuda','reduce_kernel.cuh'),'w').write(s2)

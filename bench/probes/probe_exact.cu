@@ -1,12 +1,16 @@
-/* probe_exact: where the correctly rounded f64 sum's extra GPU time goes at small sizes. In
- * CUDA graphs (bench_cuda, c19da34) it took 5.16 µs at 2^14 (4 blocks) against 2.92 for the plain
- * f64 sum with the same blocks, partials and ticket. This launches tally's own reduce kernel for
- * the exact f64 sum and for the plain one (TCU_MASK_FASTSUM) as the library does (PDL, its grid),
- * 1000 launches in a CUDA graph over 64 L2-resident inputs of price-like values, median of 5.
- * Built against a modified copy of reduce_kernel.cuh (-I before -Isrc), probe9.sh measures what
- * each part costs.
+/* probe_exact: where the correctly rounded f64 sum's extra GPU time goes. In CUDA graphs
+ * (bench_cuda, c19da34) it took 5.16 µs at 2^14 (4 blocks) against 2.92 for the plain f64 sum
+ * with the same blocks, partials and ticket, and from 2^22 on it stays 5-7 µs behind the plain
+ * sum (2^22 16.61 / 11.56, 2^26 128.30 / 121.73 µs). This launches the exact f64 sum and the
+ * plain one (TCU_MASK_FASTSUM) through the library's launcher (launch_reduce_t: its grid, ring
+ * and PDL; the knobs from the same environment variables), reps launches in a CUDA graph,
+ * median of 5. Inputs: price-like values in one 1 GiB buffer, each launch on the next of up to
+ * 64 slices (below 2^20 elements the slices are 2^20 apart and stay in L2; from 2^20 on they
+ * cover the buffer, so the data comes from memory). Built against a modified copy of
+ * reduce_kernel.cuh (-I before -Isrc), probe9.sh measures what each part costs.
  *   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false [-I/tmp/ablation] -Iinclude -Isrc \
- *        bench/probes/probe_exact.cu -o probe_exact */
+ *        bench/probes/probe_exact.cu -o probe_exact
+ *   [PROBE_ONLY=exact|plain] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]   (default 12 20, at most 26) */
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,11 +19,31 @@
 #include "cuda/reduce_kernel.cuh"
 #include "probe_graph.cuh"
 
+/* The library's knobs (scan_dispatch.cu), read from the same environment variables; only the
+ * reduce's are asked for here. */
+int tcu_knob(int k)
+{
+    static const char *env[TCU_KNOB_COUNT] = {0, "TALLY_CUDA_REDUCE_WAVES", "TALLY_CUDA_REDUCE_MINB", 0, 0, 0,
+                                              "TALLY_CUDA_PDL", "TALLY_CUDA_REDUCE_RING",
+                                              "TALLY_CUDA_REDUCE_RING_MIN", "TALLY_CUDA_REDUCE_PACKED",
+                                              "TALLY_CUDA_REDUCE_EXTREME"};
+    static const int dflt[TCU_KNOB_COUNT] = {6, 1, 0, 0, 0, 4, 1, 1, 1024, 1, 1};
+    if (k < 0 || k >= TCU_KNOB_COUNT) return 0;
+    const char *e = env[k] ? getenv(env[k]) : NULL;
+    return e && *e ? atoi(e) : dflt[k];
+}
+
 
 int main(int argc, char **argv)
 {
     const char *label = argc > 1 ? argv[1] : "as built";
-    const int rot = 64, reps = 1000;
+    const int lo = argc > 3 ? atoi(argv[2]) : 12, hi = argc > 3 ? atoi(argv[3]) : 20;
+    if (lo < 10 || hi > 26 || lo > hi) {
+        printf("probe_exact: sizes 2^10 .. 2^26 (asked 2^%d .. 2^%d)\n", lo, hi);
+        return 2;
+    }
+    int sm = 0;
+    CK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     void *partials;
@@ -32,16 +56,22 @@ int main(int argc, char **argv)
     CK(cudaMemset(counter, 0, 24));
     CK(cudaMemset((char *)counter + 24, 0xff, 8));
     CK(cudaMalloc(&out, sizeof(tally_result) * 4));
-    const int maxlg = 20;
-    std::vector<double> h((size_t)rot << maxlg);
+    const size_t total = (size_t)1 << 27;
+    std::vector<double> h(total);
     for (size_t i = 0; i < h.size(); i++) /* cents from 0.01 to 1000.00, as bench_cuda's prices */
         h[i] = (double)((i * 2654435761u) % 100000u + 1u) / 100.0;
     double *in;
     CK(cudaMalloc(&in, h.size() * sizeof(double)));
     CK(cudaMemcpy(in, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice));
-    for (int exact : {1, 0})
-    for (int lg = 12; lg <= maxlg; lg += 2) {
+    const char *only = getenv("PROBE_ONLY"); /* "exact" or "plain": that kernel alone (for ncu) */
+    /* kinds: 1 the exact sum, 0 the plain sum, 2 the max */
+    for (int exact : {1, 0, 2})
+    for (int lg = lo; lg <= hi; lg += 2) {
+        const char *kind = exact == 1 ? "exact" : exact == 0 ? "plain" : "max  ";
+        if (only && strncmp(only, kind, strlen(only))) continue;
         const unsigned long long n = 1ull << lg;
+        const size_t stride = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
+        const int rot = (int)std::min<size_t>(64, total / stride);
         tcu_reduce_params p;
         memset(&p, 0, sizeof p);
         p.n = n;
@@ -54,33 +84,100 @@ int main(int argc, char **argv)
         p.kmin_word = (unsigned long long *)((char *)counter + 24);
         p.out = out;
         p.nops = 1;
-        p.ops[0] = TALLY_SUM;
-        p.pdl = 1;
-        /* the library's grid (launch_reduce_t): batches of 256 x 8 vectors */
-        unsigned long long nb = (p.body_vec + 2047) / 2048;
-        unsigned long long minb = (nb <= 2 || nb >= 512) ? 2 : 1;
-        unsigned grid = (unsigned)((nb + minb - 1) / minb);
+        p.ops[0] = exact == 2 ? TALLY_MAX : TALLY_SUM;
+        p.pdl = tcu_knob(TCU_KNOB_PDL);
+        bool failed = false;
         auto launch = [&](int r) {
             tcu_reduce_params q = p;
-            q.data = in + ((size_t)(r % rot) << maxlg);
-            if (exact) tcu::launch_kernel(tcu::reduce_kernel<double, TCU_MASK_SUM, false, false>, grid, 0, st, true, q);
-            else tcu::launch_kernel(tcu::reduce_kernel<double, TCU_MASK_FASTSUM, false, false>, grid, 0, st, true, q);
+            q.data = in + (size_t)(r % rot) * stride;
+            cudaError_t e = exact == 1 ? tcu::launch_reduce_t<double, TCU_MASK_SUM, false>(&q, sm, st)
+                            : exact == 0 ? tcu::launch_reduce_t<double, TCU_MASK_FASTSUM, false>(&q, sm, st)
+                                         : tcu::launch_reduce_t<double, TCU_MASK_MAX, false>(&q, sm, st);
+            failed |= e != cudaSuccess;
         };
-        launch(5);
+        const int check = 1 % rot;
+        launch(check);
         CK(cudaStreamSynchronize(st));
         CK(cudaGetLastError());
+        if (failed) {
+            printf("FATAL: a launch failed\n");
+            return 1;
+        }
         tally_result res;
         CK(cudaMemcpy(&res, out, sizeof res, cudaMemcpyDeviceToHost));
         long double want = 0;
-        for (unsigned long long i = 0; i < n; i++) want += h[((size_t)5 << maxlg) + i];
+        for (unsigned long long i = 0; i < n; i++)
+            want = exact == 2 ? std::max(want, (long double)h[(size_t)check * stride + i])
+                              : want + h[(size_t)check * stride + i];
+        const int reps = lg <= 20 ? 1000 : lg <= 24 ? 200 : 40;
         const double us = graph_us(st, launch, reps);
-        if (us < 0) {
+        if (us < 0 || failed) {
             printf("FATAL: the launches could not be captured in a graph\n");
             return 1;
         }
         double rel = std::fabs((double)((long double)res.value.f64 - want) / (double)want);
-        printf("%-12s %s f64 sum 2^%-2d grid %4u: %6.2f us per launch  (rel. error %.1e)\n", label,
-               exact ? "exact" : "plain", lg, grid, us, rel);
+        printf("%-12s %s f64 sum 2^%-2d: %8.2f us per launch  (rel. error %.1e)\n", label, kind, lg, us, rel);
+#ifdef TCU_TIMELINE
+        { /* one more launch, its blocks' stamps: µs from the first block's start */
+            void *tl;
+            CK(cudaGetSymbolAddress(&tl, tcu::tl_stamp));
+            CK(cudaMemset(tl, 0, sizeof(unsigned long long) * 8 * 4096));
+            launch(check);
+            CK(cudaStreamSynchronize(st));
+            static unsigned long long ts[8][4096];
+            CK(cudaStreamSynchronize(st));
+            static unsigned smid[4096];
+            CK(cudaMemcpyFromSymbol(ts, tcu::tl_stamp, sizeof ts));
+            CK(cudaMemcpyFromSymbol(smid, tcu::tl_sm, sizeof smid));
+            const unsigned long long nb = (p.body_vec + 2047) / 2048;
+            unsigned grid = 0;
+            for (unsigned b = 0; b < 4096; b++)
+                if (ts[0][b]) grid = b + 1;
+            unsigned long long t0 = ~0ull, last = 0;
+            for (unsigned b = 0; b < grid; b++) {
+                t0 = std::min(t0, ts[0][b]);
+                if (ts[3][b]) last = ts[3][b];
+            }
+            auto stat = [&](int k, const char *what) {
+                std::vector<double> v;
+                for (unsigned b = 0; b < grid; b++)
+                    if (ts[k][b]) v.push_back((ts[k][b] - t0) / 1000.0);
+                std::sort(v.begin(), v.end());
+                if (v.empty()) return;
+                printf("   %-26s min %8.2f  p10 %8.2f  median %8.2f  p90 %8.2f  max %8.2f\n", what, v[0],
+                       v[v.size() / 10], v[v.size() / 2], v[v.size() * 9 / 10], v.back());
+            };
+            printf("   timeline, %u blocks, %llu batches (%.2f per block):\n", grid, nb, (double)nb / grid);
+            stat(0, "start (after the PDL wait)");
+            stat(1, "whole batches done");
+            stat(2, "ticket");
+            printf("   last block's result at %.2f us\n", last ? (last - t0) / 1000.0 : -1.0);
+            for (unsigned b = 0; b < grid; b++)
+                if (ts[4][b]) /* the last block: its steps */
+                    printf("   last block: ticket %.2f, knows it is last %.2f, partials merged by each thread %.2f, "
+                           "block merge %.2f, results begin %.2f, end %.2f us\n", (ts[2][b] - t0) / 1000.0,
+                           (ts[4][b] - t0) / 1000.0, (ts[5][b] - t0) / 1000.0, (ts[6][b] - t0) / 1000.0,
+                           (ts[7][b] - t0) / 1000.0, (ts[3][b] - t0) / 1000.0);
+            /* per SM: when its last block passed the ticket, against its batches */
+            std::vector<double> smend(1024, 0.0);
+            std::vector<int> smb(1024, 0);
+            for (unsigned b = 0; b < grid; b++) {
+                unsigned sm = smid[b] & 1023;
+                smend[sm] = std::max(smend[sm], (ts[2][b] - t0) / 1000.0);
+                smb[sm] += (int)(nb * (b + 1) / grid - nb * b / grid);
+            }
+            int lo = 1 << 30, hi = 0;
+            double elo = 1e30, ehi = 0;
+            for (int i = 0; i < 1024; i++)
+                if (smb[i]) {
+                    lo = std::min(lo, smb[i]);
+                    hi = std::max(hi, smb[i]);
+                    elo = std::min(elo, smend[i]);
+                    ehi = std::max(ehi, smend[i]);
+                }
+            printf("   per SM: batches %d .. %d, done at %.2f .. %.2f us\n", lo, hi, elo, ehi);
+        }
+#endif
     }
     CK(cudaGetLastError());
     return 0;
