@@ -114,7 +114,7 @@ __global__ void"""),
         if (tid == 0) {
             unsigned int t;
             asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");""")]
-for name,edits in {'timeline':TL}.items():
+for name,edits in {'timeline':TL,'tlnospill':TL+NOSPILL,'tlplainmerge':TL+PLAINMERGE}.items():
     s2=src
     for a,b in edits: s2=rep(s2,a,b)
     os.makedirs(os.path.join(out,name,'cuda'),exist_ok=True)
