@@ -386,8 +386,16 @@ __device__ __forceinline__ void warp_merge(State<T, M, OMIT> &s, unsigned long l
     };
     bool plain = false;
     if constexpr (EXACT) plain = exact_tree_plain<W>(s.xh, s.xl);
-    if (plain) tree(std::false_type{});
-    else tree(std::true_type{});
+    /* the exact sum alone: the flags are all that is left, one warp-wide OR instead of a tree
+     * of shuffles (a few hundred cycles per merge on the critical path) */
+    constexpr bool FLAGS_ONLY = EXACT && (M == TCU_MASK_SUM || M == TCU_MASK_SQDEV) &&
+                                !(OMIT && (M & TCU_F_COUNT));
+    if (plain) {
+        if constexpr (FLAGS_ONLY) s.xflags = __reduce_or_sync(0xffffffffu, s.xflags);
+        else tree(std::false_type{});
+    } else {
+        tree(std::true_type{});
+    }
 }
 
 /* The per-thread worker: the State plus, for float sums and the variance pass, the exact
