@@ -446,9 +446,10 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         emin = min(emin, e ? e : 1u);
     }
     /* The f64 fast path's cheaper view (one 32-bit key per element serves both the least and
-     * the greatest magnitude): bits 31..62 of |x|'s bits minus one. Zeros (either sign) give ~0, no constraint; a nonzero denormal gives an exponent
-     * field of 0, counted as 1; an exact power of two gives its exponent field minus one (its
-     * bits minus one end in ones), which claims less than is true: still sound. */
+     * the greatest magnitude): bits 31..62 of |x|'s bits minus one. Zeros (either sign) give
+     * ~0, no constraint; a nonzero denormal gives an exponent field of 0, counted as 1; an
+     * exact power of two gives its exponent field minus one (its bits minus one end in ones),
+     * which claims less than is true: still sound. */
     static __device__ __forceinline__ uint32_t mag_key_hi(double x)
     {
         return (uint32_t)(((unsigned long long)__double_as_longlong(x) - 1ull) >> 31);
@@ -704,6 +705,18 @@ template <typename S> __device__ __forceinline__ void exact_from_int(tally_exact
     if (m) e->flags = TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO;
 }
 
+/* A result for op before its value: the op, its wide type (f64, i64 or u64), OK, zeros. */
+template <typename T> __device__ __forceinline__ tally_result blank_result(tally_op op)
+{
+    tally_result r;
+    r.op = op;
+    r.type = Traits<T>::is_float ? TALLY_F64 : Traits<T>::is_signed ? TALLY_I64 : TALLY_U64;
+    r.status = TALLY_OK;
+    r.value.u64 = 0;
+    r.index = 0;
+    return r;
+}
+
 /* The result of an op that needs nothing but the combined state: sum (xr: the exact float sum
  * rounded), min, max, argmin, argmax. r comes initialised (op, type, status OK, zeros). */
 template <typename T, unsigned M, bool OMIT>
@@ -755,7 +768,6 @@ __device__ __noinline__ void finalize(const tcu_reduce_params &p, const State<T,
 {
     constexpr bool FL = Traits<T>::is_float;
     constexpr bool SG = Traits<T>::is_signed && !FL;
-    const tally_type wide = FL ? TALLY_F64 : SG ? TALLY_I64 : TALLY_U64;
     unsigned long long count = (FL && p.omit_nan) ? s.cnt : p.n;
     bool has_nan = FL && !p.omit_nan && (count > 0);
     /* the rounded sum and the mean, only when some result needs them */
@@ -794,12 +806,7 @@ __device__ __noinline__ void finalize(const tcu_reduce_params &p, const State<T,
     for (int i = 0; i < p.nops; i++) {
         tally_op op = (tally_op)p.ops[i];
         if (p.pass2 != (op == TALLY_VAR)) continue;
-        tally_result r;
-        r.op = op;
-        r.type = wide;
-        r.status = TALLY_OK;
-        r.value.u64 = 0;
-        r.index = 0;
+        tally_result r = blank_result<T>(op);
         switch (op) {
         case TALLY_SUM:
         case TALLY_MIN:
@@ -921,16 +928,9 @@ __device__ __forceinline__ void write_results(const tcu_reduce_params &p, const 
         finalize_copy(p, s, xr);
         return;
     }
-    constexpr bool FL = Traits<T>::is_float;
-    constexpr bool SG = Traits<T>::is_signed && !FL;
 #pragma unroll 1
     for (int i = 0; i < p.nops; i++) {
-        tally_result r;
-        r.op = (tally_op)p.ops[i];
-        r.type = FL ? TALLY_F64 : SG ? TALLY_I64 : TALLY_U64;
-        r.status = TALLY_OK;
-        r.value.u64 = 0;
-        r.index = 0;
+        tally_result r = blank_result<T>((tally_op)p.ops[i]);
         simple_result<T, M, OMIT>(r.op, p, s, xr, r);
         p.out[i] = r;
     }
