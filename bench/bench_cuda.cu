@@ -432,6 +432,19 @@ int main(int argc, char **argv)
         rows();
         g_graph = false;
     };
+    /* the exact kernels' ring shapes side by side (2^24-2^28): without the ring, one and two
+     * blocks per SM (one block per SM for price-like data only: wide data is slow there);
+     * rows(note) times the kernels */
+    auto ring_rows = [&](int kind, auto rows) {
+        for (int ring : {0, 2, 3}) {
+            if (kind == 1 && ring == 2) continue;
+            with_knob("reduce_ring", ring, [&] {
+                char note[32];
+                snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
+                rows(note);
+            });
+        }
+    };
     std::vector<int> logs;
     for (int l = min_log2; l <= max_log2; l += 2) logs.push_back(l);
     if (quick) logs = {14, 20, 26};
@@ -520,18 +533,11 @@ int main(int argc, char **argv)
                     bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 });
             }
-            if (l >= 24 && l <= 28) { /* the exact kernels without their ring, with one and two blocks per SM */
-                for (int ring : {0, 2, 3}) {
-                    if (kind == 1 && ring == 2) continue;
-                    with_knob("reduce_ring", ring, [&] {
-                        char note[32];
-                        snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
-                        bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-                        if (kind == 0)
-                            bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-                    });
-                }
-            }
+            if (l >= 24 && l <= 28) ring_rows(kind, [&](const char *rnote) {
+                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, rnote, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                if (kind == 0)
+                    bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, rnote, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            });
             if (l <= 30) {
                 gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, in.bytes / 8, kind, 3);
                 bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
@@ -543,15 +549,9 @@ int main(int argc, char **argv)
                     bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
-                if (l >= 24 && l <= 28)
-                    for (int ring : {0, 2, 3}) {
-                        if (kind == 1 && ring == 2) continue;
-                        with_knob("reduce_ring", ring, [&] {
-                            char note[32];
-                            snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
-                            bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
-                        });
-                    }
+                if (l >= 24 && l <= 28) ring_rows(kind, [&](const char *rnote) {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, rnote, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
             }
         }
     }
