@@ -18,6 +18,7 @@
 #include <vector>
 #include "cuda/reduce_kernel.cuh"
 #include "probe_graph.cuh"
+#include "probe_reduce.cuh"
 
 /* The library's knobs (scan_dispatch.cu), read from the same environment variables; only the
  * reduce's are asked for here. */
@@ -46,16 +47,9 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    void *partials;
-    long long *xpartials;
-    unsigned *counter;
-    tally_result *out;
-    CK(cudaMalloc(&partials, (size_t)TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES));
-    CK(cudaMalloc(&xpartials, (size_t)TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS * sizeof(long long)));
-    CK(cudaMalloc(&counter, 32));
-    CK(cudaMemset(counter, 0, 24));
-    CK(cudaMemset((char *)counter + 24, 0xff, 8));
-    CK(cudaMalloc(&out, sizeof(tally_result) * 4));
+    ReduceScratch sc;
+    CK(reduce_scratch(&sc));
+    tally_result *out = sc.out;
     const size_t total = (size_t)1 << 27;
     std::vector<double> h(total);
     for (size_t i = 0; i < h.size(); i++) /* cents from 0.01 to 1000.00, as bench_cuda's prices */
@@ -72,19 +66,7 @@ int main(int argc, char **argv)
         const unsigned long long n = 1ull << lg;
         const size_t stride = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
         const int rot = (int)std::min<size_t>(64, total / stride);
-        tcu_reduce_params p;
-        memset(&p, 0, sizeof p);
-        p.n = n;
-        p.body_vec = n / 2;
-        p.partials = partials;
-        p.xpartials = xpartials;
-        p.counter = counter;
-        p.acc = (unsigned long long *)((char *)counter + 8);
-        p.kmax_word = (unsigned long long *)((char *)counter + 16);
-        p.kmin_word = (unsigned long long *)((char *)counter + 24);
-        p.out = out;
-        p.nops = 1;
-        p.ops[0] = exact == 2 ? TALLY_MAX : TALLY_SUM;
+        tcu_reduce_params p = reduce_params(sc, n, n / 2, exact == 2 ? TALLY_MAX : TALLY_SUM);
         p.pdl = tcu_knob(TCU_KNOB_PDL);
         bool failed = false;
         auto launch = [&](int r) {

@@ -12,6 +12,7 @@
 #include <vector>
 #include "cuda/reduce_kernel.cuh"
 #include "probe_graph.cuh"
+#include "probe_reduce.cuh"
 
 
 int main()
@@ -19,16 +20,9 @@ int main()
     const int rot = 64, reps = 1000;
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    void *partials;
-    unsigned *counter;
-    unsigned long long *acc;
-    tally_result *out;
-    CK(cudaMalloc(&partials, (size_t)TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES));
-    CK(cudaMalloc(&counter, 4));
-    CK(cudaMemset(counter, 0, 4));
-    CK(cudaMalloc(&acc, 8));
-    CK(cudaMemset(acc, 0, 8));
-    CK(cudaMalloc(&out, sizeof(tally_result) * 4));
+    ReduceScratch sc;
+    CK(reduce_scratch(&sc));
+    tally_result *out = sc.out;
     auto kern = tcu::reduce_kernel<int, TCU_MASK_SUM, false, false>;
     for (int packed : {0, 1})
     for (int lg : {10, 12, 14, 16, 18, 20, 22}) {
@@ -38,17 +32,7 @@ int main()
         std::vector<int> h(n * rot);
         for (size_t i = 0; i < h.size(); i++) h[i] = (int)(i * 2654435761u % 2001) - 1000;
         CK(cudaMemcpy(in, h.data(), n * 4 * rot, cudaMemcpyHostToDevice));
-        tcu_reduce_params p;
-        memset(&p, 0, sizeof p);
-        p.n = n;
-        p.body_vec = n / 4;
-        p.partials = partials;
-        p.counter = counter;
-        p.acc = acc;
-        p.out = out;
-        p.nops = 1;
-        p.ops[0] = TALLY_SUM;
-        p.pdl = 1;
+        tcu_reduce_params p = reduce_params(sc, n, n / 4, TALLY_SUM);
         /* the library's grid (launch_reduce_t): batches of 256 x 8 vectors; <= 2 batches: one
          * block; from 512 batches: 2 per block; else one per block (fewer than resident) */
         unsigned long long nb = (p.body_vec + 2047) / 2048;
