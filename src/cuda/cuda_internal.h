@@ -120,9 +120,10 @@ enum {
     TCU_KNOB_SCAN_SHIFT = 5,   /* TALLY_CUDA_SCAN_SHIFT: status_shift (0 .. TCU_MAX_STATUS_SHIFT) */
     TCU_KNOB_PDL = 6,          /* TALLY_CUDA_PDL: 1 launches with programmatic dependent launch */
     TCU_KNOB_RED_RING = 7,     /* TALLY_CUDA_REDUCE_RING: 0 loads into registers; else a ring of
-                                  32 KB stages filled by bulk copies: 1 shaped by kernel, 2 one
-                                  block per SM (6 stages), 3 two blocks per SM (3 stages), 4
-                                  three blocks per SM (2 stages) */
+                                  32 KB stages filled by bulk copies: 1 the default (as 2), 2
+                                  one block per SM (6 stages), 3 two blocks per SM (3 stages),
+                                  4 three blocks per SM where the kernel's registers allow, else
+                                  two (2 stages) */
     TCU_KNOB_RED_RING_MIN = 8, /* TALLY_CUDA_REDUCE_RING_MIN: batches (32 KB) from which the ring
                                   is used */
     TCU_KNOB_RED_PACKED = 9,   /* TALLY_CUDA_REDUCE_PACKED: 1 lets the small integer sums

@@ -398,6 +398,32 @@ __device__ __forceinline__ void warp_merge(State<T, M, OMIT> &s, unsigned long l
     }
 }
 
+/* The third term of a thread's exact sum, which only the slow batches use (slow_batch_out):
+ * one double per thread after the superaccumulator's digits in shared memory, +0 at start. */
+__device__ __forceinline__ double *wide_tail(unsigned long long *sacc)
+{
+    return (double *)(sacc + TALLY_EXACT_CHUNKS) + threadIdx.x;
+}
+
+/* A rare spill, out of line (keeps the unrolled code around its call sites small). */
+static __device__ __noinline__ void sacc_spill(unsigned long long *sacc, double x)
+{
+    sacc_add_finite(sacc, x);
+}
+
+/* The exact f32 sum's running sum a1 moved into the second term a2 (returned; a2 + a1 exactly,
+ * with the two-sum's error in the third term, wide_tail), so that a1 can start again from 0.
+ * Rare; inline, as a call in the batch loop made the f32 kernel spill more. */
+__device__ __forceinline__ double f32_rebase(double a1, double a2, unsigned long long *sacc)
+{
+    double e, e3;
+    const double s = two_sum(a2, a1, e);
+    double *tail = wide_tail(sacc);
+    *tail = two_sum(*tail, e, e3);
+    if (e3 != 0.0) sacc_spill(sacc, e3);
+    return s;
+}
+
 /* The per-thread worker: the State plus, for float sums and the variance pass, the exact
  * expansions (ea: sums or the high parts of squares; eb: the low parts). */
 template <typename T, unsigned M, bool OMIT> struct Worker {
@@ -419,6 +445,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     Expansion ea, eb;
     double mean;
     uint32_t emin;
+    bool fits; /* f32 sums: the last batch alone fitted the fast path's window (see add_batch) */
 
     __device__ __forceinline__ void init(double m)
     {
@@ -427,6 +454,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         eb.init();
         mean = m;
         emin = kNoExp;
+        fits = false;
     }
 
     /* The exactness proofs' view of a value: |x|'s bits shifted out of the sign, minus one, so
@@ -492,11 +520,12 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         }
     }
 
-    /* Rare: the batch element by element. Runs on a copy of the worker (slow_batch_out), so
-     * that this worker's address is never taken: a member call out of line would keep the
-     * whole worker in local memory, stored to and loaded from on every batch. */
-    __device__ __forceinline__ void slow_batch(const Vec<T> *vdata, unsigned long long v,
-                                               unsigned long long ve, unsigned long long *sacc);
+    /* Rare: the batch (vectors vbase[v + u * kThreads] below vend; global or shared memory)
+     * with a third term and no proof. Runs on a copy of the worker (slow_batch_out), so that
+     * this worker's address is never taken: a member call out of line would keep the whole
+     * worker in local memory, stored to and loaded from on every batch. */
+    __device__ __forceinline__ void slow_batch(const Vec<T> *vbase, unsigned long long v,
+                                               unsigned long long vend, unsigned long long *sacc);
 
     __device__ __forceinline__ void add_scalar(T x, unsigned long long idx, unsigned long long *sacc)
     {
@@ -505,11 +534,13 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (EXACT && (F32SUM || F64SUM)) note_least(mag_key(x));
     }
 
-    /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element;
-     * vdata + vfirst: where they came from (vector u is vfirst + u * kThreads). */
+    /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element; vector u
+     * is still at vbase[vfirst + u * kThreads] if in range (below vend). REBASE: see the f32
+     * sums' fast path (the ring kernels, whose threads sum many batches). */
+    template <bool REBASE>
     __device__ __forceinline__ void add_batch(const Vec<T> *v, const bool *ok,
                                               const unsigned long long *idx0,
-                                              unsigned long long *sacc, const Vec<T> *vdata,
+                                              unsigned long long *sacc, const Vec<T> *vbase,
                                               unsigned long long vfirst, unsigned long long vend)
     {
         if constexpr (M & ~(unsigned)(TCU_F_SQDEV | (FL ? TCU_F_SUM : 0u))) {
@@ -527,7 +558,18 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * significant bits, so it is exact. The partial sums of this batch are at most
              * |a1 before| + 32 * 2^(emax - 126) in magnitude (emax: this batch's largest E).
              * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
-             * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top). */
+             * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top).
+             * Once a1 fills half that window, and the last batch alone fitted in it, a1 moves
+             * into a2 (f32_rebase), so that batches fit again however many values a thread
+             * sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow path
+             * from there on (1.66 ms against 0.92, H200). Moving it only after a batch failed
+             * was 3% slower there (a slow batch stalls its block). Wide-range batches never fit,
+             * so they never move it. Only in the ring kernels, whose threads sum many batches
+             * (the f32 kernel without the ring has 64 registers and spilled more with it). */
+            if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 98))) {
+                ea.a2 = f32_rebase(ea.a1, ea.a2, sacc);
+                ea.a1 = 0.0; /* not -0: a nonzero value was summed */
+            }
             const double a1_before = ea.a1;
             MagKey lo = ~(MagKey)0;
             float hi = 0.0f;
@@ -545,10 +587,11 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             static_assert(U * VEC == 32, "the bound below counts 32 values per batch");
             note_least(lo);
             const int emax = (int)((__float_as_uint(hi) >> 23) & 0xffu);
+            if constexpr (REBASE) fits = pow2(emax - 121) < pow2((int)emin - 99);
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
                 ea.a1 = a1_before;
-                slow_batch(vdata, vfirst, vend, sacc);
+                slow_batch(vbase, vfirst, vend, sacc);
             }
         } else if constexpr (EXACT && F64SUM) {
             /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
@@ -601,7 +644,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
-                slow_batch(vdata, vfirst, vend, sacc);
+                slow_batch(vbase, vfirst, vend, sacc);
             }
         } else if constexpr (EXACT) {
             /* Fast path: plain f64 adds with their errors checked (squares: two terms whose
@@ -631,7 +674,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if (bad) {
                 ea = sa;
                 eb = sb;
-                slow_batch(vdata, vfirst, vend, sacc);
+                slow_batch(vbase, vfirst, vend, sacc);
             }
         }
     }
@@ -645,42 +688,104 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             /* a1 starts at -0 and stays -0 only while every value added was -0 */
             if (__double_as_longlong(ea.a1) != (long long)0x8000000000000000ull) s.xflags |= TALLY_EXACT_F_NONNEGZERO;
             if constexpr (SQ) xcombine(s.xh, s.xl, eb.a1, eb.a2, sacc);
+            const double t = *wide_tail(sacc); /* nonzero only after slow batches */
+            if (t != 0.0) sacc_add_finite(sacc, t);
         }
     }
 };
 
-/* Out of line, on its own copy of the worker's exact state (see Worker::slow_batch). It
- * reloads the batch (from L1/L2) rather than taking the registers' address. */
+/* Out of line, on its own copy of the worker's exact state (see Worker::slow_batch). The batch
+ * is reloaded (from the ring's stage, or L1/L2), not taken from the registers: the fast paths
+ * would then have to keep them to their end (spills in the exact kernels' main loops). The
+ * values go into a1 + a2 + a3 by three two-sums each, with no branch per element, a3 being the
+ * thread's wide_tail: values of a wide exponent range then leave no error beyond the third
+ * term, where two terms spilled one into the superaccumulator's shared-memory atomics at nearly
+ * every element (the exact f64 sum of values 2^-40 .. 2^40 at 2^28 took 10.7 ms on the H200,
+ * the plain sum 0.47). A batch that leaves a third-order error, or meets NaN, inf or overflow,
+ * is redone element by element with a spill wherever one is due. */
 template <typename T, unsigned M, bool OMIT>
-__device__ __noinline__ void slow_batch_out(const Vec<T> *vdata, unsigned long long v,
-                                            unsigned long long ve, unsigned long long *sacc,
+__device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long long v,
+                                            unsigned long long vend, unsigned long long *sacc,
                                             double mean, Expansion *ea, Expansion *eb, uint32_t *xflags)
 {
-    Worker<T, M, OMIT> w;
+    using W = Worker<T, M, OMIT>;
+    W w;
     w.s.init();
     w.ea = *ea;
     w.eb = *eb;
     w.s.xflags = *xflags;
     w.mean = mean;
-    for (int u = 0; u < Worker<T, M, OMIT>::U; u++) {
-        unsigned long long vi = v + (unsigned long long)u * kThreads;
-        if (vi < ve) {
-            Vec<T> x = load_vec(vdata + vi);
-            for (int k = 0; k < Traits<T>::vec; k++) w.exact_slow(x.v[k], sacc);
+    double *tail = wide_tail(sacc);
+    double a3 = *tail;
+    bool bad = false;
+    int nvec = 0; /* vectors u < nvec are in range */
+    for (int u = 0; u < W::U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
+    const Vec<T> *first = vbase + v;
+#pragma unroll 2
+    for (int u = 0; u < nvec; u++) {
+        const Vec<T> x = first[u * kThreads]; /* a generic load: shared or global memory */
+#pragma unroll
+        for (int k = 0; k < Traits<T>::vec; k++) {
+            double v0, v1, e1, e2, e3;
+            w.exact_values(x.v[k], v0, v1);
+            w.ea.a1 = two_sum(w.ea.a1, v0, e1);
+            w.ea.a2 = two_sum(w.ea.a2, e1, e2);
+            a3 = two_sum(a3, e2, e3);
+            bad |= e3 != 0.0;
+            if constexpr (W::SQ) {
+                w.eb.a1 = two_sum(w.eb.a1, v1, e1);
+                w.eb.a2 = two_sum(w.eb.a2, e1, e2);
+                bad |= e2 != 0.0;
+            }
         }
     }
+    bad |= !isfinite(w.ea.a1) || !isfinite(w.ea.a2) || !isfinite(a3);
+    if constexpr (W::SQ) bad |= !isfinite(w.eb.a1) || !isfinite(w.eb.a2);
+    if (bad) {
+        w.ea = *ea;
+        w.eb = *eb;
+        a3 = *tail;
+#pragma unroll 1
+        for (int u = 0; u < nvec; u++) {
+            const Vec<T> x = first[u * kThreads];
+#pragma unroll 1
+            for (int k = 0; k < Traits<T>::vec; k++) {
+                double v0, v1;
+                w.exact_values(x.v[k], v0, v1);
+                if (!isfinite(v0)) {
+                    w.s.xflags |= exact_flags_of(v0);
+                } else {
+                    double e1, e2, e3;
+                    double t = two_sum(w.ea.a1, v0, e1);
+                    if (!isfinite(t)) { /* the sum left the f64 range */
+                        sacc_spill(sacc, v0);
+                    } else {
+                        w.ea.a1 = t;
+                        w.ea.a2 = two_sum(w.ea.a2, e1, e2);
+                        a3 = two_sum(a3, e2, e3);
+                        if (e3 != 0.0) sacc_spill(sacc, e3);
+                    }
+                }
+                if constexpr (W::SQ) {
+                    if (!isfinite(v1)) w.s.xflags |= exact_flags_of(v1);
+                    else w.eb.add_slow(v1, sacc);
+                }
+            }
+        }
+    }
+    *tail = a3;
     *ea = w.ea;
     *eb = w.eb;
     *xflags = w.s.xflags;
 }
 
 template <typename T, unsigned M, bool OMIT>
-__device__ __forceinline__ void Worker<T, M, OMIT>::slow_batch(const Vec<T> *vdata, unsigned long long v,
-                                                               unsigned long long ve, unsigned long long *sacc)
+__device__ __forceinline__ void Worker<T, M, OMIT>::slow_batch(const Vec<T> *vbase, unsigned long long v,
+                                                               unsigned long long vend, unsigned long long *sacc)
 {
     Expansion a = ea, b = eb;
     uint32_t f = s.xflags;
-    slow_batch_out<T, M, OMIT>(vdata, v, ve, sacc, mean, &a, &b, &f);
+    slow_batch_out<T, M, OMIT>(vbase, v, vend, sacc, mean, &a, &b, &f);
     ea = a;
     eb = b;
     s.xflags = f;
@@ -936,13 +1041,50 @@ __device__ __forceinline__ void write_results(const tcu_reduce_params &p, const 
     }
 }
 
-/* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum fits 64
- * registers without spills (with NaNs omitted, or with the ring, it does not), the other exact
- * sums 80, the fused masks and the light ring kernels 128. */
+/* The last block's rare step: the superaccumulators of the blocks that spilled (their partials'
+ * xflags have kSpilledFlag) added into sacc. Warp w takes the blocks b = w mod kWarps, its
+ * lanes the digits lane, lane + 32 and lane + 64, and adds its sums with one atomic per digit
+ * at the end. With wide-range values every block spills: one thread per block adding its 68
+ * digits one atomic at a time took ~0.2 ms at 396 blocks (H200). */
+static __device__ __noinline__ void add_spilled_partials(unsigned grid, const void *partials,
+                                                         const long long *xpartials, unsigned long long *sacc,
+                                                         size_t xflags_offset)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const bool has2 = lane + 64 < TALLY_EXACT_CHUNKS;
+    long long d0 = 0, d1 = 0, d2 = 0;
+    constexpr int G = 4; /* blocks' flags, then digits, in flight at once */
+    for (unsigned b0 = warp; b0 < grid; b0 += G * kWarps) {
+        uint32_t f[G];
+#pragma unroll
+        for (int j = 0; j < G; j++) {
+            const unsigned b = b0 + j * kWarps;
+            f[j] = b < grid ? __ldcg((const uint32_t *)((const char *)partials + (size_t)b * TCU_PARTIAL_BYTES +
+                                                        xflags_offset))
+                            : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < G; j++) {
+            if (!(f[j] & kSpilledFlag)) continue;
+            const long long *src = xpartials + (size_t)(b0 + j * kWarps) * TALLY_EXACT_CHUNKS;
+            d0 += __ldcg(src + lane);
+            d1 += __ldcg(src + lane + 32);
+            if (has2) d2 += __ldcg(src + lane + 64);
+        }
+    }
+    if (d0) atomicAdd(&sacc[lane], (unsigned long long)d0);
+    if (d1) atomicAdd(&sacc[lane + 32], (unsigned long long)d1);
+    if (has2 && d2) atomicAdd(&sacc[lane + 64], (unsigned long long)d2);
+}
+
+/* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum 64
+ * registers (some spills), the other exact sums 80, the fused masks and the ring kernels 128
+ * (the ring runs one block per SM by default; ring=3 still fits two). */
 template <typename T, unsigned M, bool OMIT, bool RING> constexpr int reduce_min_blocks()
 {
-    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT && !RING ? 4 : 3;
-    return RING ? 2 : 4;
+    if (RING) return 2;
+    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT ? 4 : 3;
+    return 4;
 }
 
 /* RING: whole batches reach shared memory by bulk copies through a ring of p.ring_stages
@@ -957,9 +1099,11 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     constexpr bool EXACT = W::EXACT;
     static_assert(sizeof(S) <= TCU_PARTIAL_BYTES, "partial state too large");
     static_assert(sizeof(S) % 16 == 0, "partials are read in 16-byte words");
-    __shared__ unsigned long long sacc[EXACT ? TALLY_EXACT_CHUNKS : 1];
+    /* the block's superaccumulator, then the threads' wide_tail terms */
+    __shared__ unsigned long long sacc[EXACT ? TALLY_EXACT_CHUNKS + kThreads : 1];
     __shared__ S wstate[kWarps];
     __shared__ bool am_last;
+    __shared__ bool spill_any; /* the last block: some block spilled */
     __shared__ uint64_t full[RING ? kMaxRingStages : 1];
     extern __shared__ __align__(128) unsigned char ring_smem[];
 
@@ -967,7 +1111,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     const unsigned bid = blockIdx.x, grid = gridDim.x;
     const T *data = (const T *)p.data;
     if constexpr (EXACT) {
-        for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;
+        for (int c = tid; c < TALLY_EXACT_CHUNKS + kThreads; c += kThreads) sacc[c] = 0;
     }
     if constexpr (RING) {
         if (tid == 0)
@@ -998,8 +1142,10 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     const unsigned long long vb = b0 * kBatch;
     const unsigned long long ve = b1 * kBatch < p.body_vec ? b1 * kBatch : p.body_vec;
     unsigned long long v = vb + tid;
-    /* a whole batch: thread tid's vectors v + u * kThreads, u < U */
-    auto whole_batch = [&](const Vec<T>(&x)[U]) {
+    /* a whole batch: thread tid's vectors v + u * kThreads, u < U, still at vbase[vfirst + u *
+     * kThreads] (vbase: the input, or the ring's stage) */
+    auto whole_batch = [&](const Vec<T>(&x)[U], const Vec<T> *vbase, unsigned long long vfirst,
+                           unsigned long long vend) {
         bool ok[U];
         unsigned long long idx0[U];
 #pragma unroll
@@ -1007,7 +1153,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             ok[u] = true;
             idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
         }
-        w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+        w.template add_batch<RING>(x, ok, idx0, sacc, vbase, vfirst, vend);
     };
     if constexpr (RING) {
         const Vec<T> *ring = (const Vec<T> *)ring_smem;
@@ -1023,23 +1169,30 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
         for (unsigned long long i = 0; i < whole; i++, v += kBatch) {
             mbar_wait(&full[k], parity);
             Vec<T> x[U];
+            const Vec<T> *stage = ring + k * kBatch;
 #pragma unroll
-            for (int u = 0; u < U; u++) x[u] = ring[k * kBatch + u * kThreads + tid];
-            __syncthreads(); /* stage k read by every thread: it may be refilled */
+            for (int u = 0; u < U; u++) x[u] = stage[u * kThreads + tid];
+            /* The exact sums hold stage k until its batch is summed, so that a batch the fast
+             * path rejects is read again from there and not from L2 or memory: with one block
+             * per SM, the exact f64 sum of wide-range values at 2^28 took 2.8 ms so, 0.93 held
+             * (H200; the plain sum 0.46). Holding only once a batch had gone slow (a block-wide
+             * vote per batch) was slower on price-like data than holding always. */
+            if constexpr (EXACT) whole_batch(x, stage, tid, kBatch);
+            __syncthreads(); /* stage k read (and summed, if held) by every thread: it may be refilled */
             if (tid == 0 && i + nst < whole)
-                bulk_load_hint((void *)(ring + k * kBatch), vdata + vb + (i + nst) * kBatch, kBytes, &full[k], pol);
+                bulk_load_hint((void *)stage, vdata + vb + (i + nst) * kBatch, kBytes, &full[k], pol);
             if (++k == nst) {
                 k = 0;
                 parity ^= 1u;
             }
-            whole_batch(x);
+            if constexpr (!EXACT) whole_batch(x, stage, tid, kBatch); /* never rereads: no slow path */
         }
     } else {
         for (; v + (unsigned long long)(U - 1) * kThreads < ve; v += kBatch) {
             Vec<T> x[U];
 #pragma unroll
             for (int u = 0; u < U; u++) x[u] = load_vec(vdata + v + (unsigned long long)u * kThreads);
-            whole_batch(x);
+            whole_batch(x, vdata, v, ve);
         }
     }
     if (v < ve) { /* the last, partial batch (the last block only) */
@@ -1054,7 +1207,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             if (ok[u]) x[u] = load_vec(vdata + vi);
             else memset(&x[u], 0, sizeof x[u]);
         }
-        w.add_batch(x, ok, idx0, sacc, vdata, v, ve);
+        w.template add_batch<RING>(x, ok, idx0, sacc, vdata, v, ve);
     }
     w.flush(sacc);
 
@@ -1129,6 +1282,14 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             }
         }
         if (round == 1 || grid == 1) {
+            if constexpr (EXACT) {
+                /* the spilled blocks' digits, here at the end, where little else is live (a call
+                 * among the merges cost 0.1-0.2 us at 2^12-2^20 on the H200 though never made) */
+                if (round == 1 && spill_any) {
+                    add_spilled_partials(grid, p.partials, p.xpartials, sacc, offsetof(S, xflags));
+                    spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+                }
+            }
             if (tid == 0) {
                 double xr = 0.0;
                 if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
@@ -1158,6 +1319,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             unsigned int t;
             asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");
             am_last = t == grid - 1;
+            if constexpr (EXACT) spill_any = false;
         }
         __syncthreads();
         if (!am_last) return true;
@@ -1188,9 +1350,8 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             Partial u = next;
             if (b + kThreads < grid) load_partial(b + kThreads, next);
             if constexpr (EXACT) {
-                if (u.s.xflags & kSpilledFlag) {
-                    for (int c = 0; c < TALLY_EXACT_CHUNKS; c++)
-                        atomicAdd(&sacc[c], (unsigned long long)__ldcg(&p.xpartials[(size_t)b * TALLY_EXACT_CHUNKS + c]));
+                if (u.s.xflags & kSpilledFlag) { /* its digits: add_spilled_partials, below */
+                    spill_any = true;
                     u.s.xflags &= ~kSpilledFlag;
                 }
                 xcombine_quick(s.xh, s.xl, u.s.xh, u.s.xl, sacc);
@@ -1211,17 +1372,18 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     }
 }
 
-/* The ring's shape for the reduce_ring knob (1: by kernel, 2: one block per SM, 3: two, 4:
- * three), as blocks per SM and stages per block; false: no ring. By kernel: one block per SM
- * with six stages for the light kernels; three blocks per SM with two stages each for the exact
- * sums, whose batches of wide-range values go element by element and need the warps of several
- * blocks to hide their latency. On the H200 (2026-11-29), exact f32 sum without the ring / with
- * it: 2^26 69.2 / 67.5 us, 2^28 245.4 / 242.5 (CUB 241.9), f64 2^28 486.6 / 480.6; but 2^28
- * wide-range f32 values 1.0 / 1.3 ms (with one block per SM: 3.6 ms), f64 10.2 / 10.8 ms. */
-static inline bool ring_shape(int ring, bool exact, int *per_sm, int *stages)
+/* The ring's shape for the reduce_ring knob (1: the default, 2: one block per SM, 3: two, 4:
+ * three where the registers allow, else two), as blocks per SM and stages per block; false:
+ * no ring. The default is one block per SM with six stages, for every kernel. The exact sums
+ * had three blocks per SM while their batches of wide-range values went element by element
+ * and needed several blocks' warps to hide their latency (2^28 f32 values: 1.3 ms, 3.6 with
+ * one block per SM; f64 10.7 ms); with three-term batches held in the ring (slow_batch_out)
+ * one block per SM takes 0.65 ms (f32) and 0.92 ms (f64), and price-like data is as fast as
+ * with more blocks per SM (H200, 2026-11-30 tables). */
+static inline bool ring_shape(int ring, int *per_sm, int *stages)
 {
     if (ring == 0) return false;
-    if (ring == 1) ring = exact ? 4 : 2;
+    if (ring == 1) ring = 2;
     *per_sm = ring - 1;
     *stages = ring == 2 ? 6 : ring == 3 ? 3 : 2;
     return true;
@@ -1270,7 +1432,7 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     const bool pdl = p->pdl && sm90;
     const int ring = sm90 ? tcu_knob(TCU_KNOB_RED_RING) : 0;
     int per_sm_ring = 0, stages = 0;
-    if (ring_shape(ring, Worker<T, M, OMIT>::EXACT, &per_sm_ring, &stages) &&
+    if (ring_shape(ring, &per_sm_ring, &stages) &&
         nb >= (unsigned long long)tcu_knob(TCU_KNOB_RED_RING_MIN)) {
         static bool smem_ready = false;
         const size_t stage_bytes = per_block * sizeof(Vec<T>);

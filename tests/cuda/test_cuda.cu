@@ -476,6 +476,53 @@ static void test_knob_variants(bool quick)
     }
 }
 
+/* The exact float sums past the ring's threshold on data whose batches go to the slow path:
+ * every batch (wide, twoscale), or a few (prices with a huge value every 100003 elements, so
+ * that blocks switch to holding their stages part way). At these sizes the ring's blocks get
+ * 9 or more batches each, so they hold stages and reread rejected batches from them
+ * (reduce_kernel.cuh); each ring shape, and the fused sum+min+max and mean. Compared bit for
+ * bit with the CPU backend. */
+static void test_exact_ring_batches(bool quick)
+{
+    if (quick) { /* 10^7 elements: too long under compute-sanitizer (--quick); the knob
+                  * variants' ring cases cover the held stages at small sizes */
+        g_skip++;
+        return;
+    }
+    std::vector<unsigned char> h;
+    const tally_op ops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_MEAN};
+    const int rings[] = {1, 3, 4};
+    for (tally_type t : {TALLY_F32, TALLY_F64}) {
+        /* 12 or 13 batches per block with one block per SM on 132 SMs */
+        const uint64_t n = t == TALLY_F32 ? 13000003 : 7000001;
+        for (int d = 0; d < 3; d++) {
+            fill(h, t, n, d == 0 ? D_WIDE : d == 1 ? D_TWOSCALE : D_PRICES);
+            const char *dn = d == 0 ? "wide" : d == 1 ? "twoscale" : "rare huge";
+            if (d == 2) /* prices, with a huge value of either sign every 100003 elements */
+                for (uint64_t i = 50000; i < n; i += 100003) {
+                    double v = (i & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + urand(), t == TALLY_F32 ? 60 : 200);
+                    if (t == TALLY_F32) {
+                        float f = (float)v;
+                        memcpy(h.data() + i * 4, &f, 4);
+                    } else {
+                        memcpy(h.data() + i * 8, &v, 8);
+                    }
+                }
+            const size_t es = tally_type_size(t);
+            unsigned char *dp = dev_copy(h, n * es, es);
+            for (int r : rings) {
+                int o = tally_cuda_bench_set_knob("reduce_ring", r);
+                CHECK(o >= 0, "knob reduce_ring");
+                char what[64];
+                snprintf(what, sizeof what, "%s, reduce_ring=%d", dn, r);
+                compare_reduce(t, h.data(), dp, n, ops, 1, 0, 0, what);  /* the sum alone */
+                compare_reduce(t, h.data(), dp, n, ops, 4, 0, 0, what);  /* sum, min, max, mean */
+                tally_cuda_bench_set_knob("reduce_ring", o);
+            }
+        }
+    }
+}
+
 /* Integer sums of extreme values where the blocks' sums come closest to the one-atomic
  * combine's bound (reduce_kernel.cuh, set_combine: with C count bits for the grid, each block's
  * sum below 2^(63 - 2C)) and just past it, with that combine allowed and not: bit for bit
@@ -812,6 +859,8 @@ int main(int argc, char **argv)
     test_sum_extremes(quick);
     test_knob_variants(quick);
     printf("+ knob variants: %d passed, %d failed\n", g_pass, g_fail);
+    test_exact_ring_batches(quick);
+    printf("+ exact sums' slow batches in the ring: %d passed, %d failed\n", g_pass, g_fail);
     if (!quick) test_scan_determinism();
     if (big) test_big();
     else g_skip++;
