@@ -10,7 +10,10 @@
  * reduce_kernel.cuh (-I before -Isrc), probe9.sh measures what each part costs.
  *   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false [-I/tmp/ablation] -Iinclude -Isrc \
  *        bench/probes/probe_exact.cu -o probe_exact
- *   [PROBE_ONLY=exact|plain] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]   (default 12 20, at most 26) */
+ *   [PROBE_ONLY=exact|plain] [PROBE_F32=1] [PROBE_WIDE=1] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]
+ * (sizes: default 12 20, at most 26; PROBE_F32=1: the f32 sums, of the same values rounded to
+ * f32, instead of the f64 ones, and no max; PROBE_WIDE=1: values of both signs from 2^-40 to
+ * 2^41 instead of prices, whose long double sum is no exact reference) */
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,26 +55,47 @@ int main(int argc, char **argv)
     tally_result *out = sc.out;
     const size_t total = (size_t)1 << 27;
     std::vector<double> h(total);
+    const bool wide = getenv("PROBE_WIDE") && atoi(getenv("PROBE_WIDE"));
     for (size_t i = 0; i < h.size(); i++) /* cents from 0.01 to 1000.00, as bench_cuda's prices */
         h[i] = (double)((i * 2654435761u) % 100000u + 1u) / 100.0;
+    if (wide) /* or both signs, 2^-40 .. 2^41, as bench_cuda's wide data */
+        for (size_t i = 0; i < h.size(); i++)
+            h[i] = std::ldexp(((i * 40503u) & 1 ? -1.0 : 1.0) * (1.0 + (double)((i * 2654435761u) % 1000u) / 1000.0),
+                              (int)((i * 7919u) % 81u) - 40);
+    const bool f32 = getenv("PROBE_F32") && atoi(getenv("PROBE_F32"));
+    std::vector<float> hf(f32 ? total : 0);
+    for (size_t i = 0; i < hf.size(); i++) hf[i] = (float)h[i];
     double *in;
+    float *inf = NULL;
     CK(cudaMalloc(&in, h.size() * sizeof(double)));
     CK(cudaMemcpy(in, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice));
+    if (f32) {
+        CK(cudaMalloc(&inf, hf.size() * sizeof(float)));
+        CK(cudaMemcpy(inf, hf.data(), hf.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
     const char *only = getenv("PROBE_ONLY"); /* "exact" or "plain": that kernel alone (for ncu) */
     /* kinds: 1 the exact sum, 0 the plain sum, 2 the max */
     for (int exact : {1, 0, 2})
     for (int lg = lo; lg <= hi; lg += 2) {
         const char *kind = exact == 1 ? "exact" : exact == 0 ? "plain" : "max  ";
         if (only && strncmp(only, kind, strlen(only))) continue;
+        if (f32 && exact == 2) continue;
         const unsigned long long n = 1ull << lg;
         const size_t stride = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
         const int rot = (int)std::min<size_t>(64, total / stride);
-        tcu_reduce_params p = reduce_params(sc, n, n / 2, exact == 2 ? TALLY_MAX : TALLY_SUM);
+        tcu_reduce_params p = reduce_params(sc, n, f32 ? n / 4 : n / 2, exact == 2 ? TALLY_MAX : TALLY_SUM);
         p.pdl = tcu_knob(TCU_KNOB_PDL);
         bool failed = false;
         auto launch = [&](int r) {
             tcu_reduce_params q = p;
             q.data = in + (size_t)(r % rot) * stride;
+            if (f32) {
+                q.data = inf + (size_t)(r % rot) * stride;
+                cudaError_t e = exact == 1 ? tcu::launch_reduce_t<float, TCU_MASK_SUM, false>(&q, sm, st)
+                                           : tcu::launch_reduce_t<float, TCU_MASK_FASTSUM, false>(&q, sm, st);
+                failed |= e != cudaSuccess;
+                return;
+            }
             cudaError_t e = exact == 1 ? tcu::launch_reduce_t<double, TCU_MASK_SUM, false>(&q, sm, st)
                             : exact == 0 ? tcu::launch_reduce_t<double, TCU_MASK_FASTSUM, false>(&q, sm, st)
                                          : tcu::launch_reduce_t<double, TCU_MASK_MAX, false>(&q, sm, st);
@@ -90,6 +114,7 @@ int main(int argc, char **argv)
         long double want = 0;
         for (unsigned long long i = 0; i < n; i++)
             want = exact == 2 ? std::max(want, (long double)h[(size_t)check * stride + i])
+                   : f32      ? want + hf[(size_t)check * stride + i]
                               : want + h[(size_t)check * stride + i];
         const int reps = lg <= 20 ? 1000 : lg <= 24 ? 200 : 40;
         const double us = graph_us(st, launch, reps);
@@ -98,7 +123,8 @@ int main(int argc, char **argv)
             return 1;
         }
         double rel = std::fabs((double)((long double)res.value.f64 - want) / (double)want);
-        printf("%-12s %s f64 sum 2^%-2d: %8.2f us per launch  (rel. error %.1e)\n", label, kind, lg, us, rel);
+        printf("%-12s %s %s sum 2^%-2d: %8.2f us per launch  (rel. error %.1e)\n", label, kind, f32 ? "f32" : "f64", lg, us,
+               rel);
 #ifdef TCU_TIMELINE
         { /* one more launch, its blocks' stamps: µs from the first block's start */
             void *tl;
