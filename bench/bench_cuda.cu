@@ -432,12 +432,10 @@ int main(int argc, char **argv)
         rows();
         g_graph = false;
     };
-    /* the exact kernels' ring shapes side by side (2^24-2^28): without the ring, one and two
-     * blocks per SM (one block per SM for price-like data only: wide data is slow there);
-     * rows(note) times the kernels */
+    /* the exact kernels' ring shapes side by side (2^24-2^28): without the ring, one, two and
+     * three blocks per SM; rows(note) times the kernels */
     auto ring_rows = [&](int kind, auto rows) {
-        for (int ring : {0, 2, 3}) {
-            if (kind == 1 && ring == 2) continue;
+        for (int ring : {0, 2, 3, 4}) {
             with_knob("reduce_ring", ring, [&] {
                 char note[32];
                 snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
