@@ -563,8 +563,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * into a2 (f32_rebase), so that batches fit again however many values a thread
              * sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow path
              * from there on (1.66 ms against 0.92, H200). Moving it only after a batch failed
-             * was 3% slower there (a slow batch stalls its block). Wide-range batches never fit,
-             * so they never move it. Only in the ring kernels, whose threads sum many batches
+             * was slower there (3.5% behind the plain sum, against 2.7%: a slow batch stalls
+             * its block). Wide-range batches never fit, so they never move it. Only in the ring kernels, whose threads sum many batches
              * (the f32 kernel without the ring has 64 registers and spilled more with it). */
             if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 98))) {
                 ea.a2 = f32_rebase(ea.a1, ea.a2, sacc);
