@@ -6,10 +6,10 @@
  * For large inputs the kernels instead receive their batches in shared memory, through a ring
  * of stages that one thread fills with bulk copies (cp.async.bulk) well ahead of use.
  * Float sums are exact: f32 values are added in plain f64 and the adds proved exact from the
- * values' exponents; f64 values and squares keep a two-term expansion per thread. Rounding
- * errors, in the rare batches where they appear, spill into the block's shared-memory
- * superaccumulator (core/exact_sum.h layout); a batch that meets NaN, inf or overflow is redone
- * element by element. Warp: the members of the State that the mask uses are shuffled (the exact
+ * values' exponents; f64 values and squares keep a two-term expansion per thread. A batch whose
+ * adds cannot be proved exact (wide-range values) goes through a three-term expansion, and the
+ * rare errors beyond it spill into the block's shared-memory superaccumulator (core/exact_sum.h
+ * layout); a batch that meets NaN, inf or overflow is redone element by element. Warp: the members of the State that the mask uses are shuffled (the exact
  * sums by plain adds where those are exact). Block: warp states through shared memory. Device:
  * every block writes its partial and takes an atomic ticket (release/acquire); the last block
  * to finish combines the partials with the same merge code, writes the results and resets the
