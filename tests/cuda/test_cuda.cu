@@ -476,12 +476,12 @@ static void test_knob_variants(bool quick)
     }
 }
 
-/* The exact float sums past the ring's threshold on data whose batches go to the slow path:
- * every batch (wide, twoscale), or a few (prices with a huge value every 100003 elements, so
- * that blocks switch to holding their stages part way). At these sizes the ring's blocks get
- * 9 or more batches each, so they hold stages and reread rejected batches from them
- * (reduce_kernel.cuh); each ring shape, and the fused sum+min+max and mean. Compared bit for
- * bit with the CPU backend. */
+/* The exact float sums past the ring's threshold (12-13 batches per block with one block per
+ * SM) on data whose batches go to the slow path: every batch (wide, twoscale), or a few (prices
+ * with a huge value every 100003 elements, after which the f32 running sum is rebased). The
+ * exact kernels hold each ring stage until its batch is summed and reread a rejected batch from
+ * there (reduce_kernel.cuh). Each ring shape, the sum alone and with min, max and mean, the
+ * input one element past an aligned start; bit for bit against the CPU backend. */
 static void test_exact_ring_batches(bool quick)
 {
     if (quick) { /* 10^7 elements: too long under compute-sanitizer (--quick); the knob
@@ -493,7 +493,6 @@ static void test_exact_ring_batches(bool quick)
     const tally_op ops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_MEAN};
     const int rings[] = {1, 3, 4};
     for (tally_type t : {TALLY_F32, TALLY_F64}) {
-        /* 12 or 13 batches per block with one block per SM on 132 SMs */
         const uint64_t n = t == TALLY_F32 ? 13000003 : 7000001;
         for (int d = 0; d < 3; d++) {
             fill(h, t, n, d == 0 ? D_WIDE : d == 1 ? D_TWOSCALE : D_PRICES);
