@@ -10,7 +10,7 @@ def rep(s,a,b):
     assert a in s, a[:60]
     return s.replace(a,b)
 NOSPILL=[("if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);","if constexpr (EXACT) spilled = false;")]
-NOINIT=[("        for (int c = tid; c < TALLY_EXACT_CHUNKS; c += kThreads) sacc[c] = 0;\n    }\n    if constexpr (RING) {","    }\n    if constexpr (RING) {"),
+NOINIT=[("        for (int c = tid; c < TALLY_EXACT_CHUNKS + kThreads; c += kThreads) sacc[c] = 0;\n    }\n    if constexpr (RING) {","    }\n    if constexpr (RING) {"),
         ("    if constexpr (EXACT || RING) __syncthreads();","    if constexpr (RING) __syncthreads();")]
 PLAINMERGE=[("""        h = two_sum(h, oh, e);
         l = two_sum(l, ol, f);
@@ -29,7 +29,7 @@ for name,edits in V.items():
     for a,b in edits: s=rep(s,a,b)
     os.makedirs(os.path.join(out,name,'cuda'),exist_ok=True)
     open(os.path.join(out,name,'cuda','reduce_kernel.cuh'),'w').write(s)
-NOSLOW=[("                slow_batch(vdata, vfirst, vend, sacc);\n","                (void)vdata; (void)vfirst; (void)vend;\n")]
+NOSLOW=[("                slow_batch(vbase, vfirst, vend, sacc);\n","                (void)vbase; (void)vfirst; (void)vend;\n")]
 NORESULT=[("""    if (!any) return 0.0;
     uint32_t f = s.xflags | TALLY_EXACT_F_ANY;""","""    if (!any) return 0.0;
     if (any) return s.xh + s.xl;
@@ -46,7 +46,7 @@ TWOCOPY=[("""    if constexpr (EXACT && sizeof(T) >= 4) {
             if (merge_round(round)) return;
     } else {""","""    if constexpr (false) {
     } else {""")]
-LB4=[("    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT && !RING ? 4 : 3;","    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : 4;")]
+LB4=[("    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT ? 4 : 3;","    if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : 4;")]
 NOBOOK=[('''                    const uint32_t key = mag_key_hi(v[u].v[k]);
                     lo = min(lo, key);
                     khi = max(khi, key + 1u);''',''''''),
@@ -105,9 +105,9 @@ __global__ void"""),
     ("""        if constexpr (EXACT) spilled = __syncthreads_or(""","""        tl_mark(6);
         if constexpr (EXACT) spilled = __syncthreads_or("""),
     ("""        if (round == 1 || grid == 1) {
-            if (tid == 0) {""","""        if (round == 1 || grid == 1) {
+            if constexpr (EXACT) {""","""        if (round == 1 || grid == 1) {
             tl_mark(7);
-            if (tid == 0) {"""),
+            if constexpr (EXACT) {"""),
     ("""        if (tid == 0) {
             unsigned int t;
             asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.counter) : "memory");""","""        tl_mark(2);
