@@ -9,8 +9,9 @@
  * values' exponents; f64 values and squares keep a two-term expansion per thread. A batch whose
  * adds cannot be proved exact (wide-range values) goes through a three-term expansion, and the
  * rare errors beyond it spill into the block's shared-memory superaccumulator (core/exact_sum.h
- * layout); a batch that meets NaN, inf or overflow is redone element by element. Warp: the members of the State that the mask uses are shuffled (the exact
- * sums by plain adds where those are exact). Block: warp states through shared memory. Device:
+ * layout); a batch that meets NaN, inf or overflow is redone element by element. Warp: the
+ * members of the State that the mask uses are shuffled (the exact sums by plain adds where
+ * those are exact). Block: warp states through shared memory. Device:
  * every block writes its partial and takes an atomic ticket (release/acquire); the last block
  * to finish combines the partials with the same merge code, writes the results and resets the
  * ticket: one launch, no host synchronisation, capturable in a CUDA graph. Small integer sums
@@ -564,8 +565,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow path
              * from there on (1.66 ms against 0.92, H200). Moving it only after a batch failed
              * was slower there (3.5% behind the plain sum, against 2.7%: a slow batch stalls
-             * its block). Wide-range batches never fit, so they never move it. Only in the ring kernels, whose threads sum many batches
-             * (the f32 kernel without the ring has 64 registers and spilled more with it). */
+             * its block). Wide-range batches never fit, so they never move it. Only in the ring
+             * kernels, whose threads sum many batches (the f32 kernel without the ring has 64
+             * registers and spilled more with it). */
             if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 98))) {
                 ea.a2 = f32_rebase(ea.a1, ea.a2, sacc);
                 ea.a1 = 0.0; /* not -0: a nonzero value was summed */
