@@ -4,7 +4,8 @@
 # f64 sum; see probe9.sh for what each variant means). An edit that no longer applies stops it.
 import sys,os
 here=os.path.dirname(os.path.abspath(__file__))
-src=open(os.path.join(here,'../../src/cuda/reduce_kernel.cuh')).read()
+# PROBE_SRC: another copy of the header to edit (an earlier state of the kernel, say)
+src=open(os.environ.get('PROBE_SRC') or os.path.join(here,'../../src/cuda/reduce_kernel.cuh')).read()
 out=sys.argv[1] if len(sys.argv)>1 else '/tmp/ablation'
 def rep(s,a,b):
     assert a in s, a[:60]
@@ -64,11 +65,16 @@ for name,edits in V3.items():
 # TCU_TIMELINE report: 0 after the PDL wait, 1 after the whole batches, 2 at the ticket, 3 the
 # last block's result; the last block also 4 once it knows it is last, 5 with the partials
 # read and merged by each thread, 6 with the block's merge done (before the spill check), 7
-# before its results; tl_sm: the block's SM.
+# before its results; round 0 (every block): 8 after the flush, 9 after the warp merge, 10
+# after the barrier before the block merge, 11 after the spill check (12, 13, 14: the same in
+# round 1); tl_sm: the block's SM. tl_gap: the least time from the previous launch's result to
+# a block's start (after its PDL wait), over the blocks of the launches since it was reset.
 TL=[("""template <typename T, unsigned M, bool OMIT, bool RING>
 __global__ void""","""#define TCU_TIMELINE 1
-__device__ unsigned long long tl_stamp[8][4096];
+__device__ unsigned long long tl_stamp[16][4096];
 __device__ unsigned tl_sm[4096];
+__device__ unsigned long long tl_end;
+__device__ long long tl_gap;
 __device__ __forceinline__ void tl_mark(int k)
 {
     if (threadIdx.x == 0) {
@@ -79,7 +85,9 @@ __device__ __forceinline__ void tl_mark(int k)
             unsigned sm;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
             tl_sm[blockIdx.x] = sm;
+            atomicMin(&tl_gap, (long long)(t - *(volatile unsigned long long *)&tl_end));
         }
+        if (k == 3) tl_end = t;
     }
 }
 template <typename T, unsigned M, bool OMIT, bool RING>
@@ -102,8 +110,25 @@ __global__ void"""),
     };""","""        tl_mark(5);
         return false;
     };"""),
-    ("""        if constexpr (EXACT) spilled = __syncthreads_or(""","""        tl_mark(6);
-        if constexpr (EXACT) spilled = __syncthreads_or("""),
+    ("""        if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+        if constexpr (packable""","""        tl_mark(6);
+        if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+        tl_mark(round ? 14 : 11);
+        if constexpr (packable"""),
+    ("""    w.flush(sacc);
+""","""    w.flush(sacc);
+    tl_mark(8);
+"""),
+    ("""        warp_merge<32>(s, sacc);
+""","""        warp_merge<32>(s, sacc);
+        tl_mark(round ? 12 : 9);
+"""),
+    ("""            __syncthreads();
+            if (warp == 0) {
+                S t;""","""            __syncthreads();
+            tl_mark(round ? 13 : 10);
+            if (warp == 0) {
+                S t;"""),
     ("""        if (round == 1 || grid == 1) {
             if constexpr (EXACT) {""","""        if (round == 1 || grid == 1) {
             tl_mark(7);

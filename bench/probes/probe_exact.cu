@@ -10,9 +10,9 @@
  * reduce_kernel.cuh (-I before -Isrc), probe9.sh measures what each part costs.
  *   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false [-I/tmp/ablation] -Iinclude -Isrc \
  *        bench/probes/probe_exact.cu -o probe_exact
- *   [PROBE_ONLY=exact|plain] [PROBE_F32=1] [PROBE_WIDE=1] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]
- * (sizes: default 12 20, at most 26; PROBE_F32=1: the f32 sums, of the same values rounded to
- * f32, instead of the f64 ones, and no max; PROBE_WIDE=1: values of both signs from 2^-40 to
+ *   [PROBE_ONLY=exact|plain|max] [PROBE_F32=1] [PROBE_WIDE=1] [PROBE_STEP=k] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]
+ * (sizes: default 12 20, at most 26, or 30 with PROBE_F32=1: the f32 sums, of the same values
+ * rounded to f32 (repeated past 2^27), instead of the f64 ones, and no max; PROBE_WIDE=1: values of both signs from 2^-40 to
  * 2^41 instead of prices, whose long double sum is no exact reference) */
 #include <algorithm>
 #include <cmath>
@@ -42,8 +42,10 @@ int main(int argc, char **argv)
 {
     const char *label = argc > 1 ? argv[1] : "as built";
     const int lo = argc > 3 ? atoi(argv[2]) : 12, hi = argc > 3 ? atoi(argv[3]) : 20;
-    if (lo < 10 || hi > 26 || lo > hi) {
-        printf("probe_exact: sizes 2^10 .. 2^26 (asked 2^%d .. 2^%d)\n", lo, hi);
+    const bool f32 = getenv("PROBE_F32") && atoi(getenv("PROBE_F32"));
+    const int most = f32 ? 30 : 26;
+    if (lo < 10 || hi > most || lo > hi) {
+        printf("probe_exact: sizes 2^10 .. 2^%d (asked 2^%d .. 2^%d)\n", most, lo, hi);
         return 2;
     }
     int sm = 0;
@@ -62,27 +64,30 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < h.size(); i++)
             h[i] = std::ldexp(((i * 40503u) & 1 ? -1.0 : 1.0) * (1.0 + (double)((i * 2654435761u) % 1000u) / 1000.0),
                               (int)((i * 7919u) % 81u) - 40);
-    const bool f32 = getenv("PROBE_F32") && atoi(getenv("PROBE_F32"));
     std::vector<float> hf(f32 ? total : 0);
     for (size_t i = 0; i < hf.size(); i++) hf[i] = (float)h[i];
     double *in;
     float *inf = NULL;
     CK(cudaMalloc(&in, h.size() * sizeof(double)));
     CK(cudaMemcpy(in, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice));
+    /* f32: the values repeated up to 2^hi elements when that is more than 2^27 */
+    const size_t ftotal = f32 ? std::max(total, (size_t)1 << hi) : 0;
     if (f32) {
-        CK(cudaMalloc(&inf, hf.size() * sizeof(float)));
-        CK(cudaMemcpy(inf, hf.data(), hf.size() * sizeof(float), cudaMemcpyHostToDevice));
+        CK(cudaMalloc(&inf, ftotal * sizeof(float)));
+        for (size_t at = 0; at < ftotal; at += total)
+            CK(cudaMemcpy(inf + at, hf.data(), hf.size() * sizeof(float), cudaMemcpyHostToDevice));
     }
+    const int step = getenv("PROBE_STEP") ? std::max(1, atoi(getenv("PROBE_STEP"))) : 2; /* sizes 2^lo, 2^(lo + step), ... */
     const char *only = getenv("PROBE_ONLY"); /* "exact" or "plain": that kernel alone (for ncu) */
     /* kinds: 1 the exact sum, 0 the plain sum, 2 the max */
     for (int exact : {1, 0, 2})
-    for (int lg = lo; lg <= hi; lg += 2) {
+    for (int lg = lo; lg <= hi; lg += step) {
         const char *kind = exact == 1 ? "exact" : exact == 0 ? "plain" : "max  ";
         if (only && strncmp(only, kind, strlen(only))) continue;
         if (f32 && exact == 2) continue;
         const unsigned long long n = 1ull << lg;
         const size_t stride = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
-        const int rot = (int)std::min<size_t>(64, total / stride);
+        const int rot = (int)std::min<size_t>(64, (f32 ? ftotal : total) / stride);
         tcu_reduce_params p = reduce_params(sc, n, f32 ? n / 4 : n / 2, exact == 2 ? TALLY_MAX : TALLY_SUM);
         p.pdl = tcu_knob(TCU_KNOB_PDL);
         bool failed = false;
@@ -114,9 +119,9 @@ int main(int argc, char **argv)
         long double want = 0;
         for (unsigned long long i = 0; i < n; i++)
             want = exact == 2 ? std::max(want, (long double)h[(size_t)check * stride + i])
-                   : f32      ? want + hf[(size_t)check * stride + i]
+                   : f32      ? want + hf[((size_t)check * stride + i) % total]
                               : want + h[(size_t)check * stride + i];
-        const int reps = lg <= 20 ? 1000 : lg <= 24 ? 200 : 40;
+        const int reps = lg <= 20 ? 1000 : lg <= 24 ? 200 : lg <= 26 ? 40 : 10;
         const double us = graph_us(st, launch, reps);
         if (us < 0 || failed) {
             printf("FATAL: the launches could not be captured in a graph\n");
@@ -129,10 +134,17 @@ int main(int argc, char **argv)
         { /* one more launch, its blocks' stamps: µs from the first block's start */
             void *tl;
             CK(cudaGetSymbolAddress(&tl, tcu::tl_stamp));
-            CK(cudaMemset(tl, 0, sizeof(unsigned long long) * 8 * 4096));
+            const long long most = 0x7fffffffffffffffll;
+            CK(cudaMemcpyToSymbol(tcu::tl_gap, &most, sizeof most));
+            launch(check); /* two back to back: the second's blocks start after the first's result */
             launch(check);
             CK(cudaStreamSynchronize(st));
-            static unsigned long long ts[8][4096];
+            long long gap = 0;
+            CK(cudaMemcpyFromSymbol(&gap, tcu::tl_gap, sizeof gap));
+            CK(cudaMemset(tl, 0, sizeof(unsigned long long) * 16 * 4096)); /* then one launch's stamps alone */
+            launch(check);
+            CK(cudaStreamSynchronize(st));
+            static unsigned long long ts[16][4096];
             CK(cudaStreamSynchronize(st));
             static unsigned smid[4096];
             CK(cudaMemcpyFromSymbol(ts, tcu::tl_stamp, sizeof ts));
@@ -159,7 +171,26 @@ int main(int argc, char **argv)
             stat(0, "start (after the PDL wait)");
             stat(1, "whole batches done");
             stat(2, "ticket");
-            printf("   last block's result at %.2f us\n", last ? (last - t0) / 1000.0 : -1.0);
+            printf("   last block's result at %.2f us; the next launch's first block started %.2f us after "
+                   "the previous result\n", last ? (last - t0) / 1000.0 : -1.0, gap / 1000.0);
+            { /* round 0 of the last block (stamp 4 set) and of the block to take the ticket before it */
+                auto at = [&](int k, unsigned b) { return ts[k][b] ? (ts[k][b] - t0) / 1000.0 : -1.0; };
+                unsigned lb = 0, prev = grid;
+                for (unsigned b = 0; b < grid; b++)
+                    if (ts[4][b]) lb = b;
+                for (unsigned b = 0; b < grid; b++)
+                    if (b != lb && (prev == grid || ts[2][b] > ts[2][prev])) prev = b;
+                for (unsigned b : {lb, prev}) {
+                    if (b >= grid || !ts[8][b]) continue;
+                    printf("   %s, round 0: batches %.2f, flush %.2f, warp merge %.2f, barrier %.2f, block merge %.2f "
+                           "(last block: round 1's), spill check %.2f, ticket %.2f us\n",
+                           b == lb ? "last block" : "the one before", at(1, b), at(8, b), at(9, b), at(10, b), at(6, b),
+                           at(11, b), at(2, b));
+                }
+                if (ts[12][lb])
+                    printf("   last block, round 1: warp merge %.2f, barrier %.2f, spill check %.2f us\n", at(12, lb),
+                           at(13, lb), at(14, lb));
+            }
             for (unsigned b = 0; b < grid; b++)
                 if (ts[4][b]) /* the last block: its steps */
                     printf("   last block: ticket %.2f, knows it is last %.2f, partials merged by each thread %.2f, "
