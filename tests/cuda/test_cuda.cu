@@ -478,10 +478,11 @@ static void test_knob_variants(bool quick)
 
 /* The exact float sums past the ring's threshold (12-13 batches per block with one block per
  * SM) on data whose batches go to the slow path: every batch (wide, twoscale), or a few (prices
- * with a huge value every 100003 elements, after which the f32 running sum is rebased). The
- * exact kernels hold each ring stage until its batch is summed and reread a rejected batch from
- * there (reduce_kernel.cuh). Each ring shape, the sum alone and with min, max and mean, the
- * input one element past an aligned start; bit for bit against the CPU backend. */
+ * with a huge value every 100003 elements). The exact kernels hold each ring stage until its
+ * batch is summed and reread a rejected batch from there (reduce_kernel.cuh). For f32 also data
+ * whose running sums are rebased every few batches, alone and with huge values after which the
+ * rebase's error goes to the third term. Each ring shape, the sum alone and with min, max and
+ * mean, the input one element past an aligned start; bit for bit against the CPU backend. */
 static void test_exact_ring_batches(bool quick)
 {
     if (quick) { /* 10^7 elements: too long under compute-sanitizer (--quick); the knob
@@ -494,12 +495,22 @@ static void test_exact_ring_batches(bool quick)
     const int rings[] = {1, 3, 4};
     for (tally_type t : {TALLY_F32, TALLY_F64}) {
         const uint64_t n = t == TALLY_F32 ? 13000003 : 7000001;
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < (t == TALLY_F32 ? 5 : 3); d++) {
             fill(h, t, n, d == 0 ? D_WIDE : d == 1 ? D_TWOSCALE : D_PRICES);
-            const char *dn = d == 0 ? "wide" : d == 1 ? "twoscale" : "rare huge";
-            if (d == 2) /* prices, with a huge value of either sign every 100003 elements */
+            const char *dn = d == 0 ? "wide" : d == 1 ? "twoscale" : d == 2 ? "rare huge" : d == 3 ? "rebased" : "rebased, rare huge";
+            if (d >= 3) /* f32: the fast path's running sum fills its window within a few batches per
+                         * thread, so that it moves into the second term (f32_rebase) again and
+                         * again: values in [2^21, 2^22), every 29th in [1, 2) (the grain), 21
+                         * binades apart, the most a batch may span and still fit */
+                for (uint64_t i = 0; i < n; i++) {
+                    const float f = (float)std::ldexp(1.0 + urand(), i % 29 == 0 ? 0 : 21);
+                    memcpy(h.data() + i * 4, &f, 4);
+                }
+            if (d == 2 || d == 4) /* a huge value of either sign every 100003 elements (d = 4: past
+                                   * 2^76, so that the running sum's second term dwarfs the next
+                                   * rebased sums and their errors go to the third term) */
                 for (uint64_t i = 50000; i < n; i += 100003) {
-                    double v = (i & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + urand(), t == TALLY_F32 ? 60 : 200);
+                    double v = (i & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + urand(), d == 4 ? 100 : t == TALLY_F32 ? 60 : 200);
                     if (t == TALLY_F32) {
                         float f = (float)v;
                         memcpy(h.data() + i * 4, &f, 4);
