@@ -1495,6 +1495,14 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
          * per block (CUDA graphs, 2^22: i32 sum 5.92 us against 6.45 with 4 and 6.08 with 1, i32
          * max 6.57 / 6.86 / 6.63, exact f32 sum 9.31 / 9.60 / 10.30). */
         minb = (nb <= 2 || nb >= 512) ? 2 : 1;
+        /* The exact f64 sum alone: at most one block per SM, as its blocks' merges and partials
+         * cost more than the other kernels' (H200, CUDA graphs, price-like data: 2^20 8.69 ->
+         * 7.80 us with 2 batches per block, 2^21 11.32 -> 10.11 with 4; the plain f64 sum and
+         * max were slower so, and the exact f32 sum no faster) */
+        if constexpr (Worker<T, M, OMIT>::EXACT && sizeof(T) == 8 && M == TCU_MASK_SUM) {
+            const unsigned long long per_sm_share = (nb + (unsigned long long)sm_count - 1) / (unsigned long long)sm_count;
+            if (per_sm_share > minb) minb = per_sm_share;
+        }
     }
     unsigned long long want = (nb + minb - 1) / minb;
     if (want < 1) want = 1;

@@ -24,8 +24,9 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #ifndef TCU_RED_WAVES_DEFAULT
 #define TCU_RED_WAVES_DEFAULT 1
 #endif
-/* 0: the launcher's own rule (reduce_kernel.cuh: one block for up to 2 batches, 4 batches per
- * block from 512 batches on, else one); more waves than one were slower at every size. */
+/* 0: the launcher's own rule (reduce_kernel.cuh: one block for up to 2 batches, 2 batches per
+ * block from 512 batches on, else one; the exact f64 sum at most one block per SM); more waves
+ * than one were slower at every size. */
 #ifndef TCU_RED_MINB_DEFAULT
 #define TCU_RED_MINB_DEFAULT 0
 #endif
