@@ -567,15 +567,18 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * |a1 before| + 32 * 2^(emax - 126) in magnitude (emax: this batch's largest E).
              * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
              * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top).
-             * Once a1 fills half that window, and the last batch alone fitted in it, a1 moves
-             * into a2 (f32_rebase), so that batches fit again however many values a thread
-             * sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow path
-             * from there on (1.66 ms against 0.92, H200). Moving it only after a batch failed
-             * was slower there (3.5% behind the plain sum, against 2.7%: a slow batch stalls
-             * its block). Wide-range batches never fit, so they never move it. Only in the ring
-             * kernels, whose threads sum many batches (the f32 kernel without the ring has 64
-             * registers and spilled more with it). */
-            if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 98))) {
+             * Once a1 fills an eighth of that window, and the last batch alone fitted in it, a1
+             * moves into a2 (f32_rebase), so that batches fit again however many values a
+             * thread sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow
+             * path from there on (1.66 ms against 0.92, H200). At half the window, a thread
+             * whose least value came late (the window halves with each binade emin drops) sent
+             * its next batch to the slow path, which stalls its block: 0.07 such batches per
+             * thread at 2^30 random prices, 0.01 at an eighth (the bench's data, simulated), and
+             * the sum 1.4% behind the plain one. Moving it only after a batch failed was slower.
+             * Wide-range batches never fit, so they never move it. Only in the ring kernels,
+             * whose threads sum many batches (the f32 kernel without the ring has 64 registers
+             * and spilled more with it). */
+            if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 100))) {
                 f32_rebase(ea.a1, ea.a2, pow2((int)emin - 104), sacc);
                 s.xflags |= TALLY_EXACT_F_NONNEGZERO; /* a nonzero value was summed; a1 may be -0 */
             }
