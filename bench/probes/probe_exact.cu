@@ -10,7 +10,7 @@
  * reduce_kernel.cuh (-I before -Isrc), probe9.sh measures what each part costs.
  *   nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false [-I/tmp/ablation] -Iinclude -Isrc \
  *        bench/probes/probe_exact.cu -o probe_exact
- *   [PROBE_ONLY=exact|plain|max] [PROBE_F32=1] [PROBE_WIDE=1] [PROBE_STEP=k] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]
+ *   [PROBE_ONLY=exact|plain|max] [PROBE_F32=1 [PROBE_SMM=1]] [PROBE_WIDE=1] [PROBE_STEP=k] probe_exact [LABEL [MIN_LOG2 MAX_LOG2]]
  * (sizes: default 12 20, at most 26, or 30 with PROBE_F32=1: the f32 sums, of the same values
  * rounded to f32 (repeated past 2^27), instead of the f64 ones, and no max; PROBE_WIDE=1: values of both signs from 2^-40 to
  * 2^41 instead of prices, whose long double sum is no exact reference) */
@@ -43,6 +43,9 @@ int main(int argc, char **argv)
     const char *label = argc > 1 ? argv[1] : "as built";
     const int lo = argc > 3 ? atoi(argv[2]) : 12, hi = argc > 3 ? atoi(argv[3]) : 20;
     const bool f32 = getenv("PROBE_F32") && atoi(getenv("PROBE_F32"));
+    /* PROBE_SMM=1 (with PROBE_F32): the exact kind runs the fused sum+min+max kernel (the sum is
+     * the one result asked for) */
+    const bool smm = getenv("PROBE_SMM") && atoi(getenv("PROBE_SMM"));
     const int most = f32 ? 30 : 26;
     if (lo < 10 || hi > most || lo > hi) {
         printf("probe_exact: sizes 2^10 .. 2^%d (asked 2^%d .. 2^%d)\n", most, lo, hi);
@@ -96,7 +99,8 @@ int main(int argc, char **argv)
             q.data = in + (size_t)(r % rot) * stride;
             if (f32) {
                 q.data = inf + (size_t)(r % rot) * stride;
-                cudaError_t e = exact == 1 ? tcu::launch_reduce_t<float, TCU_MASK_SUM, false>(&q, sm, st)
+                cudaError_t e = exact == 1 ? (smm ? tcu::launch_reduce_t<float, TCU_MASK_SMM, false>(&q, sm, st)
+                                                  : tcu::launch_reduce_t<float, TCU_MASK_SUM, false>(&q, sm, st))
                                            : tcu::launch_reduce_t<float, TCU_MASK_FASTSUM, false>(&q, sm, st);
                 failed |= e != cudaSuccess;
                 return;

@@ -580,7 +580,6 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * and spilled more with it). */
             if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 100))) {
                 f32_rebase(ea.a1, ea.a2, pow2((int)emin - 104), sacc);
-                s.xflags |= TALLY_EXACT_F_NONNEGZERO; /* a nonzero value was summed; a1 may be -0 */
             }
             const double a1_before = ea.a1;
             MagKey lo = ~(MagKey)0;
@@ -697,8 +696,10 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (EXACT) {
             s.xh = ea.a1;
             s.xl = ea.a2;
-            /* a1 starts at -0 and stays -0 only while every value added was -0 */
-            if (__double_as_longlong(ea.a1) != (long long)0x8000000000000000ull) s.xflags |= TALLY_EXACT_F_NONNEGZERO;
+            /* a1 starts at -0 and stays -0 only while every value added was -0; a2 is nonzero
+             * only after a nonzero value (a rebase, or a slow batch's error) */
+            if (__double_as_longlong(ea.a1) != (long long)0x8000000000000000ull || ea.a2 != 0.0)
+                s.xflags |= TALLY_EXACT_F_NONNEGZERO;
             /* f32: after a rebase (or a slow batch) a2 can be the larger term; the pair as
              * (high, low) with the low part below half an ulp of the high one, so that the
              * merges' plain adds of low parts stay exact (exact_tree_plain) */
