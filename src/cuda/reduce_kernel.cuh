@@ -578,9 +578,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
              * Wide-range batches never fit, so they never move it. Only in the ring kernels,
              * whose threads sum many batches (the f32 kernel without the ring has 64 registers
              * and spilled more with it). */
-            if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 100))) {
+            if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 100)))
                 f32_rebase(ea.a1, ea.a2, pow2((int)emin - 104), sacc);
-            }
             const double a1_before = ea.a1;
             MagKey lo = ~(MagKey)0;
             float hi = 0.0f;
@@ -1504,7 +1503,8 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
          * 7.80 us with 2 batches per block, 2^21 11.32 -> 10.11 with 4; the plain f64 sum and
          * max were slower so, and the exact f32 sum no faster) */
         if constexpr (Worker<T, M, OMIT>::EXACT && sizeof(T) == 8 && M == TCU_MASK_SUM) {
-            const unsigned long long per_sm_share = (nb + (unsigned long long)sm_count - 1) / (unsigned long long)sm_count;
+            const unsigned long long sms = (unsigned long long)sm_count;
+            const unsigned long long per_sm_share = (nb + sms - 1) / sms;
             if (per_sm_share > minb) minb = per_sm_share;
         }
     }

@@ -497,7 +497,11 @@ static void test_exact_ring_batches(bool quick)
         const uint64_t n = t == TALLY_F32 ? 13000003 : 7000001;
         for (int d = 0; d < (t == TALLY_F32 ? 5 : 3); d++) {
             fill(h, t, n, d == 0 ? D_WIDE : d == 1 ? D_TWOSCALE : D_PRICES);
-            const char *dn = d == 0 ? "wide" : d == 1 ? "twoscale" : d == 2 ? "rare huge" : d == 3 ? "rebased" : "rebased, rare huge";
+            const char *dn = d == 0   ? "wide"
+                             : d == 1 ? "twoscale"
+                             : d == 2 ? "rare huge"
+                             : d == 3 ? "rebased"
+                                      : "rebased, rare huge";
             if (d >= 3) /* f32: the fast path's running sum fills its window within a few batches per
                          * thread, so that it moves into the second term (f32_rebase) again and
                          * again: values in [2^21, 2^22), every 29th in [1, 2) (the grain), 21
