@@ -58,6 +58,12 @@ static const tally_backend *backend_for(tally_backend_kind kind)
 #else
         return NULL;
 #endif
+    case TALLY_BACKEND_VULKAN:
+#ifdef TALLY_HAVE_VULKAN
+        return tally_vulkan_backend_get();
+#else
+        return NULL;
+#endif
     default: return NULL;
     }
 }
@@ -141,6 +147,11 @@ tally_status tally_create(tally_context **out, const tally_options *opts)
         const tally_backend *gpu = backend_for(TALLY_BACKEND_CUDA);
         st = TALLY_ERR_BACKEND_UNAVAILABLE;
         if (gpu && gpu->available && gpu->available()) st = try_backend(ctx, gpu);
+#ifdef TALLY_HAVE_VULKAN
+        /* then a real Vulkan GPU (its init, seeing AUTO, skips CPU-emulated devices) */
+        if (st != TALLY_OK && tally_vulkan_auto_available())
+            st = try_backend(ctx, tally_vulkan_backend_get());
+#endif
         if (st != TALLY_OK) st = try_backend(ctx, &tally_cpu_backend);
     } else {
         const tally_backend *b = backend_for(o.backend);
