@@ -12,7 +12,7 @@
 
 #define TVK_WG 256            /* workgroup size of every shader */
 #define TVK_MAX_SETS 256      /* descriptor sets (dispatches) in one command buffer */
-#define TVK_MAX_PIPES 256
+#define TVK_MAX_PIPES 4096
 #define TVK_PC_BYTES 64       /* push constant bytes */
 #define TVK_MAX_WG_PER_SEG 2048
 

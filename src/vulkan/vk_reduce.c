@@ -100,8 +100,9 @@ static tally_status record_fprod(tally_context *ctx, tvk_state *s, const char *f
 {
     size_t es = tally_type_size(type);
     uint64_t nblk = (n + TALLY_PROD_BLOCK - 1) / TALLY_PROD_BLOCK;
-    VkDeviceSize lanes_bytes = nblk * TALLY_PROD_LANES * 8, flag_off = lanes_bytes;
-    tally_status st = tvk_buf_ensure(ctx, s, &s->aux, lanes_bytes + 256, 0, fn);
+    VkDeviceSize lanes_bytes = nblk * TALLY_PROD_LANES * 8;
+    VkDeviceSize flag_off = (lanes_bytes + s->align - 1) & ~(VkDeviceSize)(s->align - 1);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->aux, flag_off + 256, 0, fn);
     if (st != TALLY_OK) return st;
     VkPipeline pipe;
     st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FPROD_DP : TVK_SH_FPROD, type, 0, (uint32_t)omit, 0, &pipe);
@@ -123,8 +124,8 @@ static tally_status record_fprod(tally_context *ctx, tvk_state *s, const char *f
         s->fd.vkCmdDispatch(s->cb, (uint32_t)((threads + TVK_WG - 1) / TVK_WG), 1, 1);
     }
     tvk_barrier(s);
-    VkBufferCopy c = {0, lanes_off, lanes_bytes + 4};
-    s->fd.vkCmdCopyBuffer(s->cb, s->aux.buf, s->hostres.buf, 1, &c);
+    VkBufferCopy c[2] = {{0, lanes_off, lanes_bytes}, {flag_off, lanes_off + lanes_bytes, 4}};
+    s->fd.vkCmdCopyBuffer(s->cb, s->aux.buf, s->hostres.buf, 2, c);
     tvk_barrier(s);
     return TALLY_OK;
 }

@@ -260,6 +260,129 @@ static void test_reduce_matrix(int full)
     free(h);
 }
 
+/* ---- scans ------------------------------------------------------------------------------------ */
+static int scan_elem_same(tally_type t, const unsigned char *a, const unsigned char *b)
+{
+    size_t es = tally_type_size(t);
+    if (t == TALLY_F32) {
+        float x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    } else if (t == TALLY_F64) {
+        double x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    }
+    return memcmp(a, b, es) == 0;
+}
+
+/* via 0: host pointers (out of place, or in place); via 1: VkBuffers, in at in_off, out in the
+ * same buffer at out_off (in place when equal). */
+static void compare_scan(tally_type t, tally_op op, const unsigned char *h, uint64_t n, int via,
+                         int inplace, size_t in_off, size_t out_off, int exclusive, int has_init,
+                         const char *what)
+{
+    size_t es = tally_type_size(t);
+    tally_scan_options o;
+    memset(&o, 0, sizeof o);
+    o.exclusive = exclusive;
+    o.has_init = has_init;
+    if (is_float(t)) o.init.f64 = 2.5;
+    else o.init.i64 = 5;
+    unsigned char *co = malloc(n * es + 16), *go = malloc(n * es + 16);
+    tally_status cs = tally_scan(n < 100000 ? g_cpu1 : g_cpu, op, t, h, co, n, &o), gs;
+    if (via && g_have_bufs) {
+        size_t end = (in_off > out_off ? in_off : out_off) + n * es + 64;
+        unsigned char *m = buf_at(end);
+        memset(m, 0xa5, end);
+        memcpy(m + in_off, h, n * es);
+        gs = tally_vulkan_scan_buffer(g_vk, op, t, g_buf.buf, in_off, g_buf.buf, inplace ? in_off : out_off,
+                                      n, &o);
+        size_t oo = inplace ? in_off : out_off;
+        memcpy(go, m + oo, n * es);
+        /* bytes around the output untouched */
+        int guard = 1;
+        for (size_t b = (oo >= 8 ? oo - 8 : 0); b < oo; b++)
+            if (!inplace && b >= in_off + n * es && m[b] != 0xa5) guard = 0;
+        for (size_t b = oo + n * es; b < oo + n * es + 8; b++)
+            if ((inplace || b < in_off || b >= in_off + n * es) && m[b] != 0xa5) guard = 0;
+        CHECK(guard, "scan %s %s n=%llu: bytes next to the output changed", tally_type_name(t), tally_op_name(op),
+              (unsigned long long)n);
+    } else if (inplace) {
+        memcpy(go, h, n * es);
+        gs = tally_scan(g_vk, op, t, go, go, n, &o);
+    } else {
+        gs = tally_scan(g_vk, op, t, h, go, n, &o);
+    }
+    CHECK(cs == gs, "scan status %s vs %s", tally_status_name(gs), tally_status_name(cs));
+    uint64_t bad = 0, first = n;
+    for (uint64_t i = 0; i < n; i++)
+        if (!scan_elem_same(t, go + i * es, co + i * es)) {
+            if (first == n) first = i;
+            bad++;
+        }
+    CHECK(bad == 0, "scan %s %s %s n=%llu via=%s inplace=%d in_off=%zu out_off=%zu excl=%d init=%d: %llu "
+          "elements differ, first at %llu (%s)", tally_type_name(t), tally_op_name(op), what,
+          (unsigned long long)n, via ? "buffer" : "host", inplace, in_off, out_off, exclusive, has_init,
+          (unsigned long long)bad, (unsigned long long)first, tally_last_error(g_vk));
+    free(co);
+    free(go);
+}
+
+static void test_scan_matrix(int full)
+{
+    uint64_t sizes[] = {1, 2, 3, 17, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
+                        8192, 8193, 16385, 65537, 100003};
+    size_t nsizes = sizeof sizes / 8;
+    unsigned char *h = malloc(100003 * 8 + 64);
+    for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
+        tally_type t = all_types[ti];
+        size_t es = tally_type_size(t);
+        printf("  scan %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        int nops = is_float(t) ? 4 : 7;
+        for (size_t si = 0; si < nsizes; si++) {
+            uint64_t n = sizes[si];
+            int d = is_float(t) ? (si % 3 == 0 ? D_SPECIAL : si % 3 == 1 ? D_WIDE : D_PRICES)
+                                : (si % 2 ? D_SMALL : D_BITS);
+            fill(h, t, n, d);
+            for (int op = 0; op < nops; op++) {
+                if (!full && n > 20000 && op >= 2 && op != 3) continue;
+                /* float products of wide data under/overflow: near-1 values keep them finite */
+                if (is_float(t) && op == TALLY_PROD) fill(h, t, n, D_NEAR1);
+                compare_scan(t, (tally_op)op, h, n, 0, 0, 0, 0, 0, 0, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 1, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 1, 1, 3 * es, 3 * es, 1, 0, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
+                if (full || n < 5000) {
+                    compare_scan(t, (tally_op)op, h, n, 1, 0, (n + 9) * es + 8, 7 * es, 1, 1, dname[d]);
+                    compare_scan(t, (tally_op)op, h, n, 0, 0, 0, 0, 1, 0, dname[d]);
+                }
+                if (is_float(t) && op == TALLY_PROD) fill(h, t, n, d);
+            }
+        }
+    }
+    /* float sum scans over subnormal data: the shaders' edge (or the CPU) must give the CPU's bits */
+    for (int f = 0; f < 2; f++) {
+        tally_type t = f ? TALLY_F64 : TALLY_F32;
+        fill(h, t, 9000, D_SUBNORMAL);
+        compare_scan(t, TALLY_SUM, h, 9000, 0, 0, 0, 0, 0, 0, "subnormal");
+        compare_scan(t, TALLY_SUM, h, 9000, 1, 1, 0, 0, 1, 0, "subnormal");
+        compare_scan(t, TALLY_PROD, h, 9000, 1, 0, 0, 9000 * 8 + 64, 0, 0, "subnormal");
+    }
+    /* overlapping ranges of one buffer */
+    if (g_have_bufs) {
+        buf_at(4096);
+        tally_status st = tally_vulkan_scan_buffer(g_vk, TALLY_SUM, TALLY_U8, g_buf.buf, 0, g_buf.buf, 5, 10, NULL);
+        CHECK(st == TALLY_ERR_OVERLAP, "overlap in one buffer: %s", tally_status_name(st));
+        st = tally_vulkan_scan_buffer(g_vk, TALLY_SUM, TALLY_U8, g_buf.buf, 0, g_buf.buf, 11, 10, NULL);
+        CHECK(st == TALLY_ERR_OVERLAP, "ranges sharing a word: %s", tally_status_name(st));
+    }
+    free(h);
+}
+
 /* ---- streams --------------------------------------------------------------------------------- */
 static void test_streams(void)
 {
@@ -401,6 +524,8 @@ int main(int argc, char **argv)
     test_errors();
     test_reduce_matrix(full);
     printf("reduce matrix: %d passed, %d failed\n", g_pass, g_fail);
+    test_scan_matrix(full);
+    printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
     test_streams();
     (void)big;
     const char *last = "";
