@@ -419,11 +419,16 @@ tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
     TVK_TRY(ctx, fn, s->fd.vkBeginCommandBuffer(s->cb, &bi));
     s->nsets = 0;
+    if (s->timing) {
+        s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 2);
+        s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->qpool, 0);
+    }
     return TALLY_OK;
 }
 
 tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
 {
+    if (s->timing) s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 1);
     TVK_TRY(ctx, fn, s->fd.vkEndCommandBuffer(s->cb));
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
@@ -431,6 +436,12 @@ tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
     TVK_TRY(ctx, fn, s->fd.vkQueueSubmit(s->queue, 1, &si, s->fence));
     TVK_TRY(ctx, fn, s->fd.vkWaitForFences(s->dev, 1, &s->fence, VK_TRUE, UINT64_MAX));
     TVK_TRY(ctx, fn, s->fd.vkResetFences(s->dev, 1, &s->fence));
+    if (s->timing) {
+        uint64_t ts[2];
+        if (s->fd.vkGetQueryPoolResults(s->dev, s->qpool, 0, 2, sizeof ts, ts, 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+            s->gpu_ns += (double)(ts[1] - ts[0]) * s->props.limits.timestampPeriod;
+    }
     return TALLY_OK;
 }
 
@@ -507,7 +518,9 @@ static void free_state(tvk_state *s)
         for (int sh = 0; sh < TVK_SH_COUNT; sh++)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
                 if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
-        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux};
+        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux,
+                           &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
+        if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
         if (s->fence) s->fd.vkDestroyFence(s->dev, s->fence, NULL);
         if (s->cpool) s->fd.vkDestroyCommandPool(s->dev, s->cpool, NULL);
@@ -849,5 +862,70 @@ tally_status tally_vulkan_reduce_buffer(tally_context *ctx, tally_type type, VkB
             return tally_set_error(ctx, results[i].status, "%s: %s of %llu %s elements: %s", fn,
                                    tally_op_name(ops[i]), (unsigned long long)n, tally_type_name(type),
                                    tally_status_string(results[i].status));
+    return TALLY_OK;
+}
+
+/* ---- benchmark hooks (not in tally_vulkan.h; bench/bench_vulkan.c declares them) ------------ */
+/* Timestamps around every submission of this context from now on (on = 1); 0 if the queue has
+ * none. */
+TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || !s->timestamp_valid) return 0;
+    if (on && !s->qpool) {
+        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 2, 0};
+        if (s->fd.vkCreateQueryPool(s->dev, &qi, NULL, &s->qpool) != VK_SUCCESS) return 0;
+    }
+    s->timing = on;
+    s->gpu_ns = 0;
+    return 1;
+}
+/* GPU microseconds of the submissions since the last read (timing on). */
+TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    double us = s->gpu_ns / 1e3;
+    s->gpu_ns = 0;
+    return us;
+}
+/* A device-local buffer (slot 0..3, owned by the context) holding bytes of data (NULL: left
+ * as is), for benchmarks. */
+TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
+                                                 uint64_t bytes, VkBuffer *out)
+{
+    static const char fn[] = "tally_vulkan_bench_buffer";
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || slot < 0 || slot > 3) return TALLY_ERR_INVALID_ARGUMENT;
+    tally_status st = tvk_buf_ensure(ctx, s, &s->bench[slot], bytes, 0, fn);
+    if (st != TALLY_OK) return st;
+    if (data) {
+        for (uint64_t o = 0; o < bytes; o += 1ull << 30) {
+            uint64_t len = bytes - o < (1ull << 30) ? bytes - o : 1ull << 30;
+            if ((st = tvk_buf_ensure(ctx, s, &s->staging, len, 1, fn)) != TALLY_OK) return st;
+            memcpy(s->staging.map, (const char *)data + o, len);
+            if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+            VkBufferCopy c = {0, o, len};
+            s->fd.vkCmdCopyBuffer(s->cb, s->staging.buf, s->bench[slot].buf, 1, &c);
+            tvk_barrier(s);
+            if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+        }
+    }
+    *out = s->bench[slot].buf;
+    return TALLY_OK;
+}
+/* Copies bytes [off, off + bytes) of buf to host memory dst. */
+TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
+                                               uint64_t bytes, void *dst)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return TALLY_ERR_INVALID_ARGUMENT;
+    for (uint64_t o = 0; o < bytes; o += 1ull << 30) {
+        uint64_t len = bytes - o < (1ull << 30) ? bytes - o : 1ull << 30;
+        const void *view;
+        tally_status st = tvk_download(ctx, s, buf, off + o, len, &view, "tally_vulkan_bench_read");
+        if (st != TALLY_OK) return st;
+        memcpy((char *)dst + o, view, len);
+    }
     return TALLY_OK;
 }

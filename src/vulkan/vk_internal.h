@@ -100,6 +100,10 @@ typedef struct tvk_state {
                                  without denorm preservation (tests) */
     int validation;
     tally_context *cpu;       /* the CPU fallback */
+    int timing;               /* benchmarks: timestamps around every submission */
+    VkQueryPool qpool;
+    double gpu_ns;            /* summed over the submissions since the last read */
+    tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
     pthread_mutex_t dbg_lock;
     uint64_t dbg_count;
     char dbg_last[512], dbg_copy[512];
