@@ -155,13 +155,20 @@ tally_status tally_create(tally_context **out, const tally_options *opts)
         if (st != TALLY_OK) st = try_backend(ctx, &tally_cpu_backend);
     } else {
         const tally_backend *b = backend_for(o.backend);
-        if (!b || !b->available || !b->available()) {
+        if (!b || !b->available) {
             free(ctx);
             return create_fail(TALLY_ERR_BACKEND_UNAVAILABLE,
-                               "tally_create: the %s backend is %s", tally_backend_name(o.backend),
-                               b ? "not usable on this machine" : "not built into this library");
+                               "tally_create: the %s backend is not built into this library",
+                               tally_backend_name(o.backend));
         }
+        /* built but not usable here: its init says why (no loader, no device, a feature) */
         st = try_backend(ctx, b);
+        if (st == TALLY_OK && !b->available()) { /* (an init that cannot tell) */
+            b->fini(ctx->state);
+            st = create_fail(TALLY_ERR_BACKEND_UNAVAILABLE,
+                             "tally_create: the %s backend is not usable on this machine",
+                             tally_backend_name(o.backend));
+        }
     }
     if (st != TALLY_OK) {
         free(ctx);
