@@ -752,10 +752,13 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
             return -1;
         }
         /* read as much again each time: a long first record is searched O(length) in all */
-        if (tio_fill_carry(r, r->carry_len > 65536 ? r->carry_len : 65536) < 0) {
-            snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
-            tio_text_close(r);
-            return -1;
+        size_t goal = r->carry_len + (r->carry_len > 65536 ? r->carry_len : 65536);
+        while (r->carry_len < goal && !r->eof && !r->nul_seen) {
+            if (tio_fill_carry(r, goal - r->carry_len) < 0) {
+                snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
+                tio_text_close(r);
+                return -1;
+            }
         }
     }
     if (r->o.whitespace) {
