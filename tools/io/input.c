@@ -64,22 +64,22 @@ static void tio_guard_add(tio_input *in)
         sigemptyset(&sa.sa_mask);
         if (sigaction(SIGBUS, &sa, NULL) == 0) tio_guard_installed = 1;
     }
-    in->guard_slot = -1;
+    in->guard_slot = 0;
     for (int k = 0; k < TIO_GUARD_SLOTS; k++) {
         if (tio_guard[k].base) continue;
         tio_guard[k].len = (size_t)in->size;
         tio_guard[k].faulted = 0;
         tio_guard[k].base = (uint8_t *)in->data;
-        in->guard_slot = k;
+        in->guard_slot = k + 1;
         return;
     }
 }
 
 static void tio_guard_remove(tio_input *in)
 {
-    if (in->guard_slot < 0) return;
-    tio_guard[in->guard_slot].base = NULL;
-    in->guard_slot = -1;
+    if (in->guard_slot <= 0) return;
+    tio_guard[in->guard_slot - 1].base = NULL;
+    in->guard_slot = 0;
 }
 
 /* ---- opening -------------------------------------------------------------------------------- */
@@ -96,7 +96,6 @@ int tio_input_open(tio_input *in, const char *path, char *err, size_t errlen)
 {
     memset(in, 0, sizeof *in);
     in->fd = -1;
-    in->guard_slot = -1;
     if (!path || strcmp(path, "-") == 0) {
         in->name = strdup("<stdin>");
         in->fd = 0;
@@ -146,7 +145,6 @@ void tio_input_memory(tio_input *in, const void *data, size_t len, const char *n
 {
     memset(in, 0, sizeof *in);
     in->fd = -1;
-    in->guard_slot = -1;
     in->name = strdup(name ? name : "<memory>");
     in->data = len ? data : (const uint8_t *)"";
     in->size = len;
@@ -157,7 +155,7 @@ void tio_input_memory(tio_input *in, const void *data, size_t len, const char *n
 
 int tio_input_changed(tio_input *in)
 {
-    if (in->guard_slot >= 0 && tio_guard[in->guard_slot].faulted) return 1;
+    if (in->guard_slot > 0 && tio_guard[in->guard_slot - 1].faulted) return 1;
     if (!in->is_regular || in->fd < 0) return 0;
     struct stat st;
     if (fstat(in->fd, &st) != 0) return 1;
@@ -259,5 +257,4 @@ void tio_input_close(tio_input *in)
     free(in->name);
     memset(in, 0, sizeof *in);
     in->fd = -1;
-    in->guard_slot = -1;
 }

@@ -105,7 +105,7 @@ typedef struct tio_input {
     int is_regular;
     uint64_t st_dev, st_ino, st_size;
     int64_t st_mtime_ns;
-    int guard_slot;            /* the SIGBUS guard's record of the mapping, or -1 */
+    int guard_slot;            /* the SIGBUS guard's record of the mapping + 1, or 0 */
 } tio_input;
 
 /* path NULL or "-": standard input. A regular file with a nonzero size is mapped; anything else

@@ -924,9 +924,10 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
         if (r->carry_len >= B || r->eof || r->nul_seen) {
             size_t e;
             if (r->nul_seen) {
-                /* the text ends at a NUL byte: the block ends just after it, and the parser
-                 * reports it; nothing after it is read */
-                e = r->nul_at + 1;
+                /* the text ends at a NUL byte: nothing after what was read is read; the block
+                 * ends with the NUL's line (if it ended), and the parser reports it */
+                const char *nl = memchr(r->carry + r->nul_at, '\n', r->carry_len - r->nul_at);
+                e = nl ? (size_t)(nl - r->carry) + 1 : r->carry_len;
                 r->eof = 1;
             } else {
                 e = r->eof ? r->carry_len : tio_carry_last_end(r);
