@@ -414,6 +414,13 @@ static void test_nul_and_long_records(void **state)
             done(&g);
         }
     }
+    /* a NUL in the first three bytes of a pipe (where a byte order mark is looked for) */
+    for (int pipe_mode = 0; pipe_mode < 2; pipe_mode++) {
+        got g0;
+        run("\x0e\0", 2, "nul2.txt", opts(0, 0, 1), NULL, 0, pipe_mode, &g0);
+        assert_int_equal(g0.rc, 1);
+        done(&g0);
+    }
     size_t len = 1 << 20;
     char *big = malloc(len);
     memset(big, '7', len);

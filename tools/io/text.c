@@ -719,7 +719,7 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
     if (in->mapped) {
         if (in->size >= 3 && memcmp(in->data, "\xEF\xBB\xBF", 3) == 0) r->data_pos = 3;
     } else {
-        while (r->carry_len < 3 && !r->eof)
+        while (r->carry_len < 3 && !r->eof && !r->nul_seen)
             if (tio_fill_carry(r, 65536) < 0) {
                 snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
                 tio_text_close(r);
