@@ -164,7 +164,8 @@ def group_values():
         if n > 1:
             check(same(r["svar"], float(sum((x - mean) ** 2 for x in fr) / (n - 1))), f"#4 svar {trial}")
     # 3: asking for prod changes no other result; prod of decimals = prod of their doubles
-    cols = {"dec": ["0.1", "0.2", "0.35", "-1.5"], "int": ["3", "-4", "5"], "flt": ["0.1", "2e-1", "3"]}
+    cols = {"dec": ["0.1", "0.2", "0.35", "-1.5"], "dec2": ["0.1", "0.2"], "int": ["3", "-4", "5"],
+            "flt": ["0.1", "2e-1", "3"]}
     for name, vals in cols.items():
         body = ("\n".join(vals) + "\n").encode()
         alone = {op: jrun([op], body)[1][0][op] for op in ("sum", "mean", "var", "min", "max", "count")}
