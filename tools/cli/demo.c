@@ -1,4 +1,4 @@
-/* tally info and tally demo: what this machine offers, and the seeds' examples on each backend.
+/* tally demo: the seeds' examples on each backend.
  *
  *   seed 000: 256 hashed prices as u32 cents, fused sum/min/max (693720, 500, 4999);
  *   seed 001: 4,194,304 f32 prices summed four ways (exact rational, tally's correctly rounded
@@ -12,52 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int cli_info(const cli_opts *o)
-{
-    printf("tally %s (library %s)\n", TALLY_CLI_VERSION, tally_version());
-    tally_context *ctx = cli_context(o, o->backend, 0);
-    printf("backends:\n");
-    for (int k = TALLY_BACKEND_CPU; k < TALLY_BACKEND_KIND_COUNT; k++) {
-        int av = tally_backend_available((tally_backend_kind)k);
-        int active = ctx && tally_active_backend(ctx) == (tally_backend_kind)k;
-        printf("  %-7s %s%s\n", tally_backend_name((tally_backend_kind)k),
-               av ? "available" : "not available",
-               active ? (o->backend == TALLY_BACKEND_AUTO ? ", active (auto)" : ", active") : "");
-    }
-    printf("cpu: best ISA %s", tally_isa_name(tally_cpu_best_isa()));
-    tally_context *cpu = NULL;
-    tally_options to;
-    tally_options_init(&to);
-    to.backend = TALLY_BACKEND_CPU;
-    to.threads = o->threads;
-    if (tally_create(&cpu, &to) == TALLY_OK) {
-        printf(", using %s, %d thread%s", tally_isa_name(tally_active_isa(cpu)),
-               tally_thread_count(cpu), tally_thread_count(cpu) == 1 ? "" : "s");
-        tally_destroy(cpu);
-    }
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    printf(" (%ld core%s online)\n", ncpu, ncpu == 1 ? "" : "s");
-    int gpus = 0;
-    for (int k = TALLY_BACKEND_CUDA; k < TALLY_BACKEND_KIND_COUNT; k++) {
-        if (!tally_backend_available((tally_backend_kind)k)) continue;
-        for (int d = 0; d < 16; d++) {
-            tally_context *g = NULL;
-            tally_options go;
-            tally_options_init(&go);
-            go.backend = (tally_backend_kind)k;
-            go.device = d;
-            if (tally_create(&g, &go) != TALLY_OK) break;
-            printf("gpu %d (%s): %s\n", d, tally_backend_name((tally_backend_kind)k),
-                   tally_device_description(g));
-            tally_destroy(g);
-            gpus++;
-        }
-    }
-    if (!gpus) printf("gpus: none seen\n");
-    tally_destroy(ctx);
-    return ctx ? 0 : 1;
-}
 
 /* NumPy-style pairwise float sum (8 accumulators below 128 elements), in float. */
 static float cli_pairwise_f32(const float *a, uint64_t n)
