@@ -56,7 +56,15 @@ def variance(xs, ddof):
         return math.nan
     if any(math.isinf(d) for d in devs):
         return math.inf
-    q = sum((Fraction(d) ** 2 for d in devs), Fraction(0))
+    # each square as tally.h defines it: hi = fl(d*d) plus lo = d*d - hi rounded once (fma),
+    # which is d*d exactly unless d*d is below 2^-968
+    q = Fraction(0)
+    for d in devs:
+        hi = d * d
+        if math.isinf(hi):
+            return math.inf
+        exact = Fraction(d) ** 2
+        q += Fraction(hi) + Fraction(to_float(exact - Fraction(hi)))
     return to_float(q) / (n - ddof)
 
 

@@ -217,13 +217,31 @@ static inline void ref_reduce(tally_type t, const void *x, uint64_t n, tally_op 
         double mean = (fl ? sum_f : (double)sum_i) / (double)cnt;
         if (op == TALLY_MEAN) { r->value.f64 = mean; break; }
         if (cnt <= (uint64_t)ddof) { r->status = TALLY_ERR_DOMAIN; break; }
-        /* var: the exact sum of the squared deviations, each deviation rounded to f64 */
+        /* var: the exact sum of the squared deviations d = fl(x - mean), each square taken as
+         * tally.h defines it: fl(d*d) + fl(d*d - fl(d*d)), which is d*d exactly unless d*d is
+         * below 2^-968 (then the second term is rounded to a subnormal); an infinite square
+         * adds +inf alone */
         bigfix b;
         bf_init(&b);
         for (uint64_t i = 0; i < n; i++) {
             double v = get_f(t, x, i);
             if (omit_nan && isnan(v)) continue;
-            bf_add_square(&b, v - mean);
+            double d = v - mean;
+            double hi = d * d;
+            if (isnan(hi) || isinf(hi)) { bf_add(&b, hi); continue; }
+            double lo = fma(d, d, -hi);
+            if (fabs(hi) >= 0x1p-968) { /* the split is exact: check it against the exact square */
+                bigfix sq, pair;
+                bf_init(&sq);
+                bf_init(&pair);
+                bf_add_square(&sq, d);
+                bf_add(&pair, hi);
+                bf_add(&pair, lo);
+                if (memcmp(sq.w, pair.w, sizeof sq.w) != 0) { r->status = TALLY_ERR_BACKEND_FAILURE; return; }
+            }
+            bf_add(&b, hi);
+            bf_add(&b, lo);
+            b.nonnegzero = 1;
         }
         r->value.f64 = bf_round(&b) / (double)(cnt - (uint64_t)ddof);
         break;

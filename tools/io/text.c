@@ -37,7 +37,7 @@ typedef struct tio_inval {
 } tio_inval;
 
 enum { TIO_BLK_FREE = 0, TIO_BLK_READY, TIO_BLK_BUSY, TIO_BLK_DONE };
-enum { TIO_E_NONE = 0, TIO_E_NUMBER, TIO_E_QUOTE, TIO_E_MISSING, TIO_E_NOMEM };
+enum { TIO_E_NONE = 0, TIO_E_NUMBER, TIO_E_QUOTE, TIO_E_MISSING, TIO_E_NUL, TIO_E_NOMEM };
 
 typedef struct tio_block {
     int state;
@@ -63,6 +63,7 @@ struct tio_text_reader {
     char delim;
     int ws;
     int nfields;
+    size_t max_record;
     char **names;
     int *sel;
     int nsel;
@@ -75,6 +76,13 @@ struct tio_text_reader {
     char *carry;
     size_t carry_len, carry_cap;
     int eof;
+    /* non-mapped: how far the carry has been searched for record ends (so that a long record is
+     * searched once, not once per read), the quote state there and the last record end found */
+    size_t scan_pos, scan_last;
+    int scan_state;
+    /* non-mapped: a NUL byte was read at carry offset nul_at (the text ends there) */
+    int nul_seen;
+    size_t nul_at;
     /* threads */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
@@ -134,6 +142,65 @@ static size_t tio_record_end(const char *p, size_t n, char delim, int ws, size_t
         }
     }
     return last;
+}
+
+/* Non-mapped input: the offset just past the last record end in the carry, or (size_t)-1.
+ * Continues the quote-aware search where the previous call stopped. */
+static size_t tio_carry_last_end(tio_text_reader *r)
+{
+    const char *p = r->carry;
+    const size_t n = r->carry_len;
+    size_t i = r->scan_pos;
+    if (i >= n) return r->scan_last;
+    int st = r->scan_state;
+    const char delim = r->delim;
+    if (r->ws || (st != TIO_S_QUOTED && !memchr(p + i, '"', n - i))) {
+        /* no quote ahead and none open: every '\n' ends a record */
+        const char *nl = memrchr(p + i, '\n', n - i);
+        if (nl) r->scan_last = (size_t)(nl - p) + 1;
+        char c = p[n - 1];
+        r->scan_state = c == '\n' || c == delim ? TIO_S_START : TIO_S_PLAIN;
+        r->scan_pos = n;
+        return r->scan_last;
+    }
+    for (; i < n; i++) {
+        char c = p[i];
+        switch (st) {
+        case TIO_S_START:
+            if (c == '"') st = TIO_S_QUOTED;
+            else if (c == '\n') r->scan_last = i + 1;
+            else if (c != delim) st = TIO_S_PLAIN;
+            break;
+        case TIO_S_PLAIN:
+            if (c == delim) st = TIO_S_START;
+            else if (c == '\n') { r->scan_last = i + 1; st = TIO_S_START; }
+            break;
+        case TIO_S_QUOTED: {
+            const char *q = memchr(p + i, '"', n - i);    /* skip the quoted text at once */
+            if (!q) { i = n - 1; break; }
+            i = (size_t)(q - p);
+            st = TIO_S_QUOTE_SEEN;
+            break;
+        }
+        default: /* TIO_S_QUOTE_SEEN */
+            if (c == '"') st = TIO_S_QUOTED;
+            else if (c == delim) st = TIO_S_START;
+            else if (c == '\n') { r->scan_last = i + 1; st = TIO_S_START; }
+            else st = TIO_S_PLAIN;
+            break;
+        }
+    }
+    r->scan_state = st;
+    r->scan_pos = n;
+    return r->scan_last;
+}
+
+/* The carry's first e bytes were taken as a block: the search state moves with the tail. */
+static void tio_carry_taken(tio_text_reader *r, size_t e)
+{
+    r->scan_pos = r->scan_pos > e ? r->scan_pos - e : 0;
+    r->scan_last = (size_t)-1;                 /* e was the last record end */
+    if (r->nul_seen) r->nul_at -= e;
 }
 
 /* ---- fields --------------------------------------------------------------------------------- */
@@ -366,6 +433,10 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
     const int one_column = r->nsel == 1 && r->sel[0] == 0 &&
                            r->nfields == 1;
     const int one_field = !one_column && !r->ws && r->nsel == 1;
+    /* A NUL byte is never text: the fast loops stop before the record that holds it, and the
+     * general path reports it in whichever field it is, selected or not. */
+    const char *const nulp = memchr(p, '\0', n);
+    const size_t fast_end = nulp ? (size_t)(nulp - p) : n;
     while (i < n) {
         size_t next;
         if (one_column) {
@@ -374,7 +445,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
             uint64_t *v = c->v;
             size_t cn = c->n, cap = c->is_float ? 0 : c->cap;
             int cscale = c->scale;
-            const char *q = p + i, *const e = p + n;
+            const char *q = p + i, *const e = p + fast_end;
             uint64_t lines = 0;
             while (q < e) {
                 const char *stop;
@@ -403,7 +474,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
             /* one field of several (-f price): skip to it, parse it, skip the rest of the line;
              * a quote, a short line or an odd value sends that line to the general path */
             tio_col *c = &b->cols[0];
-            const char *q = p + i, *const e = p + n;
+            const char *q = p + i, *const e = p + fast_end;
             const char delim = r->delim;
             const int target = r->sel[0];
             uint64_t lines = 0;
@@ -489,7 +560,17 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                     }
                 }
             }
+            size_t field_start = i;
             rc = tio_next_field(r, p, n, &i, &line, &f);
+            if (nulp && (size_t)(nulp - p) >= field_start && (size_t)(nulp - p) < i + (i == n)) {
+                b->err = TIO_E_NUL;
+                b->err_line = rec_line;
+                b->err_field = field + 1;
+                b->err_s = f.s;
+                b->err_len = f.len;
+                b->lines = line;
+                return;
+            }
             if (rc == TIO_F_UNTERMINATED) {
                 b->err = TIO_E_QUOTE;
                 b->err_line = rec_line;
@@ -528,6 +609,24 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
             if (has_quotes < 0) has_quotes = memchr(p, '"', n) != NULL;
             if (field > r->maxsel && !has_quotes) {    /* nothing more wanted on this line */
                 const char *nl = memchr(p + i, '\n', n - i);
+                if (nulp && nulp >= p + i && (!nl || nulp < nl)) {
+                    const char *fs = p + i, *q = p + i;
+                    for (; q < nulp; q++)
+                        if (r->ws ? tio_is_blank(*q) : *q == r->delim) {
+                            if (!r->ws || !tio_is_blank(q[1])) field++;
+                            fs = q + 1;
+                        }
+                    const char *fe = nulp;
+                    while (fe < p + n && *fe != '\n' && !(r->ws ? tio_is_blank(*fe) : *fe == r->delim))
+                        fe++;
+                    b->err = TIO_E_NUL;
+                    b->err_line = rec_line;
+                    b->err_field = field + 1;
+                    b->err_s = fs;
+                    b->err_len = (size_t)(fe - fs);
+                    b->lines = line;
+                    return;
+                }
                 if (nl) {
                     i = (size_t)(nl - p) + 1;
                     line++;
@@ -583,7 +682,7 @@ static void tio_view(const tio_text_reader *r, const char **p, size_t *n)
 /* Non-mapped input: reads more into carry. Returns bytes read, 0 at end, -1 on error. */
 static long long tio_fill_carry(tio_text_reader *r, size_t want)
 {
-    if (r->eof) return 0;
+    if (r->eof || r->nul_seen) return 0;
     if (r->carry_cap - r->carry_len < want) {
         size_t nc = r->carry_cap ? r->carry_cap : 65536;
         while (nc - r->carry_len < want) nc *= 2;
@@ -595,6 +694,11 @@ static long long tio_fill_carry(tio_text_reader *r, size_t want)
     long long got = tio_input_read(r->in, r->carry + r->carry_len, r->carry_cap - r->carry_len);
     if (got < 0) return -1;
     if (got == 0) r->eof = 1;
+    const char *z = got > 0 ? memchr(r->carry + r->carry_len, '\0', (size_t)got) : NULL;
+    if (z) {
+        r->nul_seen = 1;
+        r->nul_at = (size_t)(z - r->carry);
+    }
     r->carry_len += (size_t)got;
     return got;
 }
@@ -609,11 +713,13 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
     r->o = *opts;
     if (r->o.block_size == 0) r->o.block_size = TIO_DEFAULT_BLOCK;
     if (r->o.block_size < 64) r->o.block_size = 64;
+    r->max_record = r->o.max_record ? r->o.max_record : TIO_DEFAULT_MAX_RECORD;
+    r->scan_last = (size_t)-1;
     /* a UTF-8 byte order mark (spreadsheets write one) is not part of the first field */
     if (in->mapped) {
         if (in->size >= 3 && memcmp(in->data, "\xEF\xBB\xBF", 3) == 0) r->data_pos = 3;
     } else {
-        while (r->carry_len < 3 && !r->eof)
+        while (r->carry_len < 3 && !r->eof && !r->nul_seen)
             if (tio_fill_carry(r, 65536) < 0) {
                 snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
                 tio_text_close(r);
@@ -638,11 +744,21 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
         }
         if (i < n) e = tio_record_end(p + i, n - i, r->o.delim ? r->o.delim : ',',
                                       r->o.whitespace, 0, 0);
-        if (e != (size_t)-1 || in->mapped || r->eof) break;
-        if (tio_fill_carry(r, 65536) < 0) {
-            snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
+        if (e != (size_t)-1 || in->mapped || r->eof || r->nul_seen) break;
+        if (r->carry_len > r->max_record) {
+            snprintf(err, errlen, "%s: a record longer than %zu bytes (is this text?)", in->name,
+                     r->max_record);
             tio_text_close(r);
             return -1;
+        }
+        /* read as much again each time: a long first record is searched O(length) in all */
+        size_t goal = r->carry_len + (r->carry_len > 65536 ? r->carry_len : 65536);
+        while (r->carry_len < goal && !r->eof && !r->nul_seen) {
+            if (tio_fill_carry(r, goal - r->carry_len) < 0) {
+                snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
+                tio_text_close(r);
+                return -1;
+            }
         }
     }
     if (r->o.whitespace) {
@@ -703,6 +819,15 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
             r->nfields++;
             if (rc == TIO_F_END) break;
         }
+        const char *nul = memchr(p, '\0', j);
+        if (r->o.header && nul) {
+            uint64_t nl = 0;
+            for (const char *q = p; q < nul; q++) nl += *q == '\n';
+            snprintf(err, errlen, "%s:%llu: a NUL byte in the header (binary data is not text)",
+                     in->name, (unsigned long long)(nl + 1));
+            tio_text_close(r);
+            return -1;
+        }
         if (r->o.header) {
             r->start_line = line;
             if (in->mapped) {
@@ -710,8 +835,15 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
             } else {
                 memmove(r->carry, r->carry + j, r->carry_len - j);
                 r->carry_len -= j;
+                r->scan_pos = 0;
+                r->scan_state = TIO_S_START;
+                if (r->nul_seen) r->nul_at -= j;
             }
         }
+    }
+    if (in->mapped && r->o.start > r->data_pos) {
+        r->data_pos = r->o.start < in->size ? r->o.start : in->size;
+        r->start_line = 0;
     }
     *out = r;
     return 0;
@@ -727,6 +859,16 @@ const char *tio_text_field_name(const tio_text_reader *r, int i)
 char tio_text_delimiter(const tio_text_reader *r) { return r->delim; }
 
 uint64_t tio_text_position(const tio_text_reader *r) { return r->consume_pos; }
+
+uint64_t tio_text_record_start(const tio_input *in, uint64_t off)
+{
+    if (off == 0 || !in->mapped) return 0;
+    if (off >= in->size) return in->size;
+    const char *p = (const char *)in->data;
+    if (p[off - 1] == '\n') return off;
+    const char *nl = memchr(p + off, '\n', (size_t)(in->size - off));
+    return nl ? (uint64_t)(nl - p) + 1 : in->size;
+}
 
 int tio_text_select(tio_text_reader *r, const int *fields, int nfields)
 {
@@ -777,10 +919,23 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
         return 1;
     }
     /* read until the carry holds a block's worth and a record end, or the input ends */
+    if (r->nul_seen && r->eof) return 0;       /* the block with the NUL byte went already */
     for (;;) {
-        if (r->carry_len >= B || r->eof) {
-            size_t e = r->eof ? r->carry_len : tio_record_end(r->carry, r->carry_len, r->delim,
-                                                              r->ws, 0, 1);
+        if (r->carry_len >= B || r->eof || r->nul_seen) {
+            size_t e;
+            if (r->nul_seen) {
+                /* the text ends at a NUL byte: nothing after what was read is read; the block
+                 * ends with the NUL's line (if it ended), and the parser reports it */
+                const char *nl = memchr(r->carry + r->nul_at, '\n', r->carry_len - r->nul_at);
+                e = nl ? (size_t)(nl - r->carry) + 1 : r->carry_len;
+                r->eof = 1;
+            } else {
+                e = r->eof ? r->carry_len : tio_carry_last_end(r);
+            }
+            if (e == (size_t)-1 && r->carry_len > r->max_record) {
+                errno = E2BIG;                 /* an endless record: the caller says so */
+                return -1;
+            }
             if (e != (size_t)-1) {
                 if (e == 0) return 0;
                 /* the carry becomes the block; the block's old buffer takes the tail */
@@ -792,6 +947,7 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
                     b->cap = tail ? tail : 1;
                 }
                 memcpy(b->buf, r->carry + e, tail);
+                tio_carry_taken(r, e);
                 char *blk = r->carry;
                 size_t blk_cap = r->carry_cap;
                 r->carry = b->buf;
@@ -807,6 +963,15 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
         size_t want = r->carry_len >= B ? r->carry_len : B - r->carry_len;
         if (tio_fill_carry(r, want) < 0) return -1;
     }
+}
+
+static void tio_read_error(const tio_text_reader *r, char *err, size_t errlen)
+{
+    if (errno == E2BIG)
+        snprintf(err, errlen, "%s: a record longer than %zu bytes (is this text?)", r->in->name,
+                 r->max_record);
+    else
+        snprintf(err, errlen, "%s: %s", r->in->name, strerror(errno));
 }
 
 static void *tio_worker(void *arg)
@@ -835,22 +1000,58 @@ static void *tio_worker(void *arg)
     return NULL;
 }
 
+/* Length of the valid UTF-8 sequence at s[0..n), or 0. */
+static size_t tio_utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t k;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) { k = 2; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { k = 3; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { k = 4; min = 0x10000; }
+    else return 0;
+    if (n < k) return 0;
+    unsigned cp = c & (0x7f >> k);
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return k;
+}
+
+/* The field as it appears in messages: the first 100 bytes, with control bytes, backslashes and
+ * bytes that are not UTF-8 escaped (a NUL must not cut the message short). */
 static void tio_format_text(char *dst, size_t dstlen, const char *s, size_t len)
 {
-    size_t max = dstlen > 8 ? dstlen - 8 : 0;
-    if (len > max) {
-        snprintf(dst, dstlen, "%.*s...", (int)max, s);
-    } else {
-        memcpy(dst, s, len);
-        dst[len] = '\0';
+    const unsigned char *u = (const unsigned char *)s;
+    size_t show = len > 100 ? 100 : len, o = 0;
+    for (size_t i = 0; i < show && o + 8 < dstlen;) {
+        unsigned c = u[i];
+        size_t k = c >= 0x20 && c != 0x7f && c != '\\' ? tio_utf8_len(u + i, len - i) : 0;
+        if (k) {
+            memcpy(dst + o, s + i, k);
+            o += k;
+            i += k;
+            continue;
+        }
+        if (c == '\n') o += (size_t)snprintf(dst + o, dstlen - o, "\\n");
+        else if (c == '\t') o += (size_t)snprintf(dst + o, dstlen - o, "\\t");
+        else if (c == '\r') o += (size_t)snprintf(dst + o, dstlen - o, "\\r");
+        else if (c == '\\') o += (size_t)snprintf(dst + o, dstlen - o, "\\\\");
+        else o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x", c);
+        i++;
     }
+    if (show < len && o + 4 <= dstlen) o += (size_t)snprintf(dst + o, dstlen - o, "...");
+    dst[o < dstlen ? o : dstlen - 1] = '\0';
 }
 
 /* Hands one parsed block to the sink. 0, or the run's return value. */
 static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
                        const tio_text_sink *sink, char *err, size_t errlen)
 {
-    char text[128];
+    char text[512];
     if (r->in->mapped) r->consume_pos = (uint64_t)(b->p - (const char *)r->in->data);
     /* the skipped values first: a block stops at its first fatal error, so all came before it */
     if (sink->invalid)
@@ -872,6 +1073,12 @@ static int tio_consume(tio_text_reader *r, tio_block *b, uint64_t first_line,
                  (unsigned long long)(first_line + b->err_line), b->err_field, b->err_nfields,
                  b->err_nfields == 1 ? "" : "s");
         return 1;
+    case TIO_E_NUL:
+        tio_format_text(text, sizeof text, b->err_s, b->err_len);
+        snprintf(err, errlen, "%s:%llu:%d: '%s' is not a number (a NUL byte: binary data is not "
+                 "text)", r->in->name, (unsigned long long)(first_line + b->err_line),
+                 b->err_field, text);
+        return 1;
     case TIO_E_NOMEM:
         snprintf(err, errlen, "%s: out of memory", r->in->name);
         return -1;
@@ -892,7 +1099,7 @@ static int tio_run_serial(tio_text_reader *r, const tio_text_sink *sink, uint64_
     tio_block *b = &r->blocks[0];
     for (;;) {
         int got = tio_next_block(r, b);
-        if (got < 0) { snprintf(err, errlen, "%s: %s", r->in->name, strerror(errno)); return -1; }
+        if (got < 0) { tio_read_error(r, err, errlen); return -1; }
         if (got == 0) break;
         tio_parse_block(r, b);
         int ret = tio_consume(r, b, line, sink, err, errlen);
@@ -946,7 +1153,7 @@ static int tio_text_run_(tio_text_reader *r, const tio_text_sink *sink, char *er
             tio_block *b = &r->blocks[prod % (uint64_t)nblocks];
             int got = tio_next_block(r, b);
             if (got < 0) {
-                snprintf(err, errlen, "%s: %s", r->in->name, strerror(errno));
+                tio_read_error(r, err, errlen);
                 ret = -1;
                 input_done = 1;
                 break;

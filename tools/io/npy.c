@@ -33,7 +33,7 @@ static void tio_errf(char *err, size_t errlen, const char *fmt, ...)
 int tio_parse_dtype(const char *s, tally_type *type, int *swap, int *is_bool)
 {
     static const struct { const char *name; tally_type t; int b; } words[] = {
-        {"i8", TALLY_I8, 0},       {"u8", TALLY_U8, 0},       {"i16", TALLY_I16, 0},
+        {"i16", TALLY_I16, 0},
         {"u16", TALLY_U16, 0},     {"i32", TALLY_I32, 0},     {"u32", TALLY_U32, 0},
         {"i64", TALLY_I64, 0},     {"u64", TALLY_U64, 0},     {"f32", TALLY_F32, 0},
         {"f64", TALLY_F64, 0},     {"int8", TALLY_I8, 0},     {"uint8", TALLY_U8, 0},
@@ -46,6 +46,8 @@ int tio_parse_dtype(const char *s, tally_type *type, int *swap, int *is_bool)
     *is_bool = 0;
     char order = 0;
     if (*s == '<' || *s == '>' || *s == '|' || *s == '=') order = *s++;
+    /* tally's i8 is int8, numpy's is int64: without a byte order, refuse to guess */
+    if (!order && (strcmp(s, "i8") == 0 || strcmp(s, "u8") == 0)) return TIO_DTYPE_AMBIGUOUS;
     /* numpy's kind + byte count: i4, u1, f8, b1 */
     if ((s[0] == 'i' || s[0] == 'u' || s[0] == 'f' || s[0] == 'b') && s[1] >= '1' &&
         s[1] <= '8' && s[2] == '\0') {
