@@ -33,6 +33,11 @@ typedef struct tally_backend {
 /* Registered backends; NULL where not built. Defined by each backend's source. */
 extern const tally_backend tally_cpu_backend;
 const tally_backend *tally_cuda_backend_get(void); /* NULL when CUDA is not built */
+#ifdef TALLY_HAVE_VULKAN
+const tally_backend *tally_vulkan_backend_get(void);
+/* 1 if a Vulkan device AUTO may pick is usable: a real GPU, never a CPU emulation (lavapipe). */
+int tally_vulkan_auto_available(void);
+#endif
 
 struct tally_context {
     const tally_backend *backend;

@@ -9,7 +9,7 @@
  * tally_reduce_many (fused sets, the variance's two passes) and streams of random chunks.
  * Since every backend is held to the same exact answer, they are also checked against each other.
  *
- *   tally_adversarial [--seed S] [--arrays N] [--seconds T] [--max-n N] [--backends cpu,cuda]
+ *   tally_adversarial [--seed S] [--arrays N] [--seconds T] [--max-n N] [--backends cpu,cuda,vulkan]
  *                     [--families a,b] [--types f32,f64,..] [--only I] [--shard K/N]
  *                     [--emit-python N]
  *
@@ -49,7 +49,7 @@ static struct {
     double seconds;
     int only_set;
     uint64_t only;
-    int want_cpu, want_cuda;
+    int want_cpu, want_cuda, want_vulkan;
     int verbose;
     uint64_t emit_python;
     uint64_t shard, shards; /* this process takes the indices equal to shard mod shards */
@@ -82,7 +82,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tally_adversarial [--seed S] [--arrays N] [--seconds T] [--max-n N]\n"
-            "                         [--backends cpu,cuda] [--families NAME,..] [--types T,..]\n"
+            "                         [--backends cpu,cuda,vulkan] [--families NAME,..] [--types T,..]\n"
             "                         [--only I] [--shard K/N] [--verbose] [--emit-python N]\n");
 }
 
@@ -173,6 +173,18 @@ static int open_runners(void)
             add_runner("cuda/device", ctx, 1, MEM_DEVICE, 0);
             add_runner("cuda/async", ctx, 1, MEM_ASYNC, 0);
             add_runner("cuda/host", ctx, 1, MEM_HOST, 0);
+        }
+    }
+    if (opt.want_vulkan) {
+        tally_context *ctx;
+        tally_options_init(&o);
+        o.backend = TALLY_BACKEND_VULKAN;
+        if (tally_create(&ctx, &o) != TALLY_OK) {
+            printf("tally_adversarial: the Vulkan backend is not usable here (%s): Vulkan skipped\n",
+                   tally_create_error());
+            if (!opt.want_cpu && !opt.want_cuda) return 77;
+        } else {
+            add_runner("vulkan/host", ctx, 0, MEM_HOST, 0);
         }
     }
     return nrunners ? 0 : 77;
@@ -357,8 +369,9 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--backends") == 0) {
             opt.want_cpu = strstr(v, "cpu") != NULL;
             opt.want_cuda = strstr(v, "cuda") != NULL;
-            if (!opt.want_cpu && !opt.want_cuda) {
-                fprintf(stderr, "tally_adversarial: --backends: expected cpu and/or cuda, got '%s'\n", v);
+            opt.want_vulkan = strstr(v, "vulkan") != NULL;
+            if (!opt.want_cpu && !opt.want_cuda && !opt.want_vulkan) {
+                fprintf(stderr, "tally_adversarial: --backends: expected cpu, cuda and/or vulkan, got '%s'\n", v);
                 return 2;
             }
         } else { fprintf(stderr, "tally_adversarial: unknown option '%s'\n", a); usage(stderr); return 2; }

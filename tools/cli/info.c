@@ -3,6 +3,9 @@
 #include "cli.h"
 
 #include <stdio.h>
+#ifdef TALLY_CLI_VULKAN
+#include "tally_vulkan.h"
+#endif
 #include <unistd.h>
 
 /* The devices of one GPU backend; returns how many were listed. */
@@ -54,6 +57,25 @@ int cli_info(const cli_opts *o)
         if (tally_backend_name((tally_backend_kind)k) && tally_backend_available((tally_backend_kind)k))
             gpus += cli_info_devices((tally_backend_kind)k);
     if (!gpus) printf("gpus: none seen\n");
+#ifdef TALLY_CLI_VULKAN
+    /* every Vulkan device, usable by tally or not (lavapipe included: AUTO never picks it) */
+    const char *vwhy = "";
+    int nvk = tally_vulkan_device_count(&vwhy);
+    if (!nvk) printf("vulkan: no device (%s)\n", vwhy);
+    for (int d = 0; d < nvk; d++) {
+        tally_vulkan_device_info vi;
+        if (tally_vulkan_get_device_info(d, &vi) != TALLY_OK) continue;
+        static const char *kinds[] = {"other", "integrated GPU", "discrete GPU", "virtual GPU", "CPU"};
+        printf("vulkan %d: %s (%s; Vulkan %u.%u; driver %s; subgroup %u%s; int64 %s, float64 %s, "
+               "denormals %s)%s%s\n", d, vi.name,
+               vi.device_type >= 0 && vi.device_type <= 4 ? kinds[vi.device_type] : "other",
+               VK_API_VERSION_MAJOR(vi.api_version), VK_API_VERSION_MINOR(vi.api_version), vi.driver,
+               vi.subgroup_size, vi.subgroup_arithmetic ? " with arithmetic" : "",
+               vi.int64 ? (vi.int64_shared_atomics ? "yes" : "yes (no shared atomics)") : "no",
+               vi.float64 ? "yes" : "no", vi.denorm_preserve32 && vi.denorm_preserve64 ? "kept" : "not promised",
+               vi.usable ? "" : "; not usable: ", vi.usable ? "" : vi.why_not);
+    }
+#endif
     tally_destroy(ctx);
     return ctx ? 0 : 1;
 }
