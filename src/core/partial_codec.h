@@ -17,11 +17,13 @@
  *       24     8  nans: NaN elements seen (<= n)
  *       32        the sections, in this order, each present when the bits say so:
  *     SUM, integer types (16)   the exact sum as i128 (signed types) or u128 (unsigned)
- *     SUM, float types (280)    the exact sum (superaccumulator, core/exact_sum.h), normalised:
- *                               u32 flags (TALLY_EXACT_F_*), 67 u32 digits (chunk 0 .. 66,
- *                               each in [0, 2^32)), then chunk 67 as a signed 64-bit integer
- *                               (|chunk 67| <= 2^32); value = sum chunk[i] * 2^(32 i - 1088)
- *     SQ (280)                  the exact sum of squares, as the float SUM section (any type)
+ *     SUM, float types (8-280)  the exact sum (superaccumulator, core/exact_sum.h) in sign and
+ *                               magnitude: u32 flags (TALLY_EXACT_F_*), u8 sign (1: negative),
+ *                               u8 lo, u8 count, u8 0, then count u32 digits: the magnitude's
+ *                               base-2^32 digits lo .. lo+count-1 (the others are zero; lo +
+ *                               count <= 68, count = 0 for zero); value = (-1)^sign * sum
+ *                               digit[i] * 2^(32 i - 1088)
+ *     SQ (8-280)                the exact sum of squares, as the float SUM section (any type)
  *     PROD, integer types (20)  i128 product (signed types; |p| <= 2^63) or u128 (unsigned;
  *                               p < 2^64), then u32 flags: bit 0 a zero was seen, bit 1 the
  *                               product overflowed (the value is then meaningless)
@@ -63,8 +65,9 @@ enum {
 
 /* The largest encoding of any state (a float state with every section). */
 #define TALLY_CODEC_MAX_BYTES (32 + 280 + 280 + 76 + 16 + 16 + 8 + 24)
+/* A state's encoding has a variable length (its exact sums' digits); this bounds it. */
 
-/* Bytes tally_partial_encode writes for p. */
+/* Bytes tally_partial_encode writes for p (at most TALLY_CODEC_MAX_BYTES). */
 TALLY_API size_t tally_partial_encoded_size(const tally_partial *p);
 /* Writes p into buf[0..cap); returns the bytes written, or 0 when cap is too small. p is not
  * changed (its exact sums are normalised on a copy). */

@@ -80,27 +80,53 @@ static int ensure_types(void)
 /* ---- our own allreduce: recursive doubling, merging in rank order -------------------------- */
 #define TAG_TREE 0x7a11
 
+/* Sends this rank's node to peer and merges what comes back, in rank order. */
+static int tree_step(wire_node *mine, int peer, int peer_first, uint8_t *buf, MPI_Comm comm)
+{
+    wire_node theirs;
+    size_t len = wire_node_write(mine, buf);
+    MPI_Status status;
+    int rc = MPI_Sendrecv(buf, (int)len, MPI_BYTE, peer, TAG_TREE, buf + WIRE_BYTES, WIRE_BYTES,
+                          MPI_BYTE, peer, TAG_TREE, comm, &status);
+    if (rc != MPI_SUCCESS) return rc;
+    wire_node_read(buf + WIRE_BYTES, &theirs);
+    if (peer_first) {
+        wire_node_merge(&theirs, mine);
+        *mine = theirs;
+    } else {
+        wire_node_merge(mine, &theirs);
+    }
+    return MPI_SUCCESS;
+}
+
 static int tree_allreduce(uint8_t *rec, MPI_Comm comm)
 {
     int rank, size, rc;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (size == 1) return MPI_SUCCESS;
-    uint8_t tmp[WIRE_BYTES];
+    wire_node mine;
+    uint8_t buf[2 * WIRE_BYTES];
+    wire_node_read(rec, &mine);
     int pof2 = 1;
     while (pof2 * 2 <= size) pof2 *= 2;
     int rem = size - pof2, newrank;
-    /* the first 2*rem ranks fold in pairs, so that pof2 ranks remain, each covering a run of
-     * consecutive ranks in order */
+    /* The first 2*rem ranks fold in pairs, so that pof2 ranks remain, each covering a run of
+     * consecutive ranks in order; then recursive doubling, where a rank's partner covers the
+     * run just before or just after its own; then the folded ranks get the result. Records
+     * travel at their used length (the exact sums' digits vary). */
     if (rank < 2 * rem) {
         if (rank & 1) {
-            rc = MPI_Send(rec, WIRE_BYTES, MPI_BYTE, rank - 1, TAG_TREE, comm);
+            size_t len = wire_node_write(&mine, buf);
+            rc = MPI_Send(buf, (int)len, MPI_BYTE, rank - 1, TAG_TREE, comm);
             if (rc != MPI_SUCCESS) return rc;
             newrank = -1;
         } else {
-            rc = MPI_Recv(tmp, WIRE_BYTES, MPI_BYTE, rank + 1, TAG_TREE, comm, MPI_STATUS_IGNORE);
+            wire_node theirs;
+            rc = MPI_Recv(buf, WIRE_BYTES, MPI_BYTE, rank + 1, TAG_TREE, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) return rc;
-            wire_merge(rec, tmp, rec);
+            wire_node_read(buf, &theirs);
+            wire_node_merge(&mine, &theirs);
             newrank = rank / 2;
         }
     } else {
@@ -110,16 +136,13 @@ static int tree_allreduce(uint8_t *rec, MPI_Comm comm)
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int np = newrank ^ mask;
             int partner = np < rem ? np * 2 : np + rem;
-            rc = MPI_Sendrecv(rec, WIRE_BYTES, MPI_BYTE, partner, TAG_TREE, tmp, WIRE_BYTES,
-                              MPI_BYTE, partner, TAG_TREE, comm, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS) return rc;
-            if (np < newrank) wire_merge(tmp, rec, rec);
-            else wire_merge(rec, tmp, rec);
+            if ((rc = tree_step(&mine, partner, np < newrank, buf, comm)) != MPI_SUCCESS) return rc;
         }
     }
+    size_t len = wire_node_write(&mine, rec);
     if (rank < 2 * rem) {
         if (rank & 1) rc = MPI_Recv(rec, WIRE_BYTES, MPI_BYTE, rank - 1, TAG_TREE, comm, MPI_STATUS_IGNORE);
-        else rc = MPI_Send(rec, WIRE_BYTES, MPI_BYTE, rank + 1, TAG_TREE, comm);
+        else rc = MPI_Send(rec, (int)len, MPI_BYTE, rank + 1, TAG_TREE, comm);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;

@@ -59,39 +59,51 @@ tally_status wire_state(const uint8_t *rec, tally_partial *p)
     return tally_partial_decode(rec + WIRE_HEADER, wire_get32(rec + 24), p, NULL, NULL, 0);
 }
 
+void wire_node_read(const uint8_t *rec, wire_node *n)
+{
+    wire_read_head(rec, &n->h);
+    if (n->h.status == TALLY_OK && wire_state(rec, &n->p) != TALLY_OK) {
+        /* cannot happen between ranks of one build; reported rather than trusted */
+        n->h.status = TALLY_ERR_BACKEND_FAILURE;
+        n->h.fail_rank = n->h.first_rank;
+        n->h.flags = 0;
+    }
+}
+
+size_t wire_node_write(const wire_node *n, uint8_t *rec)
+{
+    wire_head h = n->h;
+    h.len = 0;
+    if (h.status == TALLY_OK)
+        h.len = (uint32_t)tally_partial_encode(&n->p, rec + WIRE_HEADER, WIRE_BYTES - WIRE_HEADER);
+    wire_write_head(rec, &h);
+    memset(rec + WIRE_HEADER + h.len, 0, WIRE_BYTES - WIRE_HEADER - h.len);
+    return WIRE_HEADER + h.len;
+}
+
+void wire_node_merge(wire_node *a, const wire_node *b)
+{
+    if (a->h.status) return; /* the lower failure stands */
+    if (b->h.status) {
+        uint32_t first = a->h.first_rank;
+        a->h = b->h;
+        a->h.first_rank = first;
+    } else if (a->h.fingerprint != b->h.fingerprint) {
+        a->h.status = TALLY_ERR_INVALID_ARGUMENT;
+        a->h.fail_rank = b->h.first_rank;
+        a->h.flags = WIRE_F_MISMATCH;
+    } else {
+        tally_internal_partial_append(&a->p, &b->p);
+    }
+}
+
 void wire_merge(const uint8_t *a, const uint8_t *b, uint8_t *out)
 {
-    wire_head ha, hb, h;
-    wire_read_head(a, &ha);
-    wire_read_head(b, &hb);
-    h = ha;
-    if (ha.status) {
-        /* the lower failure stands */
-    } else if (hb.status) {
-        h = hb;
-        h.first_rank = ha.first_rank;
-    } else if (ha.fingerprint != hb.fingerprint) {
-        h.status = TALLY_ERR_INVALID_ARGUMENT;
-        h.fail_rank = hb.first_rank;
-        h.flags = WIRE_F_MISMATCH;
-    } else {
-        tally_partial pa, pb;
-        if (wire_state(a, &pa) != TALLY_OK || wire_state(b, &pb) != TALLY_OK) {
-            /* cannot happen between ranks of one build; reported rather than trusted */
-            h.status = TALLY_ERR_BACKEND_FAILURE;
-            h.fail_rank = hb.first_rank;
-        } else {
-            tally_internal_partial_append(&pa, &pb);
-            memset(out + WIRE_HEADER, 0, WIRE_BYTES - WIRE_HEADER);
-            h.len = (uint32_t)tally_partial_encode(&pa, out + WIRE_HEADER,
-                                                   WIRE_BYTES - WIRE_HEADER);
-            wire_write_head(out, &h);
-            return;
-        }
-    }
-    if (h.status) h.len = 0;
-    if (out != a) memset(out + WIRE_HEADER, 0, WIRE_BYTES - WIRE_HEADER);
-    wire_write_head(out, &h);
+    wire_node na, nb;
+    wire_node_read(a, &na);
+    wire_node_read(b, &nb);
+    wire_node_merge(&na, &nb);
+    wire_node_write(&na, out);
 }
 
 uint64_t wire_fnv(uint64_t h, const void *data, size_t len)

@@ -42,7 +42,20 @@ void wire_write_head(uint8_t *rec, const wire_head *h);
 void wire_make(uint8_t *rec, tally_status status, uint32_t rank, uint64_t fingerprint,
                const tally_partial *p);
 
-/* out := a followed by b (a covers the ranks just before b's). out may be a or b. */
+/* A record read into memory: the head, and the state when the status is OK. */
+typedef struct wire_node {
+    wire_head h;
+    tally_partial p;
+} wire_node;
+
+/* Reads a record (a state that does not decode becomes a BACKEND_FAILURE of its first rank). */
+void wire_node_read(const uint8_t *rec, wire_node *n);
+/* Writes a record; returns the bytes used (the rest of WIRE_BYTES is zeros). */
+size_t wire_node_write(const wire_node *n, uint8_t *rec);
+/* a := a followed by b (a covers the ranks just before b's). */
+void wire_node_merge(wire_node *a, const wire_node *b);
+
+/* out := a followed by b, on records. out may be a or b. */
 void wire_merge(const uint8_t *a, const uint8_t *b, uint8_t *out);
 
 /* Decodes the state of an OK record. */
