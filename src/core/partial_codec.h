@@ -31,6 +31,7 @@
  *                               block, u32 elements in the open block (< TALLY_PROD_BLOCK)
  *     MIN (16, MIN or ARGMIN)   u64 order key of the least non-NaN value, u64 index of its first
  *                               occurrence (relative to the first element the state covers)
+ *                               with ARGMIN, else 2^64-1
  *     MAX (16, MAX or ARGMAX)   the same for the greatest
  *     FIRSTNAN (8)              u64 index of the first NaN, or 2^64-1
  *     BITS (24)                 u64 and, or, xor of the elements' 64-bit words (partial.h)
