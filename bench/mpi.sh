@@ -5,6 +5,7 @@
 # sum, and the exact sum's cross-rank step against MPI_Allreduce of one double. Table last.
 #
 #   bash bench/mpi.sh [--quick]       (--quick: 2^24 per rank, ranks 1 4 16)
+#   TALLY_MPI_CARRIED=1 bash bench/mpi.sh ...   (use .mpi/root even where mpirun exists)
 #
 # Open MPI: the system's mpirun if there is one, else the packages unpacked in .mpi/root
 # (bench/mpi_fetch.sh makes that folder on a machine with network; carry it). Files under $OUT
@@ -23,6 +24,7 @@ log "$(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) cpus"
 
 # ---- Open MPI ----
 MPIRUN=$(command -v mpirun || true)
+[ -n "${TALLY_MPI_CARRIED:-}" ] && MPIRUN=""   # use .mpi/root even where mpirun exists (testing)
 CMAKE_MPI=()
 if [ -z "$MPIRUN" ]; then
   R=$PWD/.mpi/root
@@ -53,9 +55,9 @@ CUDA=OFF
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] && CUDA=ON
 export PATH=$PATH:/usr/local/cuda/bin
 log "building in $B (CUDA $CUDA)"
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=$CUDA -DTALLY_BUILD_CLI=ON \
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=$CUDA -DTALLY_BUILD_CLI=OFF \
   "${CMAKE_MPI[@]}" >"$OUT/build.log" 2>&1 &&
-cmake --build "$B" -j"$(nproc)" --target test_mpi tally_bench_mpi tally-mpi tally_cli \
+cmake --build "$B" -j"$(nproc)" --target test_mpi tally_bench_mpi \
   $([ $CUDA = ON ] && echo test_mpi_cuda) >>"$OUT/build.log" 2>&1
 [ -x "$B/bench/tally_bench_mpi" ] || { log "build failed: tail of build.log"; tail -30 "$OUT/build.log"; exit 1; }
 
