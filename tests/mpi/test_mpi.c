@@ -7,10 +7,55 @@
  * with both cross-rank algorithms (MPI user op, our own tree). Float products and float sum /
  * product scans are checked against their documented rules (tally_mpi.h), re-implemented here.
  * Also: a bad argument on one rank, a mismatch between ranks, scans that must not write.
+ * The data: the adversarial harness's families (tests/adversarial/families.h: cancellation over
+ * the whole exponent range, huge among tiny, ties, subnormals, NaN/inf, integer sums at the edge
+ * of overflow, ...) at its sizes around every kernel boundary, and values near 1 for products.
  * Every rank counts its failures; rank 0 prints a summary line and the exit status says it. */
 #include <mpi.h>
-#include "../core/reference.h"
+#include <stdlib.h>
+#include "../support/exact_reference.h"
+#include "../adversarial/families.h"
 #include "tally_mpi.h"
+
+/* The same sequence on every rank (splits, roots, product data). */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+static double rnd_unit(void) { return (double)(rnd() >> 11) * 0x1p-53; }
+
+/* Values whose products stay in range: near 1 for floats, mostly +-1 with a few 2s and 3s for
+ * integers (the core tests' product data). */
+static void fill_prod(tally_type t, void *x, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = rnd();
+        if (t_is_float(t)) {
+            double v = 1.0 + ((double)(int64_t)(r >> 40) - (double)(1 << 23)) * 0x1p-44;
+            if (t == TALLY_F32) ((float *)x)[i] = (float)v;
+            else ((double *)x)[i] = v;
+            continue;
+        }
+        uint64_t s = (r >> 32) % 4096;
+        int64_t v = s == 0 ? 2 : s == 1 ? 3 : (r & 1) ? 1 : -1;
+        if (!t_is_signed(t) && v < 0) v = 1;
+        memcpy((char *)x + i * tally_type_size(t), &v, tally_type_size(t)); /* little-endian */
+    }
+}
+
+/* Array number idx of type t from the adversarial families (n <= max_n); *c owns it. */
+static const void *adv_array(tally_type t, uint64_t idx, uint64_t max_n, adv_case *c)
+{
+    adv_limits lim = {max_n, 0, 1u << t};
+    if (adv_case_make(0x7a11f00dull, idx * 16 + (uint64_t)t, &lim, c) != 0) return NULL;
+    return adv_case_array(c);
+}
 
 static int g_rank, g_size, g_fail, g_checks;
 static int g_verbose;
@@ -128,38 +173,40 @@ static void check_reduce_case(tally_context *ctx, tally_type t, const void *x, u
 
 static void test_reduce(tally_context *ctx)
 {
+    const int cases = g_light ? 4 : 12;
     for (int t = 0; t < TALLY_TYPE_COUNT; t++) {
         tally_type ty = (tally_type)t;
         size_t es = tally_type_size(ty);
-        tally_op all[TALLY_OP_COUNT];
-        size_t nall = 0;
+        tally_op all[TALLY_OP_COUNT], noprod[TALLY_OP_COUNT];
+        size_t nall = 0, nnp = 0;
         for (int op = 0; op < TALLY_OP_COUNT; op++)
-            if (valid_reduce_op(ty, (tally_op)op)) all[nall++] = (tally_op)op;
-        for (size_t si = 0; si < N_SIZES; si++) {
-            if (g_light && si % 3 != 1) continue;
+            if (valid_reduce_op(ty, (tally_op)op)) {
+                all[nall++] = (tally_op)op;
+                if (op != TALLY_PROD) noprod[nnp++] = (tally_op)op;
+            }
+        uint64_t off[64];
+        for (int k = 0; k < cases; k++) {
+            adv_case c;
+            const void *x = adv_array(ty, (uint64_t)k, 100003, &c);
+            if (!x) { CHECK(0, "out of memory"); return; }
+            make_split(c.n, off);
+            /* every op at once (fused), then (some cases) each op alone, and the rooted form */
+            check_reduce_case(ctx, ty, x, c.n, off, all, nall, c.omit_nan, c.ddof, 0, "all ops");
+            if (k % 3 == 0)
+                for (size_t i = 0; i < nall; i++)
+                    check_reduce_case(ctx, ty, x, c.n, off, &all[i], 1, c.omit_nan, 1, 0, "one op");
+            if (k % 4 == 1)
+                check_reduce_case(ctx, ty, x, c.n, off, noprod, nnp, c.omit_nan, c.ddof, 1, "rooted");
+            adv_case_free(&c);
+        }
+        /* products that stay in range */
+        for (size_t si = 0; si < N_SIZES; si += g_light ? 3 : 1) {
             uint64_t n = g_sizes[si];
             void *x = malloc(n * es + 8);
-            uint64_t off[64];
-            int kinds = t_is_float(ty) ? 3 : 2;
-            for (int k = 0; k < kinds; k++) {
-                enum data_kind kind = k == 0 ? DATA_RANDOM : k == 1 ? DATA_PROD : DATA_SPECIAL;
-                fill(ty, x, n, kind);
-                make_split(n, off);
-                for (int omit = 0; omit <= (t_is_float(ty) ? 1 : 0); omit++) {
-                    /* every op at once (fused), then each op alone */
-                    tally_op ops[TALLY_OP_COUNT];
-                    size_t nops = 0;
-                    for (size_t i = 0; i < nall; i++)
-                        if (kind == DATA_PROD || all[i] != TALLY_PROD) ops[nops++] = all[i];
-                    check_reduce_case(ctx, ty, x, n, off, ops, nops, omit, (int)(rnd() % 2), 0,
-                                      "all ops");
-                    if (si % 3 == 0 || kind == DATA_SPECIAL)
-                        for (size_t i = 0; i < nall; i++)
-                            check_reduce_case(ctx, ty, x, n, off, &all[i], 1, omit, 1, 0, "one op");
-                    if (si % 4 == 1)
-                        check_reduce_case(ctx, ty, x, n, off, ops, nops, omit, 0, 1, "rooted");
-                }
-            }
+            fill_prod(ty, x, n);
+            make_split(n, off);
+            tally_op pops[] = {TALLY_PROD, TALLY_SUM, TALLY_MIN};
+            check_reduce_case(ctx, ty, x, n, off, pops, 3, 0, 0, 0, "prod");
             free(x);
         }
     }
@@ -203,9 +250,10 @@ static void test_stream(tally_context *ctx)
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         tally_type t = types[ti];
         size_t es = tally_type_size(t);
-        uint64_t n = 30011;
-        char *x = malloc(n * es);
-        fill(t, x, n, t_is_float(t) ? DATA_SPECIAL : DATA_RANDOM);
+        adv_case c;
+        const char *x = adv_array(t, 100 + ti, 30011, &c);
+        if (!x) { CHECK(0, "out of memory"); return; }
+        uint64_t n = c.n;
         uint64_t off[64];
         make_split(n, off);
         tally_op ops[TALLY_OP_COUNT];
@@ -242,7 +290,7 @@ static void test_stream(tally_context *ctx)
         }
         tally_mpi_stream_destroy(ms);
         tally_stream_destroy(s1);
-        free(x);
+        adv_case_free(&c);
     }
 }
 
@@ -365,10 +413,21 @@ static void test_scan(tally_context *ctx)
         for (int op = 0; op <= TALLY_XOR; op++) {
             if (t_is_float(ty) && op >= TALLY_AND) continue;
             for (size_t si = 0; si < N_SIZES; si += 2) {
-                uint64_t n = g_sizes[si] + (op == TALLY_SUM ? 1 : 0);
-                char *x = malloc(n * es + 8);
-                fill(ty, x, n, op == TALLY_PROD ? DATA_PROD : t_is_float(ty) && si == 4
-                                                                ? DATA_SPECIAL : DATA_RANDOM);
+                adv_case c;
+                uint64_t n;
+                char *x;
+                if (op == TALLY_PROD) {
+                    n = g_sizes[si];
+                    x = malloc(n * es + 8);
+                    fill_prod(ty, x, n);
+                } else {
+                    const char *a = adv_array(ty, 200 + si * 8 + (uint64_t)op, 65536, &c);
+                    if (!a) { CHECK(0, "out of memory"); return; }
+                    n = c.n;
+                    x = malloc(n * es + 8);
+                    memcpy(x, a, n * es);
+                    adv_case_free(&c);
+                }
                 uint64_t off[64];
                 make_split(n, off);
                 tally_scan_options so;
