@@ -28,6 +28,11 @@ typedef struct tally_backend {
                          const void *in, void *out, uint64_t n, const tally_scan_options *opts);
     /* Optional: "NVIDIA H200, 132 SMs"; may be NULL. */
     const char *(*describe)(void *state);
+    /* Optional (NULL: the backend takes host memory only, copied with memcpy): copies bytes
+     * between any two pointers the backend's calls accept (device or host) and waits for the
+     * copy. libtally_mpi stages device data through host memory with it. */
+    tally_status (*copy)(tally_context *ctx, void *state, void *dst, const void *src,
+                         uint64_t bytes);
 } tally_backend;
 
 /* Registered backends; NULL where not built. Defined by each backend's source. */
