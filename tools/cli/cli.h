@@ -188,8 +188,9 @@ struct cli_world {
     tally_status (*stream_update)(cli_stream *s, const void *data, uint64_t n);
     tally_status (*stream_results)(cli_stream *s, tally_result *results);
     void (*stream_destroy)(cli_stream *s);
-    /* collective: d[0..n) become the exact sums over the processes (each field at one scale) */
-    void (*decimal_sums)(const cli_world *w, struct cli_decimal *d, int n);
+    /* collective: d[0..n) become the exact sums over the processes (each field at one scale).
+     * 0, or 1 after a message (the same on every process) */
+    int (*decimal_sums)(const cli_world *w, struct cli_decimal *d, int n);
     /* collective: writes the scan (the processes' values, concatenated) as o asks: .npy or text,
      * to OUT or standard output, never a partial OUT. 0, or an exit status after a message. */
     int (*write_values)(const cli_world *w, const cli_opts *o, tally_type type, const void *v,

@@ -112,9 +112,12 @@ int cli_run(const cli_opts *o, const cli_world *w)
         cli_error("%s", err);
         rc = 1;
     } else if (w->needs_mapped_input && !in.mapped) {
-        cli_error("%s: not a regular file with data: every process maps its share of it",
-                  in.name);
-        rc = 1;
+        /* every process maps its share; an empty regular file is not mapped, and has none */
+        const uint8_t *p;
+        if (!in.is_regular || tio_input_peek(&in, 1, &p) != 0) {
+            cli_error("%s: not a regular file: every process reads its share of it", in.name);
+            rc = 1;
+        }
     }
     if ((rc = w->agree(w, rc)) != 0) {
         if (opened) tio_input_close(&in);

@@ -485,10 +485,10 @@ static int cli_text_sum_decimals(cli_text_job *j)
     int rc = j->w->agree(j->w, !d);
     if (rc) return rc;
     for (int k = 0; k < j->nsel; k++) d[k] = j->acc[k].dec;
-    j->w->decimal_sums(j->w, d, j->nsel);
-    for (int k = 0; k < j->nsel; k++) j->acc[k].dec = d[k];
+    rc = j->w->decimal_sums(j->w, d, j->nsel);
+    for (int k = 0; k < j->nsel && !rc; k++) j->acc[k].dec = d[k];
     free(d);
-    return 0;
+    return rc;
 }
 
 /* Field a's results (collective: the streams' results are). */
