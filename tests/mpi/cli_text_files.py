@@ -126,8 +126,8 @@ write('w.txt', '\n'.join(w) + '\n')
 # empty fields and junk for --skip-invalid (CRLF endings on some records)
 s = ['a,b']
 for i in range(400):
-    a = str(rng.randrange(100)) if i % 23 else ''
-    b = '%d.5' % rng.randrange(100) if i % 31 else 'junk'
+    a = str(rng.randrange(100)) if i % 41 != 7 else ''     # the first 10 skips span the ranks
+    b = '%d.5' % rng.randrange(100) if i % 53 != 11 else 'junk'
     s.append(a + ',' + b + ('\r' if i % 5 == 0 else ''))
 write('skip.csv', '\n'.join(s) + '\n')
 

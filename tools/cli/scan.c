@@ -387,12 +387,12 @@ int cli_scan(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_inpu
         rc = 1;
         goto done;
     }
+    uint64_t before;                           /* values on the processes before this one */
+    w->sum(w, n, &before, NULL);
     if (scale) {                               /* exact decimal prefixes, rounded once each */
         cli_decimals_to_double(vals, n, scale);
         type = TALLY_F64;
         /* the exclusive scan started from int64's identity: float64's is the infinity */
-        uint64_t before;
-        w->sum(w, n, &before, NULL);
         if (n && before == 0 && o->exclusive && !so.has_init &&
             (o->scan_op == CLI_OP_MIN || o->scan_op == CLI_OP_MAX))
             ((double *)vals)[0] = o->scan_op == CLI_OP_MAX ? -INFINITY : INFINITY;
