@@ -486,7 +486,10 @@ static int cli_text_sum_decimals(cli_text_job *j)
     if (rc) return rc;
     for (int k = 0; k < j->nsel; k++) d[k] = j->acc[k].dec;
     rc = j->w->decimal_sums(j->w, d, j->nsel);
-    for (int k = 0; k < j->nsel && !rc; k++) j->acc[k].dec = d[k];
+    for (int k = 0; k < j->nsel && !rc; k++) {
+        j->acc[k].dec = d[k];
+        if (!j->acc[k].float_mode && d[k].broken) rc = cli_text_fail(j, "too many values for exact sums");
+    }
     free(d);
     return rc;
 }

@@ -901,8 +901,16 @@ static void tio_ts_classes(const tio_text_reader *r, unsigned char cls[256])
 static uint64_t tio_count_newlines(const char *p, size_t n)
 {
     uint64_t c = 0;
-    for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) c++;
+    for (size_t i = 0; i < n; i++) c += p[i] == '\n';   /* vectorised */
     return c;
+}
+
+/* The state after a run of bytes without quotes, the last being c, from any state but inside
+ * quotes (which such a run does not leave): only the last byte counts. */
+static unsigned char tio_ts_after(const unsigned char cls[256], char c)
+{
+    unsigned char k = cls[(unsigned char)c];
+    return k == TIO_C_NEWLINE ? TIO_TS_RECORD : k == TIO_C_DELIM ? TIO_TS_FIELD : TIO_TS_PLAIN;
 }
 
 uint64_t tio_text_data_start(const tio_text_reader *r, uint64_t *lines_before)
@@ -921,36 +929,24 @@ void tio_text_state_map(const tio_text_reader *r, uint64_t from, uint64_t to,
     if (from >= to) return;
     unsigned char cls[256];
     tio_ts_classes(r, cls);
-    const char *p = (const char *)r->in->data;
-    const size_t piece = (size_t)1 << 16;
-    for (uint64_t at = from; at < to;) {
-        size_t n = to - at < piece ? (size_t)(to - at) : piece;
-        const char *q = p + at;
-        if (newlines) *newlines += tio_count_newlines(q, n);
-        if (r->ws || !memchr(q, '"', n)) {
-            /* no quote: a quoted field stays open; any other state ends as the last byte says */
-            unsigned char c = cls[(unsigned char)q[n - 1]];
-            unsigned char end = c == TIO_C_NEWLINE ? TIO_TS_RECORD
-                                : c == TIO_C_DELIM ? TIO_TS_FIELD : TIO_TS_PLAIN;
+    const char *p = (const char *)r->in->data + from;
+    const size_t n = (size_t)(to - from);
+    if (newlines) *newlines = tio_count_newlines(p, n);
+    /* Only quotes move a lane between inside and outside quotes; between two quotes a lane
+     * outside quotes ends in the state the last byte gives. So the five lanes step from quote
+     * to quote (memchr), not byte by byte. Whitespace mode has no quotes. */
+    size_t pos = 0;
+    for (;;) {
+        const char *q = r->ws ? NULL : memchr(p + pos, '"', n - pos);
+        size_t stop = q ? (size_t)(q - p) : n;
+        if (stop > pos) {
+            unsigned char after = tio_ts_after(cls, p[stop - 1]);
             for (int s = 0; s < TIO_TS_COUNT; s++)
-                if (map[s] != TIO_TS_QUOTED) map[s] = end;
-        } else {
-            /* the distinct states the lanes are in (they merge after a record end) */
-            unsigned char u[TIO_TS_COUNT], lane[TIO_TS_COUNT];
-            int nu = 0;
-            for (int s = 0; s < TIO_TS_COUNT; s++) {
-                int k = 0;
-                while (k < nu && u[k] != map[s]) k++;
-                if (k == nu) u[nu++] = map[s];
-                lane[s] = (unsigned char)k;
-            }
-            for (size_t i = 0; i < n; i++) {
-                unsigned char c = cls[(unsigned char)q[i]];
-                for (int k = 0; k < nu; k++) u[k] = tio_ts_next[u[k]][c];
-            }
-            for (int s = 0; s < TIO_TS_COUNT; s++) map[s] = u[lane[s]];
+                if (map[s] != TIO_TS_QUOTED) map[s] = after;
         }
-        at += n;
+        if (!q) break;
+        for (int s = 0; s < TIO_TS_COUNT; s++) map[s] = tio_ts_next[map[s]][TIO_C_QUOTE];
+        pos = stop + 1;
     }
 }
 

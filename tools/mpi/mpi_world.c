@@ -38,8 +38,9 @@ typedef struct msg_buf {
 } msg_buf;
 static msg_buf g_msgs;
 static int g_skipped_shown;    /* rank 0: skipped values named so far */
-static int g_oom;              /* a line could not be kept */
-#define MSG_KEEP ((size_t)1 << 20) /* the most a rank keeps (lines are few: skips stop at 10) */
+/* The most a rank keeps: its lines are few (errors, and at most 10 skipped values), and rank 0
+ * gathers every rank's into one buffer with int offsets. A line past it is dropped. */
+#define MSG_KEEP ((size_t)1 << 16)
 
 static void print_line(cli_msg_kind kind, const char *line, size_t len)
 {
@@ -55,14 +56,11 @@ static void mpi_say(cli_msg_kind kind, const char *line)
         print_line(kind, line, l);
         return;
     }
-    if (g_msgs.n + l + 2 > MSG_KEEP) {
-        g_oom = 1;
-        return;
-    }
+    if (g_msgs.n + l + 2 > MSG_KEEP) return;
     if (g_msgs.n + l + 2 > g_msgs.cap) {
         size_t nc = (g_msgs.n + l + 2) * 2;
         char *np = realloc(g_msgs.p, nc);
-        if (!np) { g_oom = 1; return; }
+        if (!np) return;
         g_msgs.p = np;
         g_msgs.cap = nc;
     }
@@ -86,7 +84,7 @@ static void flush_messages(int upto)
     long long total = 0;
     if (g_rank == 0 && lens && offs) {
         for (int r = 0; r < g_size; r++) {
-            offs[r] = (int)total;               /* below 2^31: at most MSG_KEEP a rank */
+            offs[r] = (int)total;               /* at most MSG_KEEP a rank */
             total += lens[r];
         }
         all = malloc(total ? (size_t)total : 1);
@@ -110,10 +108,6 @@ static void flush_messages(int upto)
 static int mpi_agree(const cli_world *w, int rc)
 {
     (void)w;
-    if (g_oom && !rc) {                        /* a lost line: say so rather than hide it */
-        g_oom = 0;
-        rc = 1;
-    }
     /* the first failing rank: minimum of (0 if failed, else 1), ties to the lowest rank */
     struct { int ok, rank; } mine = {rc == 0, g_rank}, first;
     MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, g_comm);
