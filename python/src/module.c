@@ -486,12 +486,20 @@ static int init_arg(const char *fn, PyObject *v, tally_type t, tally_scan_option
     int bits = (int)tally_type_size(t) * 8;
     if (is_signed) {
         long long x = PyLong_AsLongLong(v);
-        if (x == -1 && PyErr_Occurred()) return -1;
+        if (x == -1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+            goto range;
+        }
         if (bits < 64 && (x < -(1ll << (bits - 1)) || x >= (1ll << (bits - 1)))) goto range;
         so->init.i64 = x;
     } else {
         unsigned long long x = PyLong_AsUnsignedLongLong(v);
-        if (x == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+        if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+            goto range;
+        }
         if (bits < 64 && x >> bits) goto range;
         so->init.u64 = x;
     }
