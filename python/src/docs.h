@@ -56,7 +56,8 @@
 #define doc_argmin                                                                              \
     TPY_SIG(argmin, "")                                                                          \
     "Index of the first least element (in C order of a). A NaN counts as the least (NumPy).\n"   \
-    "Empty: ValueError.\n\n" TPY_ARRAYS TPY_AXIS TPY_CTX
+    "-0.0 counts as less than +0.0 (NumPy takes the first zero). Empty: ValueError.\n\n"         \
+    TPY_ARRAYS TPY_AXIS TPY_CTX
 #define doc_argmax TPY_SIG(argmax, "") "Index of the first greatest element; see argmin."
 #define doc_nanargmin TPY_SIG(nanargmin, "") "argmin(a, omit_nan=True); all NaN: ValueError."
 #define doc_nanargmax TPY_SIG(nanargmax, "") "argmax(a, omit_nan=True); all NaN: ValueError."
@@ -152,6 +153,7 @@
     "  - scalar results are Python ints/floats/bools, not NumPy scalars;\n"                     \
     "  - empty min/max/argmin/argmax raise ValueError (as NumPy), and so do empty mean/var\n"   \
     "    and var with n <= ddof (NumPy warns and returns nan);\n"                               \
+    "  - min/max/argmin/argmax order -0.0 before +0.0 (IEEE 754-2019 minimum/maximum);\n"       \
     "  - nan* functions skip NaN (omit_nan=True); all-NaN nanmin/nanmax raise ValueError;\n"   \
     "  - float cumsum/cumprod are evaluated in blocks of 4096 (deterministic, may differ from\n" \
     "    NumPy in the last bits); integer cumsum/cumprod raise OverflowError on overflow;\n"    \

@@ -112,6 +112,22 @@ def test_nan_inf_and_signed_zeros(ctx):
     assert math.copysign(1, tally.sum(np.array([], dtype=np.float64), ctx=ctx)) == 1
     assert math.copysign(1, tally.min(np.array([0.0, -0.0]), ctx=ctx)) == -1
     assert math.copysign(1, tally.max(np.array([-0.0, 0.0]), ctx=ctx)) == 1
+    # -0.0 < +0.0: the first least element of [+0.0, -0.0] is the second (NumPy: the first)
+    assert tally.argmin(np.array([0.0, -0.0]), ctx=ctx) == 1
+    assert tally.argmax(np.array([-0.0, 0.0]), ctx=ctx) == 1
+
+
+def test_stubs_cover_the_module():
+    import ast
+    import os
+    stub = os.path.join(os.path.dirname(tally.__file__), "__init__.pyi")
+    tree = ast.parse(open(stub).read())
+    names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    public = {n for n in dir(tally._tally) if not n.startswith("__")}
+    assert public - names == set()
+    assert set(tally.__all__) <= names
+    for n in tally.__all__:
+        assert getattr(tally, n).__doc__, n
 
 
 def test_var_ddof_and_domain(ctx):
