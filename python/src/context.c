@@ -7,6 +7,9 @@
 #endif
 
 PyObject *tpy_context_type;
+unsigned long tpy_fork_generation;
+
+void tpy_after_fork_in_child(void) { tpy_fork_generation++; }
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 static PyObject *exception_for(tally_status st)
@@ -86,6 +89,7 @@ static tpy_context *context_new(tally_options *o)
     allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
     tpy_context *c = (tpy_context *)alloc(tp, 0);
     if (!c) return NULL;
+    c->generation = tpy_fork_generation;
     c->lock = PyThread_allocate_lock();
     if (!c->lock) {
         Py_DECREF(c);
@@ -276,7 +280,11 @@ static tpy_context *thread_default(int device)
     if (device < 0) snprintf(key, sizeof key, "tally.context.cpu");
     else snprintf(key, sizeof key, "tally.context.cuda.%d", device);
     PyObject *c = PyDict_GetItemString(d, key);
-    if (c) return (tpy_context *)Py_NewRef(c);
+    if (c && ((tpy_context *)c)->generation == tpy_fork_generation) return (tpy_context *)Py_NewRef(c);
+    if (c) { /* made before os.fork(): abandoned (its threads are not in this process) */
+        ((tpy_context *)c)->ctx = NULL;
+        if (PyDict_DelItemString(d, key) < 0) return NULL;
+    }
     tally_options o;
     tally_options_init(&o);
     o.backend = device < 0 ? TALLY_BACKEND_CPU : TALLY_BACKEND_CUDA;
@@ -305,6 +313,13 @@ tpy_context *tpy_context_for(PyObject *explicit_ctx, const tpy_array *a, const c
         Py_ssize_t k = s ? PyList_Size(s) : 0;
         if (k > 0) c = (tpy_context *)Py_NewRef(PyList_GetItem(s, k - 1));
         else return thread_default(a->device);
+    }
+    if (c->generation != tpy_fork_generation || !c->ctx) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s: this tally.Context was made before os.fork(): its threads are not in "
+                     "this process; make a new one here", fn);
+        Py_DECREF(c);
+        return NULL;
     }
     if (a->device >= 0) {
         tally_backend_kind kind = tally_active_backend(c->ctx);

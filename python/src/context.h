@@ -16,7 +16,14 @@ typedef struct {
     PyObject_HEAD
     tally_context *ctx;
     PyThread_type_lock lock;
+    unsigned long generation; /* tpy_fork_generation when made: its threads exist */
 } tpy_context;
+
+/* Counts os.fork() children: a context made before the fork has no worker threads in the
+ * child. Default contexts are then made anew (the old ones are abandoned, not destroyed: their
+ * threads cannot be joined); explicit ones raise RuntimeError. */
+extern unsigned long tpy_fork_generation;
+void tpy_after_fork_in_child(void);
 
 extern PyObject *tpy_context_type;
 

@@ -713,6 +713,14 @@ static PyObject *py_info(PyObject *m, PyObject *unused)
     return d;
 }
 
+static PyObject *py_after_fork(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    tpy_after_fork_in_child();
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_last_call(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -732,6 +740,8 @@ static PyMethodDef methods[] = {
     FAST(nanmean), FAST(nanvar), FAST(nanstd), FAST(nancount), FAST(reduce),
     FAST(cumsum), FAST(cumprod), FAST(cummin), FAST(cummax),
     {"info", py_info, METH_NOARGS, doc_info},
+    {"_after_fork", py_after_fork, METH_NOARGS,
+     "Called in the child of os.fork(): contexts made before it are not used again."},
     {"_last_call", py_last_call, METH_NOARGS,
      "What the calling thread's last call handed to libtally: {'pointer', 'device', 'copied'}\n"
      "(device -1: host memory; copied: the extension copied the array first). For tests."},
@@ -748,6 +758,23 @@ PyMODINIT_FUNC PyInit__tally(void)
     if (!m) return NULL;
     if (tpy_context_init_type(m) < 0 ||
         PyModule_AddStringConstant(m, "__version__", tally_version()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    /* os.register_at_fork(after_in_child=_after_fork) */
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *reg = os ? PyObject_GetAttrString(os, "register_at_fork") : NULL;
+    PyObject *hook = PyObject_GetAttrString(m, "_after_fork");
+    PyObject *args = PyTuple_New(0), *kw = hook ? Py_BuildValue("{s:O}", "after_in_child", hook) : NULL;
+    PyObject *r = (reg && args && kw) ? PyObject_Call(reg, args, kw) : NULL;
+    int ok = r != NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    Py_XDECREF(hook);
+    Py_XDECREF(reg);
+    Py_XDECREF(os);
+    if (!ok) {
         Py_DECREF(m);
         return NULL;
     }

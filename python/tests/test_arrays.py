@@ -142,3 +142,35 @@ def test_threads_share_a_context_and_have_their_own(rng):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_fork_children_get_new_contexts():
+    """A child of os.fork() (multiprocessing's default on Linux) has none of the parent's worker
+    threads: its calls must run on new contexts, not hang on the old ones."""
+    import multiprocessing as mp
+    import os
+    x = np.arange(1 << 20, dtype=np.float64)
+    shared = tally.Context(backend="cpu", threads=2)
+    assert tally.sum(x) == tally.sum(x, ctx=shared)  # the parent's contexts have threads now
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 when all is well
+        try:
+            ok = tally.sum(x) == (1 << 20) * ((1 << 20) - 1) / 2
+            try:
+                tally.sum(x, ctx=shared)
+                ok = False
+            except RuntimeError as e:
+                ok = ok and "os.fork()" in str(e)
+            ok = ok and tally.sum(x, ctx=tally.Context(backend="cpu", threads=2)) == tally.sum(x)
+        finally:
+            os._exit(0 if ok else 1)
+    for _ in range(600):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        import time
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
