@@ -191,7 +191,11 @@ def test_axis_against_rows(dtype, ctx, rng):
             assert got.shape == outshape
             assert got.dtype == np.sum(x.astype(np.float64) if x.dtype.kind == "f" else x,
                                        axis=axis).dtype
-            want = [exact_sum(r) for r in rows]
+            # exact row sums (no NaN or inf here: math.fsum and Python ints suffice)
+            if x.dtype.kind == "f":
+                want = [math.fsum(r) for r in rows.astype(np.float64).tolist()]
+            else:
+                want = [sum(r) for r in rows.tolist()]
             assert [float(v) if x.dtype.kind == "f" else int(v) for v in got.ravel()] == want
             if shape[axis] == 0:
                 if rows.shape[0] > 0:
@@ -202,12 +206,12 @@ def test_axis_against_rows(dtype, ctx, rng):
             assert mn.dtype == x.dtype and np.array_equal(mn, np.min(x, axis=axis))
             am = tally.argmax(x, axis=axis, ctx=ctx)
             assert am.dtype == np.int64 and np.array_equal(am, np.argmax(x, axis=axis))
-            if x.dtype.kind == "f" and x.size <= 20000 and shape[axis] > 1:
+            if x.dtype.kind == "f" and x.size <= 8000 and shape[axis] > 1 and axis in (-1, 1):
                 v = tally.var(x, axis=axis, ddof=1, ctx=ctx)
                 assert v.ravel().tolist() == [exact_var(r, 1) for r in rows]
             r = tally.reduce(x, "mean,count", axis=axis, ctx=ctx)
             assert np.array_equal(r["count"], np.full(outshape, shape[axis]))
-            assert r["mean"].ravel().tolist() == [float(exact_sum(r)) / shape[axis] for r in rows]
+            assert r["mean"].ravel().tolist() == [float(w) / shape[axis] for w in want]
 
 
 def test_axis_errors_and_1d(ctx):
