@@ -138,7 +138,11 @@ def c_library(path):
 
 
 def gpu(args):
-    import torch
+    try:
+        import torch
+    except ImportError:
+        print("  no torch: GPU rows skipped")
+        return
     if not torch.cuda.is_available():
         print("  no CUDA device: GPU rows skipped")
         return
