@@ -12,6 +12,9 @@ import tally
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
+# no example database: the tests write nothing into the source tree
+settings.register_profile("tally", database=None)
+settings.load_profile("tally")
 CTXS = [tally.Context(backend="cpu", threads=t) for t in (1, 2, 3)]
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
