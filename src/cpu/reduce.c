@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/types.h"
+#include "cpu/batch.h"
 #include "cpu/state.h"
 
 /* ---- state ------------------------------------------------------------------------------- */
@@ -339,4 +340,5 @@ const tally_backend tally_cpu_backend = {
     .reduce = cpu_reduce,
     .scan = tally_cpu_scan,
     .describe = NULL,
+    .reduce_segments = tally_cpu_reduce_segments,
 };
