@@ -839,7 +839,7 @@ typedef struct {
     double bound; /* 2^m */
     int m, L;
     unsigned cnt; /* adds per lane per level since the last flush (upper bound) */
-    int lev_used;
+    int lev_used, lev_ready; /* ready: S and C are set up for bound m */
 #if defined(XW32)
     XL W[XU32][2];
     int m32, w32_used; /* scale 2^(27 - m32) */
@@ -848,6 +848,7 @@ typedef struct {
 
 static void XFN(lev_setm)(XFN(state) *st, int m, tally_exact *acc) {
     if (st->lev_used) XFN(flush)(st->S, st->C, acc);
+    st->lev_ready = 1;
     st->m = m;
     tally_xgrids_(m, XL_MAX, st->C);
     st->bound = tally_xpow2_(m);
@@ -887,7 +888,7 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
     if (shrink && mneed + 8 < st->m) m = mneed;
     const int L = tally_xlevels_for_(m, g, Lmin);
     if (L > XL_MAX) return s->nans ? XM_SLOW : XM_BINS;
-    if (m != st->m) XFN(lev_setm)(st, m, acc);
+    if (m != st->m || !st->lev_ready) XFN(lev_setm)(st, m, acc);
     st->L = L;
     return XM_LEV;
 }
@@ -938,8 +939,8 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
     const XV vmean = XV_SET1(mean);
     XFN(state) st;
     st.L = Lmin;
-    st.lev_used = 0;
-    XFN(lev_setm)(&st, XM_INIT, acc);
+    st.m = XM_INIT;
+    st.lev_used = st.lev_ready = 0; /* set up when first used (a W32 call never needs it) */
     XV saved[XU][XL_MAX];
 #if defined(XW32)
     st.m32 = 0;
@@ -957,10 +958,14 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
     double mn = HUGE_VAL, mx = -HUGE_VAL; /* the call's extremes (mm) */
     uint64_t nans = 0;
     int method, since_try = 0, gap = XPROBE_MIN;
+    /* dirty: the inexact / invalid flags may be set (the checked runs need them clear); other
+     * code may raise them: stats, BINS and SLOW for squared deviations, a failed run */
+    int dirty;
     double recent = 0; /* max |level-0 input| since the last try */
     { /* the first method from a sample: a wrong guess costs one block */
         tally_xstats s;
         XFN(stats)(x, 0, (int)(n < 64 ? n : 64), kind, vmean, mode & XMODE_OMIT, 1, &s);
+        dirty = s.nonfinite || kind > XK_SUM_F64; /* inf - inf, or the squares' roundings */
         method = XM_LEV;
         if (!s.nonfinite) {
             method = XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
@@ -974,6 +979,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         int have_stats = 0, tries = 0, bm = method, trying = 0;
         double bmax = 0;
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
+            dirty = 1;
             const int lsb = bins_blocks++ % 8 == 0;
             XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
             have_stats = lsb;
@@ -1007,11 +1013,13 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
             if ((bm == XM_W32 || bm == XM_LEV) && tries++ == 3)
                 bm = XM_SLOW; /* never: a method chosen from stats is exact by its proof */
             if (bm == XM_SLOW) {
+                dirty = 1;
                 tally_xslow_(xb, (uint64_t)len, kind, mean, omit_nan, acc);
                 if (mm) nans += tally_xslow_minmax_(x, i0, (uint64_t)len, kind, &mn, &mx);
                 break;
             }
             if (bm == XM_BINS) { /* only chosen from this block's stats (finite, no NaN) */
+                dirty = 1;
                 XFN(bins_block)(bins, acc, xb, len, kind, mean, &s);
                 if (kind == XK_SUM_F32) bins32 = 1;
                 else bins64 = 1;
@@ -1027,22 +1035,25 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
 #if defined(XW32)
             if (bm == XM_W32) {
                 memcpy(Wsaved, st.W, sizeof Wsaved);
-                tally_xfenv_clear_();
+                if (dirty) tally_xfenv_clear_();
                 uint32_t sb = (uint32_t)(XW32_BITS - st.m32 + 127) << 23; /* 2^s, s in -101..127 */
                 float scale;
                 memcpy(&scale, &sb, sizeof scale);
                 bmax = XFN(w32_block)(st.W, (const float *)xb, len, scale, omit_nan);
                 ok = !tally_xfenv_raised_() && bmax <= tally_xpow2_(st.m32);
+                dirty = !ok;
                 if (!ok) memcpy(st.W, Wsaved, sizeof Wsaved);
             } else
 #endif
             {
+                if (!st.lev_ready) XFN(lev_setm)(&st, st.m, acc);
                 memcpy(saved, st.S, sizeof saved);
-                tally_xfenv_clear_();
+                if (dirty) tally_xfenv_clear_();
                 XFN(lres) o;
                 XFN(block_l)(st.S, x, i0, len, kind, st.L, vmean, mode, &o);
                 const int pe = XV_SAE || (st.L == 1 && kind <= XK_SUM_F64);
                 ok = o.finite && o.bmax <= st.bound && (pe ? !tally_xfenv_raised_() : !o.res);
+                dirty = !ok || !pe || kind > XK_SUM_F64;
                 if (!ok) {
                     memcpy(st.S, saved, sizeof saved);
                 } else {
@@ -1075,6 +1086,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 XFN(stats)(x, i0, len, kind, vmean, mode, 1, &s);
                 have_stats = 1;
             }
+            dirty = 1;
             bm = s.nonfinite ? XM_SLOW : XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
         }
         tally_xmethod_n[bm] += (uint64_t)len;
