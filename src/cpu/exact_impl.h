@@ -43,11 +43,13 @@
  *   SLOW blocks with NaN or inf: element by element into the superaccumulator.
  * A block is run optimistically with the method of the last one; if the result cannot be trusted
  * (inexact flag, residue, bound exceeded, non-finite), the accumulators are restored, a stats
- * pass (max |x|, min nonzero |x|: vector ops only) picks the method that is exact by the proofs
- * below, and the block runs again. Every few blocks (then every 8, 16, .., 256) a stats pass
- * runs first to see whether a cheaper method would do. So the cost follows the data: a call on
- * price-like f32 data is W32 throughout, on data over 2^-40..2^40 LEV(3) or LEV(4), on data over
- * the whole exponent range BINS, and changes of character cost a block or two.
+ * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
+ * exact by the proofs below, and the block runs again. After 16 blocks, then 32, .., every 256,
+ * the next cheaper method is tried (a wrong try costs a rerun); in BINS a stats pass runs on every
+ * block anyway. So the cost follows the data: a call on price-like f32 data is W32 throughout,
+ * on data over 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of
+ * character costs a block or two. A method chosen from stats that still fails (never, by the
+ * proofs) leaves the block to SLOW: the checks, not the proofs alone, guard the result.
  *
  * ---- LEV: the levels --------------------------------------------------------------------------
  * Level-0 inputs v (x itself for sums, d*d for squared deviations) are bounded by a running power
@@ -109,9 +111,14 @@
 #define XL_MAX 4
 #define XM_INIT (-1100)     /* "no nonzero value yet": every grid clamps to u = 2^-1074 */
 #define XM_FAST_MAX (1023 - XT_BITS - 3) /* E0 = m + T + 3 <= 1023 */
-#define XBLK_BYTES 16384    /* a block stays in L1 for a rerun */
+#define XBLK_BYTES 65536    /* a block stays in L2 for a rerun; the flags are read once a block */
 #define XW32_BITS 27        /* W32: |y| <= 2^27 */
 #define XW32_ADDS 8         /* W32: adds per int32 lane between widenings */
+/* The block loops prefetch this many bytes ahead: with a few ops per element between loads the
+ * hardware prefetcher alone left a core at ~0.65 of a read loop's bandwidth from DRAM (compute
+ * and memory did not overlap); with it ~0.8. Past the end of the data a prefetch is harmless. */
+#define XPF_DIST 4096
+#define XPREFETCH(p) __builtin_prefetch((p), 0, 3)
 #define XPROBE_MIN 16       /* blocks between tries of a cheaper method: at first, */
 #define XPROBE_MAX 256      /* and at most (doubling at each try) */
 
@@ -319,6 +326,7 @@ static inline int tally_xgexp_(int64_t lsbkey) {
  * which holds 2^17 adds: all bins are spilled every 2^17 adds and at the end of a call.
  * Only finite values go in (blocks with NaN or inf take SLOW). One set per thread (thread-local,
  * zero at thread start, left zero by every call). */
+#define TALLY_XB32_ADDS (1u << 17) /* f32 bins: adds between spills (2^17 * 2^23 = 2^40) */
 typedef struct {
     uint64_t b64[4096];
     uint64_t b32[512];
@@ -381,12 +389,12 @@ static void tally_xbins32_loop_(uint64_t *restrict bin, const uint32_t *restrict
 }
 static void tally_xbins32_add_(tally_xbins *b, tally_exact *acc, const uint32_t *x, uint64_t n) {
     while (n) {
-        uint64_t room = (1u << 17) - b->n32, k = n < room ? n : room;
+        uint64_t room = TALLY_XB32_ADDS - b->n32, k = n < room ? n : room;
         tally_xbins32_loop_(b->b32, x, k);
         b->n32 += (uint32_t)k;
         x += k;
         n -= k;
-        if (b->n32 >= (1u << 17)) tally_xbins32_flush_(b, acc);
+        if (b->n32 >= TALLY_XB32_ADDS) tally_xbins32_flush_(b, acc);
     }
 }
 #endif /* TALLY_EXACT_IMPL_COMMON */
@@ -462,7 +470,10 @@ XINLINE void XFN(stats_)(const void *x, uint64_t i0, int len, int kind, XV vmean
         }                                                                                        \
     } while (0)
     int i = 0;
+    const size_t es = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
     for (; i + 2 * XW <= len; i += 2 * XW) {
+        for (int u = 0; u < 2 * XW * (int)es; u += 64)
+            XPREFETCH((const char *)x + (i0 + (uint64_t)i) * es + XPF_DIST + u);
         XV v0 = XFN(load)(x, i0 + i, kind), v1 = XFN(load)(x, i0 + i + XW, kind);
         XSTAT(v0, XW, vmax0, vmin0);
         XSTAT(v1, XW, vmax1, vmin1);
@@ -643,6 +654,8 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
     const int fx = 0;
 #endif
     for (; i + XU * XW <= len; i += XU * XW) {
+        for (int u = 0; u < XU * XW * (int)((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8); u += 64)
+            XPREFETCH((const char *)x + (i0 + i) * ((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8) + XPF_DIST + u);
 #if defined(XF_W)
         if (fx) {
             XF f = XF_LOAD((const float *)x + i0 + i);
@@ -777,6 +790,7 @@ XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float sca
     }
     int i = 0, batch = 0;
     for (; i + XU32 * XPW <= len; i += XU32 * XPW) {
+        for (int u = 0; u < XU32 * XPW * 4; u += 64) XPREFETCH((const char *)(x + i) + XPF_DIST + u);
         for (int u = 0; u < XU32; u++) {
             XP v = XP_LOAD(x + i + u * XPW);
             if (omit) v = XP_KEEP_ORD(v);
