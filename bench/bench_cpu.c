@@ -352,7 +352,7 @@ static void fill_shape(int shape, float *xf, double *xd, uint64_t n) {
             xd[i] = sg * ldexp(u, (int)(g % 80) - 40);
         } else {
             xf[i] = (float)(sg * ldexp(u, (int)(h % 253) - 126));
-            xd[i] = sg * ldexp(u, (int)(g % 2045) - 1022);
+            xd[i] = sg * ldexp(u, (int)(g % 2013) - 1022); /* up to 2^991: the sum stays finite */
         }
     }
 }
