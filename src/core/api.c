@@ -112,12 +112,11 @@ tally_status tally_reduce_many(tally_context *ctx, tally_type type, const void *
     return reduce_checked(ctx, "tally_reduce_many", type, data, n, ops, nops, opts, results);
 }
 
-tally_status tally_scan(tally_context *ctx, tally_op op, tally_type type, const void *in,
-                        void *out, uint64_t n, const tally_scan_options *opts)
+tally_status tally_check_scan(tally_context *ctx, const char *fn, tally_op op, tally_type type,
+                              const void *in, const void *out, uint64_t n,
+                              const tally_scan_options *opts)
 {
-    static const char fn[] = "tally_scan";
     tally_status st;
-    if (!ctx) return TALLY_ERR_INVALID_ARGUMENT;
     if (!tally_op_valid((int)op))
         return tally_set_error(ctx, TALLY_ERR_UNKNOWN_OP, "%s: op = %d is not a tally_op", fn,
                                (int)op);
@@ -145,6 +144,15 @@ tally_status tally_scan(tally_context *ctx, tally_op op, tally_type type, const 
                                    "%s: out overlaps in (in=[%p,+%llu), out=%p); only out == in "
                                    "is allowed", fn, in, (unsigned long long)bytes, out);
     }
+    return TALLY_OK;
+}
+
+tally_status tally_scan(tally_context *ctx, tally_op op, tally_type type, const void *in,
+                        void *out, uint64_t n, const tally_scan_options *opts)
+{
+    if (!ctx) return TALLY_ERR_INVALID_ARGUMENT;
+    tally_status st = tally_check_scan(ctx, "tally_scan", op, type, in, out, n, opts);
+    if (st != TALLY_OK) return st;
     tally_scan_options defaults;
     memset(&defaults, 0, sizeof defaults);
     return ctx->backend->scan(ctx, ctx->state, op, type, in, out, n, opts ? opts : &defaults);

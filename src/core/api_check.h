@@ -11,5 +11,8 @@ tally_status tally_check_data(tally_context *ctx, const char *fn, const char *ar
 tally_status tally_check_reduce_ops(tally_context *ctx, const char *fn, tally_type type,
                                     const tally_op *ops, size_t nops,
                                     const tally_reduce_options *opts);
+tally_status tally_check_scan(tally_context *ctx, const char *fn, tally_op op, tally_type type,
+                              const void *in, const void *out, uint64_t n,
+                              const tally_scan_options *opts);
 
 #endif

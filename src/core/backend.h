@@ -28,11 +28,21 @@ typedef struct tally_backend {
                          const void *in, void *out, uint64_t n, const tally_scan_options *opts);
     /* Optional: "NVIDIA H200, 132 SMs"; may be NULL. */
     const char *(*describe)(void *state);
+    /* Optional (NULL: the backend takes host memory only, copied with memcpy): copies bytes
+     * between any two pointers the backend's calls accept (device or host) and waits for the
+     * copy. libtally_mpi stages device data through host memory with it. */
+    tally_status (*copy)(tally_context *ctx, void *state, void *dst, const void *src,
+                         uint64_t bytes);
 } tally_backend;
 
 /* Registered backends; NULL where not built. Defined by each backend's source. */
 extern const tally_backend tally_cpu_backend;
 const tally_backend *tally_cuda_backend_get(void); /* NULL when CUDA is not built */
+#ifdef TALLY_HAVE_VULKAN
+const tally_backend *tally_vulkan_backend_get(void);
+/* 1 if a Vulkan device AUTO may pick is usable: a real GPU, never a CPU emulation (lavapipe). */
+int tally_vulkan_auto_available(void);
+#endif
 
 struct tally_context {
     const tally_backend *backend;

@@ -517,7 +517,9 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     j.size = tally_type_size(type);
     j.nblocks = (n + TALLY_SCAN_BLOCK - 1) / TALLY_SCAN_BLOCK;
     j.ident = identity(op, type);
-    if (opts->exclusive && opts->has_init) j.start = from_init(type, opts);
+    /* has_init with an inclusive scan: only from inside the library (tally_scan refuses it),
+     * as the carry of the data before this piece (libtally_mpi's ranks). */
+    if (opts->has_init) j.start = from_init(type, opts);
     else if (opts->exclusive && op == TALLY_SUM && tally_type_is_float(type)) memset(&j.start, 0, sizeof j.start); /* +0 */
     else j.start = j.ident;
     j.pblocks = st->scan_piece / (TALLY_SCAN_BLOCK * j.size);

@@ -219,10 +219,13 @@ template <typename T, unsigned M, bool OMIT> __host__ __device__ constexpr unsig
 
 /* xcombine's rare cases, out of line (keeps the kernels' code small; see sacc_add_finite):
  * a result beyond the f64 range keeps the four inputs exactly in the superaccumulator; else
- * the nonzero second-order errors m and f go there. Returns the new (h1, l1). */
+ * the nonzero second-order errors m and f go there. Returns the new (h1, l1). sacc NULL: the
+ * caller's result is discarded (a lane outside a shuffle tree's live half), so nothing may be
+ * spilled either: a spill is a side effect that the discarded pair would not take back. */
 static __device__ __noinline__ double2 xcombine_rare(double h1, double l1, double h2, double l2, double H,
                                                      double L, double m, double f, unsigned long long *sacc)
 {
+    if (!sacc) return make_double2(H, L);
     if (!isfinite(H)) {
         sacc_add_finite(sacc, h1);
         sacc_add_finite(sacc, l1);
@@ -377,12 +380,16 @@ template <int W, typename T, unsigned M, bool OMIT>
 __device__ __forceinline__ void warp_merge(State<T, M, OMIT> &s, unsigned long long *sacc)
 {
     constexpr bool EXACT = (Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
-    /* the tree of the other members; xs: with the exact sums */
+    /* the tree of the other members; xs: with the exact sums. At each level only lanes below
+     * off hold states that are read again; the others merge what they are handed and their
+     * results are dropped, so they must not spill into the shared superaccumulator (their
+     * spills would add values that no kept state accounts for: sums off by whole terms). */
+    const int lane = threadIdx.x & 31;
     auto tree = [&](auto xs) {
 #pragma unroll
         for (int off = W / 2; off > 0; off >>= 1) {
             State<T, M, OMIT> o = shfl_down_state<decltype(xs)::value>(s, off);
-            merge_state<decltype(xs)::value>(s, o, sacc);
+            merge_state<decltype(xs)::value>(s, o, lane < off ? sacc : nullptr);
         }
     };
     bool plain = false;
@@ -509,7 +516,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (SQ) {
             double d = xd - mean;
             v0 = __dmul_rn(d, d);
-            v1 = fma(d, d, -v0);
+            /* d * d == v0 + v1 exactly while v0 is finite; an infinite square adds +inf alone
+             * (fma would give inf - inf = NaN), as on the CPU */
+            v1 = isinf(v0) ? -0.0 : fma(d, d, -v0);
             if (OMIT && x != x) { v0 = -0.0; v1 = -0.0; }
         } else {
             v0 = (OMIT && x != x) ? -0.0 : xd;
@@ -560,21 +569,27 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 }
         }
         if constexpr (EXACT && F32SUM) {
-            /* Fast path for f32: plain f64 adds, proved exact afterwards. Every value is a
-             * multiple of 2^(E - 150) (E its exponent field, at least 1), so every partial sum is
-             * a multiple of 2^(emin - 150); one of magnitude below 2^(emin - 97) has at most 53
-             * significant bits, so it is exact. The partial sums of this batch are at most
-             * |a1 before| + 32 * 2^(emax - 126) in magnitude (emax: this batch's largest E).
+            /* Fast path for f32: plain f64 adds, kept only if proved exact afterwards. The proof:
+             *  - q = emin - 150, emin (>= 1) the least f32 exponent field of every value this
+             *    thread has summed, this batch included: every value is a multiple of 2^q, and
+             *    by induction so is every exact partial sum of a1.
+             *  - A multiple of 2^q of magnitude below 2^(q+53) = 2^(emin-97) is a double, so an
+             *    add whose exact result stays below that is exact.
+             *  - Every partial sum of the batch is at most |a1 before| + 32 max|x| in magnitude,
+             *    and max|x| < 2^(emax - 126) (emax: the batch's greatest exponent field), so
+             *    |a1 before| + 2^(emax - 121) < 2^(emin - 97) proves every add exact. The
+             *    threshold is a double and rounding monotone: a rounded left side cannot pass
+             *    when the exact one does not.
+             *  - NaN and inf make a1 NaN or inf (or are omitted as -0), which fails the test.
+             * A batch that fails is redone by slow_batch_out, exact by construction.
              * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
              * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top).
-             * Once a1 fills an eighth of that window, and the last batch alone fitted in it, a1
-             * moves into a2 (f32_rebase), so that batches fit again however many values a
-             * thread sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow
-             * path from there on (1.66 ms against 0.92, H200). At half the window, a thread
+             * The window 2^(emin - 97) does not grow with the running sum: once a1 fills an
+             * eighth of it, and the last batch alone fitted in it, a1 moves into a2 by an exact
+             * two-sum whose error (a multiple of 2^q) is a1's new start (f32_rebase), so that
+             * batches fit again however many values a thread sums. At half the window a thread
              * whose least value came late (the window halves with each binade emin drops) sent
-             * its next batch to the slow path, which stalls its block: 0.07 such batches per
-             * thread at 2^30 random prices, 0.01 at an eighth (the bench's data, simulated), and
-             * the sum 1.4% behind the plain one. Moving it only after a batch failed was slower.
+             * its next batch to the slow path; at an eighth that is rare (docs/performance.md).
              * Wide-range batches never fit, so they never move it. Only in the ring kernels,
              * whose threads sum many batches (the f32 kernel without the ring has 64 registers
              * and spilled more with it). */
@@ -605,15 +620,29 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             }
         } else if constexpr (EXACT && F64SUM) {
             /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
-             * plain adds, proved exact afterwards. Values, a1 and the errors are multiples of
-             * 2^(emin - 1075) (emin: least exponent field, at least 1), so a2's partial sums are
-             * exact while below 2^(emin - 1022). Each |e| <= 2^-53 |a1 after the add|, and a1 stays
-             * below |a1 before| + 32 max|x| (times 1 + 2^-48), so |a2| stays below |a2 before| +
-             * 2^-48 (|a1 before| + 32 max|x|); half the threshold covers the bound's own
-             * roundings. When the running sum dominates the batch (|a1 before| >= 34 max|x|, so
-             * |a1| >= |x| at every add of at most 32 values), the two-sum is Fast2Sum's three ops
-             * instead of six: four f64 ops per element instead of seven. The warp takes one path
-             * (a vote), so summing a zero-mean series costs a vote more than before, not both. */
+             * plain adds, kept only if these adds are proved exact afterwards. The proof:
+             *  - q = emin - 1075, emin (>= 1) the least exponent field of every value this thread
+             *    has summed, this batch included. Values are multiples of 2^q; so are a1 (a
+             *    multiple of 2^q below 2^(q+53) is a double, so rounding is exact there, and
+             *    above it the rounding's ulp is a multiple of 2^q), every two-sum error e, and a2
+             *    (by induction, while its adds are exact).
+             *  - A sum of two multiples of 2^q of magnitude <= 2^(q+53) = 2^(emin-1022) is a
+             *    double: a2's adds are exact while every partial sum of a2 stays within that.
+             *  - |e_i| <= 2^-53 |a1_i| and |a1_i| <= (|a1 before| + i M)(1 + 2^-52)^i for M >=
+             *    max |x| and i <= 32, so every partial |a2| <= |a2 before| + 2^-48 (|a1 before| +
+             *    32 M)(1 + 2^-47) < 2 B, B being that bound computed in f64 (relative error below
+             *    2^-50). M = hi is above every |x| except for exponent field 2046, where pow2's
+             *    clamp at 2^1023 can halve it: then partial |a2| < 4 B.
+             *  - So B < 2^(emin - 1024) proves every add exact. 2^(emin-1024) is a double (made as
+             *    pow2(emin - 1022) / 4, since pow2 stops at 2^-1022) and rounding is monotone, so
+             *    a rounded B cannot pass the test when B does not.
+             *  - Overflow: a1 or a2 infinite fails the test; while a1_i is finite the two-sums'
+             *    intermediate values are bounded by |a1_i| + |x| and stay finite.
+             * A batch that fails is redone by slow_batch_out, exact by construction.
+             * When the running sum dominates the batch (|a1 before| >= 34 M, so |a1| > 34 M -
+             * 31 M (1 + 2^-47) > |x| at every add of at most 32 values), the two-sum is Fast2Sum's
+             * three ops instead of six: four f64 ops per element instead of seven. The warp
+             * takes one path (a vote), so summing a zero-mean series costs a vote more, not both. */
             const double a1_before = ea.a1, a2_before = ea.a2;
             /* lo: the least nonzero |x| (mag_key_hi); khi: one more than the greatest key, so
              * zeros give 0 (NaN and inf are caught below). Integer ops, not an f64 max: the
@@ -650,7 +679,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             static_assert(U * VEC <= 32, "the bounds here count at most 32 values per batch");
             note_least_hi(lo);
             const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
-            bool bad = !(bound < pow2((int)emin - 1023)) || !isfinite(ea.a1) || !isfinite(ea.a2);
+            bool bad = !(bound < 0.25 * pow2((int)emin - 1022)) || !isfinite(ea.a1) || !isfinite(ea.a2);
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
@@ -1094,6 +1123,17 @@ static __device__ __noinline__ void add_spilled_partials(unsigned grid, const vo
     if (has2 && d2) atomicAdd(&sacc[lane + 64], (unsigned long long)d2);
 }
 
+/* Whether the block's superaccumulator holds anything (every thread of the block calls it).
+ * The first barrier lets every spill of every warp land before any thread reads its digit: a
+ * thread that read its digit on the way into the barrier could miss a spill that another warp,
+ * still merging, had not made yet, and the block then dropped its superaccumulator (sums off by
+ * whole terms, at random, since it depends on the warps' timing). */
+__device__ __forceinline__ bool block_spilled(const unsigned long long *sacc)
+{
+    __syncthreads();
+    return __syncthreads_or(threadIdx.x < TALLY_EXACT_CHUNKS && sacc[threadIdx.x] != 0);
+}
+
 /* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum 64
  * registers (some spills), the other exact sums 80, the fused masks and the ring kernels 128
  * (the ring runs one block per SM by default; ring=3 still fits two). */
@@ -1254,7 +1294,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
                 s = t; /* lane 0: the block's state (round 1: the grid's) */
             }
         }
-        if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+        if constexpr (EXACT) spilled = block_spilled(sacc);
         if constexpr (packable<T, M>()) {
             if (p.packed && grid > 1) { /* round 0 only: no block waits for the others */
                 if (tid == 0) {
@@ -1304,7 +1344,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
                  * among the merges cost 0.1-0.2 us at 2^12-2^20 on the H200 though never made) */
                 if (round == 1 && spill_any) {
                     add_spilled_partials(grid, p.partials, p.xpartials, sacc, offsetof(S, xflags));
-                    spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+                    spilled = block_spilled(sacc);
                 }
             }
             if (tid == 0) {
