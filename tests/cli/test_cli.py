@@ -471,6 +471,12 @@ def group_scan():
     check(out.split() == ["0.05", "0.15", "0.35", "0.65"], f"decimal exclusive scan {out!r}")
     rc, out, err = run(["scan", "prod", "--text", f2])
     check(out.split() == ["0.5", "0.125", "0.125"], f"prod scan {out!r}")
+    # decimals after large integers: the overflow bound holds at the final scale, whatever the
+    # blocks (magnitudes summed before a rescale are rescaled too)
+    f4 = write("late_decimal.txt", "400000000000000000\n" * 20 + "0.1\n")
+    for extra in ([], ["--block-size", "64"]):
+        rc, out, err = run(["scan", "sum", "--text", f4] + extra)
+        check(rc == 0 and out.split()[-2:] == ["8e+18", "8e+18"], f"late decimal scan {extra}: {out.split()[-2:]}")
     # a failed scan leaves no file behind, and an existing OUT untouched
     keep = path("keep.npy")
     np.save(keep, np.arange(3))

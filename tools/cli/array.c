@@ -198,46 +198,51 @@ void cli_array_free(cli_array *a)
     a->owned = NULL;
 }
 
-const void *cli_array_column(const cli_array *a, int c, void **owned)
+const void *cli_array_rows(const cli_array *a, int c, uint64_t lo, uint64_t hi, void **owned)
 {
     *owned = NULL;
+    const uint64_t m = hi - lo;
     const uint8_t *src = a->data;
     int contiguous = a->ncols == 1 || a->fortran;
     if (a->fortran) src += (uint64_t)c * a->n * a->elsize;
+    if (contiguous) src += lo * a->elsize;
     if (contiguous && !a->swap && !a->is_bool && ((uintptr_t)src % a->elsize) == 0) return src;
-    void *buf = malloc(a->n ? a->n * a->elsize : 1);
+    void *buf = malloc(m ? m * a->elsize : 1);
     if (!buf) return NULL;
     if (contiguous) {
-        memcpy(buf, src, a->n * a->elsize);
+        memcpy(buf, src, m * a->elsize);
     } else {
         uint8_t *d = buf;
         size_t stride = (size_t)a->ncols * a->elsize;
-        for (uint64_t i = 0; i < a->n; i++)
-            memcpy(d + i * a->elsize, src + i * stride + (size_t)c * a->elsize, a->elsize);
+        for (uint64_t i = 0; i < m; i++)
+            memcpy(d + i * a->elsize, src + (lo + i) * stride + (size_t)c * a->elsize, a->elsize);
     }
-    if (a->swap) cli_swap(buf, buf, a->n, a->elsize);
+    if (a->swap) cli_swap(buf, buf, m, a->elsize);
     if (a->is_bool) {
         uint8_t *b = buf;
-        for (uint64_t i = 0; i < a->n; i++) b[i] = b[i] != 0;
+        for (uint64_t i = 0; i < m; i++) b[i] = b[i] != 0;
     }
     *owned = buf;
     return buf;
 }
 
-int cli_reduce_array(const cli_opts *o, tally_context *ctx, tio_input *in)
+int cli_reduce_array(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in)
 {
     cli_array a;
-    int rc = cli_array_open(o, in, &a);
+    int rc = w->agree(w, cli_array_open(o, in, &a));
     if (rc) { cli_array_free(&a); return rc; }
     int *sel = NULL;
     int nsel = cli_select_fields(o, a.ncols, NULL, 1, 1 << 30, &sel);
-    if (nsel < 0) { cli_array_free(&a); return nsel == -1 ? 1 : 2; }
-    cli_table table;
-    if (cli_table_init(&table, nsel, o->nops)) {
+    cli_table table = {0};
+    if (nsel >= 0 && cli_table_init(&table, nsel, o->nops)) {
+        cli_error("out of memory");
+        nsel = -1;
+    }
+    if ((rc = w->agree(w, nsel == -1 ? 1 : nsel < 0 ? 2 : 0)) != 0) {
+        cli_table_free(&table);
         free(sel);
         cli_array_free(&a);
-        cli_error("out of memory");
-        return 1;
+        return rc;
     }
     cli_plan plan;
     cli_make_plan(o, 1, &plan);
@@ -249,17 +254,20 @@ int cli_reduce_array(const cli_opts *o, tally_context *ctx, tio_input *in)
         rc = 1;
     }
     if (!rc) cli_prefault(o, in);
+    uint64_t lo, hi;
+    w->rows(w, a.n, &lo, &hi);
     for (int k = 0; k < nsel && !rc; k++) {
-        if (cli_table_name(&table, k, NULL, sel[k] + 1)) { cli_error("out of memory"); rc = 1; break; }
-        void *owned;
-        const void *col = cli_array_column(&a, sel[k], &owned);
-        if (!col) { cli_error("%s: out of memory", in->name); rc = 1; break; }
+        void *owned = NULL;
+        const void *col = NULL;
+        if (cli_table_name(&table, k, NULL, sel[k] + 1)) cli_error("out of memory");
+        else if (!(col = cli_array_rows(&a, sel[k], lo, hi, &owned))) cli_error("%s: out of memory", in->name);
+        if ((rc = w->agree(w, !col)) != 0) break;
         tally_result res[2][CLI_PLAN_MAX];
         memset(res, 0, sizeof res);
         for (int g = 0; g < 2 && rc == 0; g++) {
             if (!plan.n[g]) continue;
-            tally_status s = tally_reduce_many(ctx, a.type, col, a.n, plan.ops[g],
-                                               (size_t)plan.n[g], &ro[g], res[g]);
+            tally_status s = w->reduce_many(w, ctx, a.type, col, hi - lo, plan.ops[g],
+                                            (size_t)plan.n[g], &ro[g], res[g]);
             if (s != TALLY_OK && s != TALLY_ERR_EMPTY && s != TALLY_ERR_OVERFLOW &&
                 s != TALLY_ERR_DOMAIN) {
                 cli_error("%s: %s", in->name, tally_last_error(ctx));
@@ -270,8 +278,8 @@ int cli_reduce_array(const cli_opts *o, tally_context *ctx, tio_input *in)
         if (!rc) cli_fill_values(o, &plan, res, a.type, cli_cell(&table, k, 0));
     }
     if (!rc && cli_input_changed(in)) rc = 1;
-    if (!rc) {
-        cli_print(o, &table);
+    if (!(rc = w->agree(w, rc))) {
+        if (w->rank == 0) cli_print(o, &table);
         rc = cli_report_failures(o, in->name, &table);
     }
     cli_table_free(&table);

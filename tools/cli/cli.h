@@ -13,7 +13,10 @@
  *   outfile.c       writing OUT: a temporary file renamed at the end, or through a device/FIFO
  *   output.c        the table and JSON output, messages for failed results
  *   progress.c      the progress line on a terminal
- *   info.c demo.c   tally info, tally demo */
+ *   world.c         the one-process world (below) and where messages go
+ *   info.c demo.c   tally info, tally demo
+ *
+ * tally-mpi (tools/mpi) runs the same code on every rank of an MPI job, in a world of its own. */
 #ifndef TALLY_CLI_H
 #define TALLY_CLI_H
 
@@ -99,12 +102,38 @@ extern cli_limits cli_limit;
  * so a fuzzer can call it repeatedly. `tally bench` and `tally explain` are main.c's. */
 int cli_main(int argc, char **argv);
 
-/* ---- messages ------------------------------------------------------------------------------ */
+/* ---- messages ------------------------------------------------------------------------------
+ * Every message is one line on stderr, "PROGRAM: ...". A program may take the lines instead
+ * (tally-mpi keeps another rank's lines until the ranks agree on who failed): cli_messages.say
+ * gets each finished line without its newline. Set once, before anything runs. */
+typedef enum cli_msg_kind {
+    CLI_MSG_ERROR,             /* an error (the command fails) */
+    CLI_MSG_WARNING,           /* a warning */
+    CLI_MSG_SKIPPED            /* --skip-invalid: one skipped value (at most 10 are shown) */
+} cli_msg_kind;
+typedef struct cli_messages {
+    const char *program;       /* "tally" */
+    void (*say)(cli_msg_kind kind, const char *line);   /* NULL: stderr */
+} cli_messages;
+extern cli_messages cli_msg;
+#define CLI_SKIPPED_SHOWN 10   /* skipped values named one by one; the rest are counted */
+
+void cli_say(cli_msg_kind kind, const char *line);
 void cli_error(const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+void cli_warning(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* A value skipped with --skip-invalid, or a missing field; text is the field as written. */
+void cli_skipped(const char *file, uint64_t line, int field, const char *text, size_t len,
+                 int missing);
+/* "skipped N invalid values", after the run. */
+void cli_skipped_total(const char *file, uint64_t n);
 /* A usage error: the sentence, then the usage line; returns 2. */
 int cli_usage_error(const char *fmt, ...)
 #ifdef __GNUC__
@@ -116,6 +145,63 @@ int cli_usage_error(const char *fmt, ...)
 void cli_data_error(int run, const char *err);
 /* Reports "FILE changed while being read" and returns 1 if the input changed under us. */
 int cli_input_changed(tio_input *in);
+
+/* ---- the processes: one (tally), or the ranks of an MPI job (tally-mpi) ---------------------
+ * The command runs the same code on every process, each on its share of the input; a world
+ * supplies what differs. tally runs in cli_world_one (world.c: one process, the library's own
+ * calls); tally-mpi in a world over MPI (tools/mpi). A hook marked collective is called by every
+ * process in the same order whatever happened on it before: a process that failed says so
+ * through agree and never skips a collective, so no process waits for one that left. */
+typedef struct cli_stream cli_stream;          /* a tally_stream, or a tally_mpi_stream */
+struct cli_decimal;
+typedef struct cli_world cli_world;
+struct cli_world {
+    int rank, size;            /* this process is rank of size (tally: 0 of 1); rank 0 prints */
+    int needs_mapped_input;    /* every process reads its share of one mapped file */
+    /* collective: every process's status in, the first nonzero one in rank order out (0 if
+     * none), the same on every process. Data errors are found in file order, so this is the
+     * error that comes first in the input, as one process would report it. */
+    int (*agree)(const cli_world *w, int rc);
+    /* collective: v[0..n) becomes the element-wise maximum over the processes */
+    void (*max)(const cli_world *w, int64_t *v, int n);
+    /* collective: *before = the sum of v over the processes before this one, *total over all
+     * (either may be NULL; both saturate at UINT64_MAX) */
+    void (*sum)(const cli_world *w, uint64_t v, uint64_t *before, uint64_t *total);
+    /* this process's share of n rows: [*lo, *hi) */
+    void (*rows)(const cli_world *w, uint64_t n, uint64_t *lo, uint64_t *hi);
+    /* collective (may be NULL: the whole input): this process's byte range of the mapped text
+     * input that r reads (its header read): sets to->start, to->limit, to->start_line.
+     * 0, or 1 after a message. */
+    int (*text_share)(const cli_world *w, tio_text_reader *r, tio_input *in,
+                      tio_text_options *to);
+    /* collective: tally_reduce_many over the concatenation of the processes' slices */
+    tally_status (*reduce_many)(const cli_world *w, tally_context *ctx, tally_type type,
+                                const void *data, uint64_t n, const tally_op *ops, size_t nops,
+                                const tally_reduce_options *opts, tally_result *results);
+    /* collective: tally_scan over the concatenation, each process writing its slice */
+    tally_status (*scan)(const cli_world *w, tally_context *ctx, tally_op op, tally_type type,
+                         const void *in, void *out, uint64_t n, const tally_scan_options *opts);
+    /* streams over the concatenation: create, update and destroy are local, results collective */
+    tally_status (*stream_create)(const cli_world *w, tally_context *ctx, tally_type type,
+                                  const tally_op *ops, size_t nops,
+                                  const tally_reduce_options *opts, cli_stream **s);
+    tally_status (*stream_update)(cli_stream *s, const void *data, uint64_t n);
+    tally_status (*stream_results)(cli_stream *s, tally_result *results);
+    void (*stream_destroy)(cli_stream *s);
+    /* collective: d[0..n) become the exact sums over the processes (each field at one scale).
+     * 0, or 1 after a message (the same on every process) */
+    int (*decimal_sums)(const cli_world *w, struct cli_decimal *d, int n);
+    /* collective: writes the scan (the processes' values, concatenated) as o asks: .npy or text,
+     * to OUT or standard output, never a partial OUT. 0, or an exit status after a message. */
+    int (*write_values)(const cli_world *w, const cli_opts *o, tally_type type, const void *v,
+                        uint64_t n);
+};
+extern const cli_world cli_world_one;
+
+/* From an open input to an exit status: reduce or scan it in world w (collective). */
+int cli_run(const cli_opts *o, const cli_world *w);
+/* For text options given with binary input: a usage error (2), else 0. */
+int cli_refuse_text_options(const cli_opts *o, const char *what);
 
 /* A context on backend kind (device: GPU ordinal), or NULL after a message. */
 tally_context *cli_context(const cli_opts *o, tally_backend_kind kind, int device);
@@ -177,10 +263,10 @@ void cli_value_text(const cli_value *v, char *buf, size_t len);
 /* A name for messages and the table: control bytes, backslashes and invalid UTF-8 escaped. */
 char *cli_escape_name(const char *s);
 
-/* ---- inputs -------------------------------------------------------------------------------- */
-int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in);
-int cli_reduce_array(const cli_opts *o, tally_context *ctx, tio_input *in);
-int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int binary);
+/* ---- inputs (collective in w) ---------------------------------------------------------------- */
+int cli_reduce_text(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in);
+int cli_reduce_array(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in);
+int cli_scan(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in, int binary);
 
 /* A loaded .npy or raw input, as columns. */
 typedef struct cli_array {
@@ -196,15 +282,16 @@ typedef struct cli_array {
 } cli_array;
 /* Loads the binary input. 0, or an exit status after a message. */
 int cli_array_open(const cli_opts *o, tio_input *in, cli_array *a);
-/* A native, aligned, contiguous copy of column c (or the data itself when it already is one);
- * *owned gets the buffer to free. NULL when out of memory. */
-const void *cli_array_column(const cli_array *a, int c, void **owned);
+/* Rows [lo, hi) of column c, native, aligned and contiguous: a copy, or the data itself when it
+ * already is that; *owned gets the buffer to free. NULL when out of memory. */
+const void *cli_array_rows(const cli_array *a, int c, uint64_t lo, uint64_t hi, void **owned);
 void cli_array_free(cli_array *a);
 
-/* Opens the text reader on in and resolves -f; maxsel is the most fields the caller takes.
+/* Opens the text reader on in, on this process's share of it (w->text_share), and resolves -f;
+ * maxsel is the most fields the caller takes; *to gets the reader's options. Collective.
  * Returns the reader, or NULL with *status the exit status (message printed). */
-tio_text_reader *cli_text_open(const cli_opts *o, tio_input *in, int maxsel, int **sel,
-                               int *nsel, int *status);
+tio_text_reader *cli_text_open(const cli_opts *o, const cli_world *w, tio_input *in, int maxsel,
+                               int **sel, int *nsel, tio_text_options *to, int *status);
 /* The reader options that the command's options ask for. */
 void cli_text_options(const cli_opts *o, tio_text_options *to);
 
@@ -223,6 +310,16 @@ int cli_out_open(cli_outfile *f, const char *out);
 int cli_out_write(cli_outfile *f, const void *p, size_t n);
 /* ok: close and rename into place (0, or 1 after a message); !ok: discard (returns 1). */
 int cli_out_finish(cli_outfile *f, int ok);
+/* The temporary file being written (NULL when writing OUT itself). */
+const char *cli_out_temp(const cli_outfile *f);
+
+/* ---- values as text (tally scan --text) ----------------------------------------------------- */
+/* Value i of v (type t) and a newline into buf (at least 48 bytes); returns the length. */
+size_t cli_value_line(tally_type t, const void *v, uint64_t i, char *buf);
+/* Lines for n values: a malloc'd buffer, its length in *len; NULL when out of memory. */
+char *cli_value_lines(tally_type t, const void *v, uint64_t n, size_t *len);
+/* The scan's output as o asks, in one process (cli_world_one's write_values). */
+int cli_write_values_one(const cli_opts *o, tally_type type, const void *v, uint64_t n);
 
 /* ---- progress ------------------------------------------------------------------------------ */
 void cli_progress_start(const cli_opts *o, const char *name, uint64_t total);

@@ -9,42 +9,11 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 cli_limits cli_limit = {CLI_SPOOL_MEMORY, 0, -1, NULL};
-
-static const char *cli_usage_line = "usage: tally [options] OPS [FILE]   (tally --help for more)\n";
-
-void cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tally: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-int cli_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tally: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    fputs(cli_usage_line, stderr);
-    return 2;
-}
-
-void cli_data_error(int run, const char *err)
-{
-    if (run == 1) fprintf(stderr, "%s\n", err);
-    else cli_error("%s", err);
-}
 
 int cli_input_changed(tio_input *in)
 {
@@ -121,8 +90,7 @@ static void cli_help(void)
            "exit status: 0 ok, 1 bad data or a failed op (empty input, overflow), 2 usage error\n");
 }
 
-/* Options for text that were given for binary input. */
-static int cli_refuse_text_options(const cli_opts *o, const char *what)
+int cli_refuse_text_options(const cli_opts *o, const char *what)
 {
     static const struct { unsigned bit; const char *name; } text_only[] = {
         {CLI_GIVEN_HEADER, "-H/--header"},     {CLI_GIVEN_DELIM, "-t/--delimiter"},
@@ -133,6 +101,50 @@ static int cli_refuse_text_options(const cli_opts *o, const char *what)
         if (o->given & text_only[k].bit)
             return cli_usage_error("%s applies to text input, and %s", text_only[k].name, what);
     return 0;
+}
+
+int cli_run(const cli_opts *o, const cli_world *w)
+{
+    tio_input in;
+    char err[512];
+    int opened = tio_input_open(&in, o->file, err, sizeof err) == 0, rc = 0;
+    if (!opened) {
+        cli_error("%s", err);
+        rc = 1;
+    } else if (w->needs_mapped_input && !in.mapped) {
+        /* every process maps its share; an empty regular file is not mapped, and has none */
+        const uint8_t *p;
+        if (!in.is_regular || tio_input_peek(&in, 1, &p) != 0) {
+            cli_error("%s: not a regular file: every process reads its share of it", in.name);
+            rc = 1;
+        }
+    }
+    if ((rc = w->agree(w, rc)) != 0) {
+        if (opened) tio_input_close(&in);
+        return rc;
+    }
+    if (cli_limit.after_input_open) cli_limit.after_input_open(in.name);
+    int binary = o->dtype != NULL;
+    if (!binary) {
+        const uint8_t *p;
+        size_t got = tio_input_peek(&in, 6, &p);
+        binary = tio_npy_is_npy(p, got);
+        if (binary) rc = cli_refuse_text_options(o, "the input is .npy");
+    }
+    tally_context *ctx = NULL;
+    if (!rc && !(ctx = cli_context(o, o->backend, 0))) rc = 1;
+    if ((rc = w->agree(w, rc)) == 0) {
+        if (o->cmd == CLI_SCAN) rc = cli_scan(o, w, ctx, &in, binary);
+        else if (binary) rc = cli_reduce_array(o, w, ctx, &in);
+        else rc = cli_reduce_text(o, w, ctx, &in);
+    }
+    tally_destroy(ctx);
+    tio_input_close(&in);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("writing the output: %s", strerror(errno));
+        if (!rc) rc = 1;
+    }
+    return w->agree(w, rc);
 }
 
 int cli_main(int argc, char **argv)
@@ -149,36 +161,5 @@ int cli_main(int argc, char **argv)
     case CLI_DEMO: return cli_demo(&o);
     default: break;
     }
-    tio_input in;
-    char err[512];
-    if (tio_input_open(&in, o.file, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        return 1;
-    }
-    if (cli_limit.after_input_open) cli_limit.after_input_open(in.name);
-    int binary = o.dtype != NULL;
-    if (!binary) {
-        const uint8_t *p;
-        size_t got = tio_input_peek(&in, 6, &p);
-        binary = tio_npy_is_npy(p, got);
-        if (binary && (rc = cli_refuse_text_options(&o, "the input is .npy")) != 0) {
-            tio_input_close(&in);
-            return rc;
-        }
-    }
-    tally_context *ctx = cli_context(&o, o.backend, 0);
-    if (!ctx) {
-        tio_input_close(&in);
-        return 1;
-    }
-    if (o.cmd == CLI_SCAN) rc = cli_scan(&o, ctx, &in, binary);
-    else if (binary) rc = cli_reduce_array(&o, ctx, &in);
-    else rc = cli_reduce_text(&o, ctx, &in);
-    tally_destroy(ctx);
-    tio_input_close(&in);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("writing the output: %s", strerror(errno));
-        if (!rc) rc = 1;
-    }
-    return rc;
+    return cli_run(&o, &cli_world_one);
 }

@@ -167,6 +167,18 @@ int cli_decimal_rescale(cli_decimal *a, int new_scale)
     return a->broken ? -1 : 0;
 }
 
+int cli_decimal_merge(cli_decimal *a, const cli_decimal *b)
+{
+    const __int128 lim = ((__int128)1) << 126;
+    if (a->scale != b->scale) a->broken = 1;   /* sums of different units do not add */
+    if (a->sum > lim || a->sum < -lim || b->sum > lim || b->sum < -lim) a->broken = 1;
+    else a->sum += b->sum;
+    if (big_add(&a->sq, &b->sq)) a->broken = 1;
+    a->n += b->n;
+    a->broken |= b->broken;
+    return a->broken ? -1 : 0;
+}
+
 /* den = c * 10^s (s <= 36 here) */
 static void cli_den(cli_big *den, unsigned __int128 c, int s)
 {

@@ -24,6 +24,9 @@ void cli_decimal_init(cli_decimal *a);
 int cli_decimal_add(cli_decimal *a, const int64_t *v, size_t n);
 /* Multiplies what was added by 10^(new_scale - scale). 0, or -1 as above. */
 int cli_decimal_rescale(cli_decimal *a, int new_scale);
+/* a += b: the sums of two sets of values at one scale. 0, or -1 as above (or when the scales
+ * differ). */
+int cli_decimal_merge(cli_decimal *a, const cli_decimal *b);
 double cli_decimal_sum(const cli_decimal *a);
 double cli_decimal_mean(const cli_decimal *a);          /* n > 0 */
 double cli_decimal_var(const cli_decimal *a, int ddof); /* n > ddof */

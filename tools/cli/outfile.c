@@ -153,6 +153,8 @@ int cli_out_write(cli_outfile *f, const void *p, size_t n)
     return 0;
 }
 
+const char *cli_out_temp(const cli_outfile *f) { return f->direct ? NULL : cli_tmp_path; }
+
 int cli_out_finish(cli_outfile *f, int ok)
 {
     int rc = ok ? 0 : 1;

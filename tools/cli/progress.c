@@ -58,10 +58,10 @@ void cli_progress_update(uint64_t done)
     cli_human((double)done / (t - g_progress.t0), r, sizeof r);
     if (g_progress.total) {
         cli_human((double)g_progress.total, b, sizeof b);
-        fprintf(stderr, "\r\033[Ktally: %s: %s of %s (%.0f%%), %s/s", g_progress.name, a, b,
+        fprintf(stderr, "\r\033[K%s: %s: %s of %s (%.0f%%), %s/s", cli_msg.program, g_progress.name, a, b,
                 100.0 * (double)done / (double)g_progress.total, r);
     } else {
-        fprintf(stderr, "\r\033[Ktally: %s: %s, %s/s", g_progress.name, a, r);
+        fprintf(stderr, "\r\033[K%s: %s: %s, %s/s", cli_msg.program, g_progress.name, a, r);
     }
     g_progress.shown = 1;
 }

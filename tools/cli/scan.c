@@ -52,6 +52,23 @@ static void cli_column_to_float(cli_column *c)
     c->is_float = 1;
 }
 
+static uint64_t cli_add_sat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+static uint64_t cli_abs(int64_t x) { return x < 0 ? 0 - (uint64_t)x : (uint64_t)x; }
+
+/* The values so far at a scale with more decimals, and the sum of their magnitudes with them
+ * (so that the overflow bound below holds at the column's final scale, whatever the order in
+ * which the decimals came). 0, or -1 if a value does not fit int64 (nothing changed). */
+static int cli_column_rescale(cli_column *c, int scale)
+{
+    if (scale <= c->scale) return 0;
+    if (!cli_rescale((const int64_t *)c->v, c->n, scale - c->scale, (int64_t *)c->v)) return -1;
+    uint64_t f = (uint64_t)cli_pow10_i64[scale - c->scale];
+    c->abs_sum = c->abs_sum > UINT64_MAX / f ? UINT64_MAX : c->abs_sum * f;
+    c->scale = scale;
+    return 0;
+}
+
 static int cli_column_values(void *user, int sel, int is_float, int scale, const void *vals,
                              size_t n)
 {
@@ -69,20 +86,14 @@ static int cli_column_values(void *user, int sel, int is_float, int scale, const
     if (!is_float && !c->is_float && c->keep_decimals) {
         if (c->n == 0) c->scale = scale;
         if (scale > c->scale) {
-            if (cli_rescale((const int64_t *)c->v, c->n, scale - c->scale, (int64_t *)c->v))
-                c->scale = scale;
-            else
-                is_float = 2;
+            if (cli_column_rescale(c, scale) != 0) is_float = 2;
         }
         if (!is_float) {
             if (!cli_rescale(iv, n, c->scale - scale, (int64_t *)c->v + c->n)) {
                 is_float = 2;
             } else {
-                for (size_t k = 0; k < n; k++) {          /* can a prefix overflow? */
-                    int64_t x = ((int64_t *)c->v)[c->n + k];
-                    uint64_t ax = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
-                    c->abs_sum = c->abs_sum + ax < c->abs_sum ? UINT64_MAX : c->abs_sum + ax;
-                }
+                for (size_t k = 0; k < n; k++)            /* can a prefix overflow? */
+                    c->abs_sum = cli_add_sat(c->abs_sum, cli_abs(((int64_t *)c->v)[c->n + k]));
                 /* decimals must not wrap; plain integers wrap as C does (documented) */
                 if (c->abs_sum > (uint64_t)INT64_MAX && (c->scale > 0 || scale > 0)) {
                     is_float = 2;
@@ -111,23 +122,7 @@ static void cli_column_invalid(void *user, uint64_t line, int field, const char 
                                int missing)
 {
     cli_column *c = user;
-    if (++c->invalid > 10) return;
-    if (missing) {
-        fprintf(stderr, "tally: warning: %s:%llu:%d: missing field (skipped)\n", c->file,
-                (unsigned long long)line, field);
-        return;
-    }
-    char *copy = malloc(len + 1), *shown = NULL;
-    if (copy) {
-        memcpy(copy, text, len);
-        copy[len] = '\0';
-        if (len > 100) memcpy(copy + 97, "...", 4);
-        shown = cli_escape_name(copy);
-    }
-    fprintf(stderr, "tally: warning: %s:%llu:%d: '%s' is not a number (skipped)\n", c->file,
-            (unsigned long long)line, field, shown ? shown : "?");
-    free(shown);
-    free(copy);
+    if (++c->invalid <= CLI_SKIPPED_SHOWN) cli_skipped(c->file, line, field, text, len, missing);
 }
 
 static void cli_column_progress(void *user, uint64_t done)
@@ -171,6 +166,41 @@ bad:
     return cli_usage_error("--init '%s' is not a %s value", o->init, tally_type_name(t));
 }
 
+size_t cli_value_line(tally_type t, const void *v, uint64_t i, char *buf)
+{
+    switch (t) {
+    case TALLY_I8: snprintf(buf, 40, "%d", ((const int8_t *)v)[i]); break;
+    case TALLY_U8: snprintf(buf, 40, "%u", ((const uint8_t *)v)[i]); break;
+    case TALLY_I16: snprintf(buf, 40, "%d", ((const int16_t *)v)[i]); break;
+    case TALLY_U16: snprintf(buf, 40, "%u", ((const uint16_t *)v)[i]); break;
+    case TALLY_I32: snprintf(buf, 40, "%d", ((const int32_t *)v)[i]); break;
+    case TALLY_U32: snprintf(buf, 40, "%u", ((const uint32_t *)v)[i]); break;
+    case TALLY_I64: snprintf(buf, 40, "%lld", (long long)((const int64_t *)v)[i]); break;
+    case TALLY_U64: snprintf(buf, 40, "%llu", (unsigned long long)((const uint64_t *)v)[i]); break;
+    case TALLY_F32: tio_format_float(((const float *)v)[i], buf); break;
+    default: tio_format_double(((const double *)v)[i], buf); break;
+    }
+    size_t l = strlen(buf);
+    buf[l] = '\n';
+    return l + 1;
+}
+
+char *cli_value_lines(tally_type t, const void *v, uint64_t n, size_t *len)
+{
+    size_t cap = 1 << 16, l = 0;
+    char *buf = malloc(cap);
+    for (uint64_t i = 0; buf && i < n; i++) {
+        if (l + 48 > cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) { free(buf); return NULL; }
+            buf = nb;
+        }
+        l += cli_value_line(t, v, i, buf + l);
+    }
+    *len = l;
+    return buf;
+}
+
 /* Writes n scanned values of type t (text: one per line; else .npy) to f. */
 static int cli_write_values(cli_outfile *f, int text, tally_type t, const void *v, uint64_t n)
 {
@@ -184,25 +214,7 @@ static int cli_write_values(cli_outfile *f, int text, tally_type t, const void *
     char *buf = malloc(cap + 64);
     if (!buf) return -1;
     for (uint64_t i = 0; i < n; i++) {
-        char tmp[40];
-        switch (t) {
-        case TALLY_I8: snprintf(tmp, sizeof tmp, "%d", ((const int8_t *)v)[i]); break;
-        case TALLY_U8: snprintf(tmp, sizeof tmp, "%u", ((const uint8_t *)v)[i]); break;
-        case TALLY_I16: snprintf(tmp, sizeof tmp, "%d", ((const int16_t *)v)[i]); break;
-        case TALLY_U16: snprintf(tmp, sizeof tmp, "%u", ((const uint16_t *)v)[i]); break;
-        case TALLY_I32: snprintf(tmp, sizeof tmp, "%d", ((const int32_t *)v)[i]); break;
-        case TALLY_U32: snprintf(tmp, sizeof tmp, "%u", ((const uint32_t *)v)[i]); break;
-        case TALLY_I64: snprintf(tmp, sizeof tmp, "%lld", (long long)((const int64_t *)v)[i]); break;
-        case TALLY_U64:
-            snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)((const uint64_t *)v)[i]);
-            break;
-        case TALLY_F32: tio_format_float(((const float *)v)[i], tmp); break;
-        default: tio_format_double(((const double *)v)[i], tmp); break;
-        }
-        size_t l = strlen(tmp);
-        memcpy(buf + len, tmp, l);
-        buf[len + l] = '\n';
-        len += l + 1;
+        len += cli_value_line(t, v, i, buf + len);
         if (len >= cap) {
             if (cli_out_write(f, buf, len) != 0) { free(buf); return -1; }
             len = 0;
@@ -213,11 +225,36 @@ static int cli_write_values(cli_outfile *f, int text, tally_type t, const void *
     return r;
 }
 
-/* The column to scan, from a text input: 0, or an exit status after a message. */
-static int cli_scan_text(const cli_opts *o, tio_input *in, cli_column *c)
+int cli_write_values_one(const cli_opts *o, tally_type type, const void *v, uint64_t n)
+{
+    cli_outfile f;
+    if (!o->out || strcmp(o->out, "-") == 0) {
+        if (!o->text && isatty(1))
+            return cli_usage_error("not writing .npy data to a terminal (use --text, or -o FILE)");
+        fflush(stdout);
+        f.name = "standard output";
+        f.fd = 1;
+        f.direct = 1;
+        f.target = NULL;
+        if (cli_write_values(&f, o->text, type, v, n) != 0) {
+            cli_error("writing the output: %s", strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    if (cli_out_open(&f, o->out)) return 1;
+    int wr = cli_write_values(&f, o->text, type, v, n);
+    if (wr != 0) cli_error("%s: %s", o->out, strerror(errno ? errno : EIO));
+    return cli_out_finish(&f, wr == 0);
+}
+
+/* This process's share of the column to scan, from a text input (collective): 0, or an exit
+ * status after a message. */
+static int cli_scan_text(const cli_opts *o, const cli_world *w, tio_input *in, cli_column *c)
 {
     int *sel, nsel, status = 0;
-    tio_text_reader *r = cli_text_open(o, in, 1, &sel, &nsel, &status);
+    tio_text_options to;
+    tio_text_reader *r = cli_text_open(o, w, in, 1, &sel, &nsel, &to, &status);
     if (!r) return status;
     free(sel);
     c->file = in->name;
@@ -228,15 +265,33 @@ static int cli_scan_text(const cli_opts *o, tio_input *in, cli_column *c)
     int run = tio_text_run(r, &sink, err, sizeof err);
     cli_progress_end();
     tio_text_close(r);
-    if (cli_input_changed(in)) return 1;
-    if (run != 0) {
+    int rc = 0;
+    if (cli_input_changed(in)) {
+        rc = 1;
+    } else if (run != 0) {
         if (!c->failed) cli_data_error(run, err);
-        return 1;
+        rc = 1;
     }
-    if (c->invalid)
-        fprintf(stderr, "tally: warning: %s: skipped %llu invalid value%s\n", in->name,
-                (unsigned long long)c->invalid, c->invalid == 1 ? "" : "s");
+    if ((rc = w->agree(w, rc)) != 0) return rc;
+    uint64_t invalid;
+    w->sum(w, c->invalid, NULL, &invalid);
+    if (w->rank == 0) cli_skipped_total(in->name, invalid);
     return 0;
+}
+
+/* The column's form, the same on every process (collective): float64 when a value anywhere is
+ * not a plain decimal, or does not fit int64 at the largest scale, or when decimals could
+ * overflow a prefix (the sum of magnitudes passes 2^63 - 1); else int64 at the largest scale.
+ * On one process this is what cli_column_values decided already. */
+static void cli_column_agree(const cli_world *w, cli_column *c)
+{
+    int64_t form[2] = {c->is_float, c->is_float ? 0 : c->scale};
+    w->max(w, form, 2);
+    int64_t go_float = form[0] || cli_column_rescale(c, (int)form[1]) != 0;
+    uint64_t magnitude;
+    w->sum(w, c->is_float ? 0 : c->abs_sum, NULL, &magnitude);
+    w->max(w, &go_float, 1);
+    if (go_float || (form[1] > 0 && magnitude > (uint64_t)INT64_MAX)) cli_column_to_float(c);
 }
 
 static void cli_decimals_to_double(uint64_t *v, uint64_t n, int scale)
@@ -247,38 +302,57 @@ static void cli_decimals_to_double(uint64_t *v, uint64_t n, int scale)
     }
 }
 
-int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int binary)
+/* This process's share of the binary input's column (a copy to scan in place), its type and
+ * count: 0, or an exit status after a message (collective). */
+static int cli_scan_array(const cli_opts *o, const cli_world *w, tio_input *in, void **vals,
+                          tally_type *type, uint64_t *n)
+{
+    cli_array a;
+    int rc = w->agree(w, cli_array_open(o, in, &a));
+    if (rc) { cli_array_free(&a); return rc; }
+    int *sel = NULL, nsel = cli_select_fields(o, a.ncols, NULL, 1, 1, &sel);
+    if ((rc = w->agree(w, nsel == -1 ? 1 : nsel < 0 ? 2 : 0)) != 0) {
+        cli_array_free(&a);
+        return rc;
+    }
+    uint64_t lo, hi;
+    w->rows(w, a.n, &lo, &hi);
+    void *owned;
+    const void *col = cli_array_rows(&a, sel[0], lo, hi, &owned);
+    free(sel);
+    if (col && !owned) {                       /* scan into a copy, never into the input */
+        owned = malloc(hi > lo ? (hi - lo) * a.elsize : 1);
+        if (owned) memcpy(owned, col, (hi - lo) * a.elsize);
+    }
+    if (!owned) cli_error("%s: out of memory", in->name);
+    if ((rc = w->agree(w, !owned)) != 0) {
+        free(owned);
+        cli_array_free(&a);
+        return rc;
+    }
+    *vals = owned;
+    *type = a.type;
+    *n = hi - lo;
+    cli_array_free(&a);
+    return 0;
+}
+
+int cli_scan(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in, int binary)
 {
     void *vals = NULL;
     tally_type type;
     uint64_t n;
     int scale = 0;                             /* a decimal text column: int64 / 10^scale */
-    cli_array a;
-    memset(&a, 0, sizeof a);
     cli_column c;
     memset(&c, 0, sizeof c);
     int rc;
     if (binary) {
-        rc = cli_array_open(o, in, &a);
-        if (rc) { cli_array_free(&a); return rc; }
-        int *sel, nsel = cli_select_fields(o, a.ncols, NULL, 1, 1, &sel);
-        if (nsel < 0) { cli_array_free(&a); return nsel == -1 ? 1 : 2; }
-        void *owned;
-        const void *col = cli_array_column(&a, sel[0], &owned);
-        free(sel);
-        if (!col) { cli_error("%s: out of memory", in->name); cli_array_free(&a); return 1; }
-        type = a.type;
-        n = a.n;
-        if (!owned) {                          /* scan into a copy, never into the input */
-            owned = malloc(n ? n * a.elsize : 1);
-            if (!owned) { cli_error("%s: out of memory", in->name); cli_array_free(&a); return 1; }
-            memcpy(owned, col, n * a.elsize);
-        }
-        vals = owned;
-        cli_array_free(&a);
+        rc = cli_scan_array(o, w, in, &vals, &type, &n);
+        if (rc) return rc;
     } else {
-        rc = cli_scan_text(o, in, &c);
+        rc = cli_scan_text(o, w, in, &c);
         if (rc) { free(c.v); return rc; }
+        cli_column_agree(w, &c);
         type = c.is_float ? TALLY_F64 : TALLY_I64;
         n = c.n;
         vals = c.v;
@@ -303,48 +377,29 @@ int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int binary)
             type = TALLY_F64;
         }
     }
-    if (n) {
-        tally_status s = tally_scan(ctx, cli_op_library(o->scan_op), type, vals, vals, n, &so);
-        if (s != TALLY_OK) {
-            if (s == TALLY_ERR_UNSUPPORTED)
-                cli_error("%s: cannot scan %s over %s values", in->name,
-                          tally_op_name(cli_op_library(o->scan_op)), tally_type_name(type));
-            else
-                cli_error("%s: %s", in->name, tally_last_error(ctx));
-            rc = 1;
-            goto done;
-        }
+    tally_status s = w->scan(w, ctx, cli_op_library(o->scan_op), type, vals, vals, n, &so);
+    if (s != TALLY_OK) {
+        if (s == TALLY_ERR_UNSUPPORTED)
+            cli_error("%s: cannot scan %s over %s values", in->name,
+                      tally_op_name(cli_op_library(o->scan_op)), tally_type_name(type));
+        else
+            cli_error("%s: %s", in->name, tally_last_error(ctx));
+        rc = 1;
+        goto done;
     }
+    uint64_t before;                           /* values on the processes before this one */
+    w->sum(w, n, &before, NULL);
     if (scale) {                               /* exact decimal prefixes, rounded once each */
         cli_decimals_to_double(vals, n, scale);
         type = TALLY_F64;
         /* the exclusive scan started from int64's identity: float64's is the infinity */
-        if (n && o->exclusive && !so.has_init && (o->scan_op == CLI_OP_MIN || o->scan_op == CLI_OP_MAX))
+        if (n && before == 0 && o->exclusive && !so.has_init &&
+            (o->scan_op == CLI_OP_MIN || o->scan_op == CLI_OP_MAX))
             ((double *)vals)[0] = o->scan_op == CLI_OP_MAX ? -INFINITY : INFINITY;
     }
-    if (binary && cli_input_changed(in)) { rc = 1; goto done; }
-    cli_outfile f;
-    if (!o->out || strcmp(o->out, "-") == 0) {
-        if (!o->text && isatty(1)) {
-            rc = cli_usage_error("not writing .npy data to a terminal (use --text, or -o FILE)");
-            goto done;
-        }
-        fflush(stdout);
-        f.name = "standard output";
-        f.fd = 1;
-        f.direct = 1;
-        f.target = NULL;
-        if (cli_write_values(&f, o->text, type, vals, n) != 0) {
-            cli_error("writing the output: %s", strerror(errno));
-            rc = 1;
-        }
-        goto done;
-    }
-    if (cli_out_open(&f, o->out)) { rc = 1; goto done; }
-    int wr = cli_write_values(&f, o->text, type, vals, n);
-    if (wr != 0) cli_error("%s: %s", o->out, strerror(errno ? errno : EIO));
-    rc = cli_out_finish(&f, wr == 0);
+    if ((rc = w->agree(w, binary && cli_input_changed(in))) != 0) goto done;
+    rc = w->write_values(w, o, type, vals, n);
 done:
     free(vals);
-    return rc;
+    return w->agree(w, rc);
 }

@@ -11,7 +11,14 @@
  *
  * When a field changes form (a decimal with more places, a binary float) the library streams are
  * fed its values again in the new form: from a mapped file by a second reader up to the current
- * block, from a pipe from the spool (spool.c). The exact sums rescale by multiplication. */
+ * block, from a pipe from the spool (spool.c). The exact sums rescale by multiplication.
+ *
+ * Over several processes (tally-mpi), each reads its share of the file this way; then the
+ * processes agree on each field's form (float if one of them is float, else the largest scale),
+ * those behind read their share again in that form, and the streams and exact sums are combined.
+ * A field's form depends only on its values (which are floats, the largest scale, whether every
+ * value fits int64 at it), not on their order or split, so every split gives one process's
+ * answer. */
 #include "cli.h"
 #include "decimal.h"
 #include "spool.h"
@@ -31,16 +38,17 @@ typedef struct cli_acc {
     int float_mode;
     int scale;                 /* int mode: the values are m / 10^scale */
     uint64_t n;                /* values fed so far */
-    tally_stream *s[2];        /* the plan's ops, in the field's form */
-    tally_stream *var_scaled[2];
+    cli_stream *s[2];          /* the plan's ops, in the field's form */
+    cli_stream *var_scaled[2];
     cli_decimal dec;           /* int mode: the exact sums */
-    tally_stream *prod_int, *prod_f64;
+    cli_stream *prod_int, *prod_f64;
     int prod_int_ok;           /* only integers so far: prod_int holds the product */
     cli_spool spool;           /* pipes: the int mode's values */
 } cli_acc;
 
 typedef struct cli_text_job {
     const cli_opts *o;
+    const cli_world *w;
     tally_context *ctx;
     cli_plan plan_int, plan_float;
     int has_prod, has_var[2];
@@ -72,17 +80,35 @@ void cli_text_options(const cli_opts *o, tio_text_options *to)
     to->max_record = cli_limit.max_record;
 }
 
-tio_text_reader *cli_text_open(const cli_opts *o, tio_input *in, int maxsel, int **sel,
-                               int *nsel, int *status)
+tio_text_reader *cli_text_open(const cli_opts *o, const cli_world *w, tio_input *in, int maxsel,
+                               int **sel, int *nsel, tio_text_options *to, int *status)
 {
-    tio_text_options to;
-    cli_text_options(o, &to);
+    cli_text_options(o, to);
     char err[512];
-    tio_text_reader *r;
+    tio_text_reader *r = NULL;
     *sel = NULL;
-    if (tio_text_open(&r, in, &to, err, sizeof err) != 0) {
+    *nsel = -1;
+    int rc = 0;
+    if (tio_text_open(&r, in, to, err, sizeof err) != 0) {
         cli_error("%s", err);
-        *status = 1;
+        r = NULL;
+        rc = 1;
+    }
+    if ((rc = w->agree(w, rc)) == 0 && w->text_share) {
+        /* this process's records: a reader of its byte range, the header read again */
+        rc = w->text_share(w, r, in, to);
+        tio_text_close(r);
+        r = NULL;
+        if (!rc && tio_text_open(&r, in, to, err, sizeof err) != 0) {
+            cli_error("%s", err);
+            r = NULL;
+            rc = 1;
+        }
+        rc = w->agree(w, rc);
+    }
+    if (rc) {
+        tio_text_close(r);
+        *status = rc;
         return NULL;
     }
     int nf = tio_text_field_count(r);
@@ -93,37 +119,36 @@ tio_text_reader *cli_text_open(const cli_opts *o, tio_input *in, int maxsel, int
     }
     *nsel = cli_select_fields(o, nf, names, 0, maxsel, sel);
     free(names);
-    if (*nsel < 0) {
-        tio_text_close(r);
-        *status = *nsel == -1 ? 1 : 2;
-        return NULL;
-    }
-    if (tio_text_select(r, *sel, *nsel) != 0) {
+    rc = *nsel == -1 ? 1 : *nsel < 0 ? 2 : 0;
+    if (!rc && tio_text_select(r, *sel, *nsel) != 0) {
         cli_error("out of memory");
+        rc = 1;
+    }
+    if ((rc = w->agree(w, rc)) != 0) {
         tio_text_close(r);
         free(*sel);
         *sel = NULL;
-        *status = 1;
+        *status = rc;
         return NULL;
     }
     return r;
 }
 
 /* ---- streams -------------------------------------------------------------------------------- */
-static int cli_stream(cli_text_job *j, tally_type type, const tally_op *ops, int nops,
-                      const tally_reduce_options *ro, tally_stream **s)
+static int cli_stream_new(cli_text_job *j, tally_type type, const tally_op *ops, int nops,
+                          const tally_reduce_options *ro, cli_stream **s)
 {
     if (!nops) return 0;
-    if (tally_stream_create(j->ctx, type, ops, (size_t)nops, ro, s) == TALLY_OK) return 0;
+    if (j->w->stream_create(j->w, j->ctx, type, ops, (size_t)nops, ro, s) == TALLY_OK) return 0;
     cli_error("%s: %s", j->file, tally_last_error(j->ctx));
     return -1;
 }
 
-static void cli_acc_drop_streams(cli_acc *a)
+static void cli_acc_drop_streams(cli_text_job *j, cli_acc *a)
 {
     for (int g = 0; g < 2; g++) {
-        tally_stream_destroy(a->s[g]);
-        tally_stream_destroy(a->var_scaled[g]);
+        j->w->stream_destroy(a->s[g]);
+        j->w->stream_destroy(a->var_scaled[g]);
         a->s[g] = a->var_scaled[g] = NULL;
     }
 }
@@ -131,14 +156,14 @@ static void cli_acc_drop_streams(cli_acc *a)
 /* New library streams for the field's form. */
 static int cli_acc_streams(cli_text_job *j, cli_acc *a, int to_float)
 {
-    cli_acc_drop_streams(a);
+    cli_acc_drop_streams(j, a);
     const cli_plan *p = to_float ? &j->plan_float : &j->plan_int;
     tally_type t = to_float ? TALLY_F64 : TALLY_I64;
     static const tally_op var = TALLY_VAR;
     for (int g = 0; g < 2; g++) {
-        if (cli_stream(j, t, p->ops[g], p->n[g], &j->ropts[g], &a->s[g])) return -1;
+        if (cli_stream_new(j, t, p->ops[g], p->n[g], &j->ropts[g], &a->s[g])) return -1;
         if (to_float && j->has_var[g] &&
-            cli_stream(j, TALLY_F64, &var, 1, &j->ropts[g], &a->var_scaled[g]))
+            cli_stream_new(j, TALLY_F64, &var, 1, &j->ropts[g], &a->var_scaled[g]))
             return -1;
     }
     return 0;
@@ -154,9 +179,9 @@ static double *cli_conv(cli_text_job *j, size_t n)
     return j->conv;
 }
 
-static int cli_feed(cli_text_job *j, tally_stream *s, const void *v, size_t n)
+static int cli_feed(cli_text_job *j, cli_stream *s, const void *v, size_t n)
 {
-    if (!s || tally_stream_update(s, v, n) == TALLY_OK) return 0;
+    if (!s || j->w->stream_update(s, v, n) == TALLY_OK) return 0;
     cli_error("%s: %s", j->file, tally_last_error(j->ctx));
     return -1;
 }
@@ -277,7 +302,7 @@ static int cli_acc_replay(cli_text_job *j, cli_acc *a, int sel, int to_float, in
     }
     tio_text_select(r2, &j->file_fields[sel], 1);
     /* keep the old streams until the new ones have every value: a rescale may not fit */
-    tally_stream *old[2] = {a->s[0], a->s[1]}, *old_scaled[2] = {a->var_scaled[0], a->var_scaled[1]};
+    cli_stream *old[2] = {a->s[0], a->s[1]}, *old_scaled[2] = {a->var_scaled[0], a->var_scaled[1]};
     a->s[0] = a->s[1] = a->var_scaled[0] = a->var_scaled[1] = NULL;
     int rc = cli_acc_streams(j, a, to_float);
     int saved = a->float_mode;
@@ -293,12 +318,12 @@ static int cli_acc_replay(cli_text_job *j, cli_acc *a, int sel, int to_float, in
     a->float_mode = saved;
     if (rc == 0) {
         for (int g = 0; g < 2; g++) {
-            tally_stream_destroy(old[g]);
-            tally_stream_destroy(old_scaled[g]);
+            j->w->stream_destroy(old[g]);
+            j->w->stream_destroy(old_scaled[g]);
         }
         return 0;
     }
-    cli_acc_drop_streams(a);
+    cli_acc_drop_streams(j, a);
     for (int g = 0; g < 2; g++) {
         a->s[g] = old[g];
         a->var_scaled[g] = old_scaled[g];
@@ -397,27 +422,7 @@ static void cli_text_invalid(void *user, uint64_t line, int field, const char *t
                              int missing)
 {
     cli_text_job *j = user;
-    j->invalid++;
-    if (j->invalid > 10) return;
-    if (missing) {
-        fprintf(stderr, "tally: warning: %s:%llu:%d: missing field (skipped)\n", j->file,
-                (unsigned long long)line, field);
-        return;
-    }
-    char *copy = malloc(len + 1);
-    char *shown = NULL;
-    if (copy) {
-        memcpy(copy, text, len);
-        copy[len] = '\0';
-        for (size_t k = 0; k < len; k++)
-            if (!copy[k]) copy[k] = ' ';        /* NUL bytes end the text before this */
-        if (len > 100) memcpy(copy + 97, "...", 4);
-        shown = cli_escape_name(copy);
-    }
-    fprintf(stderr, "tally: warning: %s:%llu:%d: '%s' is not a number (skipped)\n", j->file,
-            (unsigned long long)line, field, shown ? shown : "?");
-    free(shown);
-    free(copy);
+    if (++j->invalid <= CLI_SKIPPED_SHOWN) cli_skipped(j->file, line, field, text, len, missing);
 }
 
 static void cli_text_progress(void *user, uint64_t done)
@@ -426,14 +431,77 @@ static void cli_text_progress(void *user, uint64_t done)
     cli_progress_update(done);
 }
 
-/* ---- results -------------------------------------------------------------------------------- */
+/* ---- forms agreed, results ----------------------------------------------------------------- */
+/* Every process's fields in one form (collective): float where a process is float, else int64
+ * at the largest scale; where a process's values do not fit that scale it goes float, and a
+ * second round takes the others there too. The integer product stays exact only where every
+ * process saw integers alone. On one process nothing changes. 0, or 1 after a message. */
+static int cli_text_agree_forms(cli_text_job *j)
+{
+    const cli_world *w = j->w;
+    const int n = j->nsel;
+    int64_t *form = malloc(((size_t)3 * (size_t)n + 1) * sizeof *form);
+    if (!form) cli_error("out of memory");
+    int rc = w->agree(w, !form);
+    int64_t overflowed = 0;
+    for (int round = 0; !rc; round++) {
+        for (int k = 0; k < n; k++) {
+            const cli_acc *a = &j->acc[k];
+            form[3 * k] = a->float_mode;
+            form[3 * k + 1] = a->float_mode ? 0 : a->scale;
+            form[3 * k + 2] = !a->prod_int_ok;
+        }
+        form[3 * n] = overflowed;
+        w->max(w, form, 3 * n + 1);
+        if (round > 0 && !form[3 * n]) break;
+        overflowed = 0;
+        for (int k = 0; k < n && !rc; k++) {
+            cli_acc *a = &j->acc[k];
+            if (form[3 * k + 2]) a->prod_int_ok = 0;
+            if (a->float_mode) continue;
+            int r = 0;
+            if (!form[3 * k] && form[3 * k + 1] > a->scale) {   /* more decimals elsewhere */
+                r = cli_acc_replay(j, a, k, 0, (int)form[3 * k + 1]);
+                if (r == 0) {
+                    a->scale = (int)form[3 * k + 1];
+                    if (cli_decimal_rescale(&a->dec, a->scale)) r = 1;
+                }
+                if (r < 0) rc = 1;
+                if (r == 1) overflowed = 1;
+            }
+            if (!rc && (form[3 * k] || r == 1) && cli_acc_to_float(j, a, k) != 0) rc = 1;
+        }
+        rc = w->agree(w, rc);
+    }
+    free(form);
+    return rc;
+}
+
+/* The exact sums of the int-mode fields over every process (collective). */
+static int cli_text_sum_decimals(cli_text_job *j)
+{
+    cli_decimal *d = malloc((size_t)(j->nsel ? j->nsel : 1) * sizeof *d);
+    if (!d) cli_error("out of memory");
+    int rc = j->w->agree(j->w, !d);
+    if (rc) return rc;
+    for (int k = 0; k < j->nsel; k++) d[k] = j->acc[k].dec;
+    rc = j->w->decimal_sums(j->w, d, j->nsel);
+    for (int k = 0; k < j->nsel && !rc; k++) {
+        j->acc[k].dec = d[k];
+        if (!j->acc[k].float_mode && d[k].broken) rc = cli_text_fail(j, "too many values for exact sums");
+    }
+    free(d);
+    return rc;
+}
+
+/* Field a's results (collective: the streams' results are). */
 static void cli_acc_results(cli_text_job *j, cli_acc *a, cli_value *out)
 {
     const cli_opts *o = j->o;
     tally_result res[2][CLI_PLAN_MAX];
     memset(res, 0, sizeof res);
     for (int g = 0; g < 2; g++)
-        if (a->s[g]) tally_stream_results(a->s[g], res[g]);
+        if (a->s[g]) j->w->stream_results(a->s[g], res[g]);
     const cli_plan *p = a->float_mode ? &j->plan_float : &j->plan_int;
     cli_fill_values(o, p, res, TALLY_F64, out);
     for (int k = 0; k < o->nops; k++) {
@@ -443,7 +511,7 @@ static void cli_acc_results(cli_text_job *j, cli_acc *a, cli_value *out)
         int is_var = op == CLI_OP_VAR || op == CLI_OP_STD || op == CLI_OP_SVAR || op == CLI_OP_SSTD;
         if (op == CLI_OP_PROD) {
             tally_result r;
-            tally_stream_results(a->prod_int_ok ? a->prod_int : a->prod_f64, &r);
+            j->w->stream_results(a->prod_int_ok ? a->prod_int : a->prod_f64, &r);
             memset(v, 0, sizeof *v);
             v->status = r.status;
             if (r.type == TALLY_I64) { v->kind = V_I64; v->i = r.value.i64; }
@@ -453,7 +521,7 @@ static void cli_acc_results(cli_text_job *j, cli_acc *a, cli_value *out)
         if (a->float_mode) {
             if (is_var && v->status == TALLY_OK && !isfinite(v->d) && a->var_scaled[ddof]) {
                 tally_result r;
-                tally_stream_results(a->var_scaled[ddof], &r);
+                j->w->stream_results(a->var_scaled[ddof], &r);
                 if (r.status == TALLY_OK && isfinite(r.value.f64)) {
                     double var = ldexp(r.value.f64, 2 * CLI_VAR_SHIFT);
                     v->d = op == CLI_OP_STD || op == CLI_OP_SSTD ? sqrt(var) : var;
@@ -465,8 +533,8 @@ static void cli_acc_results(cli_text_job *j, cli_acc *a, cli_value *out)
         if (op == CLI_OP_MEAN || is_var) {
             memset(v, 0, sizeof *v);
             v->kind = V_F64;
-            if (a->n == 0) v->status = TALLY_ERR_EMPTY;
-            else if (is_var && a->n <= (uint64_t)ddof) v->status = TALLY_ERR_DOMAIN;
+            if (a->dec.n == 0) v->status = TALLY_ERR_EMPTY;
+            else if (is_var && a->dec.n <= (uint64_t)ddof) v->status = TALLY_ERR_DOMAIN;
             else if (op == CLI_OP_MEAN) v->d = cli_decimal_mean(&a->dec);
             else {
                 v->d = cli_decimal_var(&a->dec, ddof);
@@ -486,15 +554,16 @@ static void cli_acc_results(cli_text_job *j, cli_acc *a, cli_value *out)
     }
 }
 
-int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
+int cli_reduce_text(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in)
 {
     int *sel = NULL, nsel, status = 0;
-    tio_text_reader *r = cli_text_open(o, in, 4096, &sel, &nsel, &status);
-    if (!r) return status;
     cli_text_job j;
     memset(&j, 0, sizeof j);
+    tio_text_reader *r = cli_text_open(o, w, in, 4096, &sel, &nsel, &j.topts, &status);
+    if (!r) return status;
     cli_table table = {0};
     j.o = o;
+    j.w = w;
     j.ctx = ctx;
     j.file = in->name;
     j.nsel = nsel;
@@ -502,7 +571,6 @@ int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
     j.reader = r;
     j.file_fields = sel;
     j.table = &table;
-    cli_text_options(o, &j.topts);
     cli_spools_init(&j.spools, cli_limit.spool_memory, nsel);
     /* int mode: mean and variance come from the exact sums */
     cli_opts no_moments = *o;
@@ -523,41 +591,50 @@ int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in)
     j.ropts[1].ddof = 1;
     j.acc = calloc((size_t)nsel, sizeof *j.acc);
     int rc = 1;
-    if (!j.acc || cli_table_init(&table, nsel, o->nops)) { cli_error("out of memory"); goto done; }
     static const tally_op prod = TALLY_PROD;
+    if (!j.acc || cli_table_init(&table, nsel, o->nops)) {
+        cli_error("out of memory");
+        goto setup_done;
+    }
     for (int k = 0; k < nsel; k++) {
         if (cli_table_name(&table, k, tio_text_field_name(r, sel[k]), sel[k] + 1)) {
             cli_error("out of memory");
-            goto done;
+            goto setup_done;
         }
         cli_decimal_init(&j.acc[k].dec);
         j.acc[k].prod_int_ok = 1;
-        if (cli_acc_streams(&j, &j.acc[k], 0)) goto done;
-        if (j.has_prod && (cli_stream(&j, TALLY_I64, &prod, 1, NULL, &j.acc[k].prod_int) ||
-                           cli_stream(&j, TALLY_F64, &prod, 1, NULL, &j.acc[k].prod_f64)))
-            goto done;
+        if (cli_acc_streams(&j, &j.acc[k], 0)) goto setup_done;
+        if (j.has_prod && (cli_stream_new(&j, TALLY_I64, &prod, 1, NULL, &j.acc[k].prod_int) ||
+                           cli_stream_new(&j, TALLY_F64, &prod, 1, NULL, &j.acc[k].prod_f64)))
+            goto setup_done;
     }
+    rc = 0;
+setup_done:
+    if ((rc = w->agree(w, rc)) != 0) goto done;
     tio_text_sink sink = {&j, cli_text_values, cli_text_invalid, cli_text_progress};
     char err[512];
     cli_progress_start(o, in->name, in->size_known ? in->size : 0);
     int run = tio_text_run(r, &sink, err, sizeof err);
     cli_progress_end();
-    if (cli_input_changed(in)) goto done;
-    if (run != 0) {
+    if (cli_input_changed(in)) {
+        rc = 1;
+    } else if (run != 0) {
         if (!j.failed) cli_data_error(run, err);
-        goto done;
+        rc = 1;
     }
-    if (j.invalid)
-        fprintf(stderr, "tally: warning: %s: skipped %llu invalid value%s\n", in->name,
-                (unsigned long long)j.invalid, j.invalid == 1 ? "" : "s");
+    if ((rc = w->agree(w, rc)) != 0) goto done;
+    if ((rc = cli_text_agree_forms(&j)) != 0 || (rc = cli_text_sum_decimals(&j)) != 0) goto done;
+    uint64_t invalid;
+    w->sum(w, j.invalid, NULL, &invalid);
+    if (w->rank == 0) cli_skipped_total(in->name, invalid);
     for (int k = 0; k < nsel; k++) cli_acc_results(&j, &j.acc[k], cli_cell(&table, k, 0));
-    cli_print(o, &table);
+    if (w->rank == 0) cli_print(o, &table);
     rc = cli_report_failures(o, in->name, &table);
 done:
     for (int k = 0; j.acc && k < nsel; k++) {
-        cli_acc_drop_streams(&j.acc[k]);
-        tally_stream_destroy(j.acc[k].prod_int);
-        tally_stream_destroy(j.acc[k].prod_f64);
+        cli_acc_drop_streams(&j, &j.acc[k]);
+        w->stream_destroy(j.acc[k].prod_int);
+        w->stream_destroy(j.acc[k].prod_f64);
         cli_spool_clear(&j.spools, &j.acc[k].spool);
     }
     cli_spools_free(&j.spools);

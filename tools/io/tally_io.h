@@ -140,6 +140,8 @@ typedef struct tio_text_options {
                                   start (see tio_text_record_start); the header (if any) is still
                                   read from offset 0 */
     uint64_t limit;            /* mapped input: stop at this byte offset (a record start); 0: none */
+    uint64_t start_line;       /* with start: the newlines before it, so that messages give the
+                                  file's line numbers (0: lines count from the start of the range) */
     size_t max_record;         /* other input: a record longer than this is an error (an endless
                                   line must not take all memory); 0: TIO_DEFAULT_MAX_RECORD */
 } tio_text_options;
@@ -150,6 +152,37 @@ typedef struct tio_text_options {
  * record, i.e. follows a '\n', or size. Quotes are not seen here: with quoted newlines in the
  * data, split on known record starts instead. */
 uint64_t tio_text_record_start(const tio_input *in, uint64_t off);
+
+/* ---- splitting a mapped text input among readers (MPI ranks), quotes respected ----------------
+ * A '\n' inside a quoted field ends no record, and whether an offset is inside quotes depends on
+ * everything before it. So readers split a file in two steps: each takes an equal piece
+ * [from, to) of the data and maps every state its piece may start in to the state it ends in
+ * (tio_text_state_map: one pass, independent of the other pieces); composing the maps of the
+ * pieces before its own, in order, gives each reader the true state at its from (the data starts
+ * in TIO_TS_RECORD), and tio_text_next_record then finds its first record start. The states are
+ * those of the reader's field parser, with the start of a record told apart from the start of
+ * another field. Whitespace mode has no quoting: every '\n' ends a record. */
+typedef struct tio_text_reader tio_text_reader;
+
+typedef enum tio_text_state {
+    TIO_TS_RECORD,             /* a record starts here */
+    TIO_TS_FIELD,              /* another field of the record starts here */
+    TIO_TS_PLAIN,              /* inside an unquoted field */
+    TIO_TS_QUOTED,             /* inside a quoted field */
+    TIO_TS_QUOTE_SEEN,         /* just after a quote inside a quoted field ("" or the end) */
+    TIO_TS_COUNT
+} tio_text_state;
+/* Where the data starts in a mapped input (after a byte order mark and the header, if any;
+ * whatever start the options gave), and the newlines before it. 0 for other input. */
+uint64_t tio_text_data_start(const tio_text_reader *r, uint64_t *lines_before);
+/* The state after reading [from, to) of the mapped input, for each state at from: map[s]; and
+ * the newlines in [from, to) (newlines may be NULL). */
+void tio_text_state_map(const tio_text_reader *r, uint64_t from, uint64_t to,
+                        unsigned char map[TIO_TS_COUNT], uint64_t *newlines);
+/* The first record start at or after off, the state at off being state (the input's size if no
+ * record starts there), and the newlines in between. */
+uint64_t tio_text_next_record(const tio_text_reader *r, uint64_t off, int state,
+                              uint64_t *newlines);
 
 typedef struct tio_text_sink {
     void *user;
@@ -165,8 +198,6 @@ typedef struct tio_text_sink {
     /* Bytes of input consumed so far (called after each block). May be NULL. */
     void (*progress)(void *user, uint64_t bytes_done);
 } tio_text_sink;
-
-typedef struct tio_text_reader tio_text_reader;
 
 /* Reads the first record (names with header, or just the field count). 0 or -1 (+err). */
 int tio_text_open(tio_text_reader **r, tio_input *in, const tio_text_options *opts, char *err,

@@ -70,6 +70,8 @@ struct tio_text_reader {
     int *selpos;               /* file field -> index in sel, or -1; size maxsel + 1 */
     int maxsel;
     uint64_t start_line;       /* newlines before the data (header, blank lines) */
+    uint64_t data_start;       /* mapped: where the data starts (after a BOM and the header), */
+    uint64_t data_start_line;  /* and the newlines before it, whatever range o asks for */
     /* mapped input: data starts at data_pos; other input: carry holds unconsumed bytes */
     uint64_t data_pos;
     uint64_t consume_pos;      /* mapped: offset of the block being handed to the sink */
@@ -841,9 +843,11 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
             }
         }
     }
+    r->data_start = r->data_pos;
+    r->data_start_line = r->start_line;
     if (in->mapped && r->o.start > r->data_pos) {
         r->data_pos = r->o.start < in->size ? r->o.start : in->size;
-        r->start_line = 0;
+        r->start_line = r->o.start_line;
     }
     *out = r;
     return 0;
@@ -868,6 +872,116 @@ uint64_t tio_text_record_start(const tio_input *in, uint64_t off)
     if (p[off - 1] == '\n') return off;
     const char *nl = memchr(p + off, '\n', (size_t)(in->size - off));
     return nl ? (uint64_t)(nl - p) + 1 : in->size;
+}
+
+/* ---- splitting a mapped input among readers ---------------------------------------------------
+ * The quote state machine of tio_record_end, with the start of a record told apart from the
+ * start of another field (both read the next byte alike). Byte classes: other, delimiter, quote,
+ * newline. In whitespace mode there is no quoting: a quote is any other byte. */
+enum { TIO_C_OTHER, TIO_C_DELIM, TIO_C_QUOTE, TIO_C_NEWLINE };
+static const unsigned char tio_ts_next[TIO_TS_COUNT][4] = {
+    /*                 other         delim         quote              newline */
+    [TIO_TS_RECORD] = {TIO_TS_PLAIN, TIO_TS_FIELD, TIO_TS_QUOTED,     TIO_TS_RECORD},
+    [TIO_TS_FIELD] = {TIO_TS_PLAIN, TIO_TS_FIELD, TIO_TS_QUOTED,     TIO_TS_RECORD},
+    [TIO_TS_PLAIN] = {TIO_TS_PLAIN, TIO_TS_FIELD, TIO_TS_PLAIN,      TIO_TS_RECORD},
+    [TIO_TS_QUOTED] = {TIO_TS_QUOTED, TIO_TS_QUOTED, TIO_TS_QUOTE_SEEN, TIO_TS_QUOTED},
+    [TIO_TS_QUOTE_SEEN] = {TIO_TS_PLAIN, TIO_TS_FIELD, TIO_TS_QUOTED,  TIO_TS_RECORD},
+};
+
+static void tio_ts_classes(const tio_text_reader *r, unsigned char cls[256])
+{
+    memset(cls, TIO_C_OTHER, 256);
+    if (!r->ws) {
+        cls[(unsigned char)r->delim] = TIO_C_DELIM;
+        cls['"'] = TIO_C_QUOTE;
+    }
+    cls['\n'] = TIO_C_NEWLINE;
+}
+
+static uint64_t tio_count_newlines(const char *p, size_t n)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++) c += p[i] == '\n';   /* vectorised */
+    return c;
+}
+
+/* The state after a run of bytes without quotes, the last being c, from any state but inside
+ * quotes (which such a run does not leave): only the last byte counts. */
+static unsigned char tio_ts_after(const unsigned char cls[256], char c)
+{
+    unsigned char k = cls[(unsigned char)c];
+    return k == TIO_C_NEWLINE ? TIO_TS_RECORD : k == TIO_C_DELIM ? TIO_TS_FIELD : TIO_TS_PLAIN;
+}
+
+uint64_t tio_text_data_start(const tio_text_reader *r, uint64_t *lines_before)
+{
+    if (lines_before) *lines_before = r->data_start_line;
+    return r->in->mapped ? r->data_start : 0;
+}
+
+void tio_text_state_map(const tio_text_reader *r, uint64_t from, uint64_t to,
+                        unsigned char map[TIO_TS_COUNT], uint64_t *newlines)
+{
+    for (int s = 0; s < TIO_TS_COUNT; s++) map[s] = (unsigned char)s;
+    if (newlines) *newlines = 0;
+    if (!r->in->mapped) return;
+    if (to > r->in->size) to = r->in->size;
+    if (from >= to) return;
+    unsigned char cls[256];
+    tio_ts_classes(r, cls);
+    const char *p = (const char *)r->in->data + from;
+    const size_t n = (size_t)(to - from);
+    if (newlines) *newlines = tio_count_newlines(p, n);
+    /* Only quotes move a lane between inside and outside quotes; between two quotes a lane
+     * outside quotes ends in the state the last byte gives. So the five lanes step from quote
+     * to quote (memchr), not byte by byte. Whitespace mode has no quotes. */
+    size_t pos = 0;
+    for (;;) {
+        const char *q = r->ws ? NULL : memchr(p + pos, '"', n - pos);
+        size_t stop = q ? (size_t)(q - p) : n;
+        if (stop > pos) {
+            unsigned char after = tio_ts_after(cls, p[stop - 1]);
+            for (int s = 0; s < TIO_TS_COUNT; s++)
+                if (map[s] != TIO_TS_QUOTED) map[s] = after;
+        }
+        if (!q) break;
+        for (int s = 0; s < TIO_TS_COUNT; s++) map[s] = tio_ts_next[map[s]][TIO_C_QUOTE];
+        pos = stop + 1;
+    }
+}
+
+uint64_t tio_text_next_record(const tio_text_reader *r, uint64_t off, int state,
+                              uint64_t *newlines)
+{
+    if (newlines) *newlines = 0;
+    if (!r->in->mapped) return 0;
+    const uint64_t size = r->in->size;
+    if (off >= size) return size;
+    if (state == TIO_TS_RECORD) return off;
+    unsigned char cls[256];
+    tio_ts_classes(r, cls);
+    const char *p = (const char *)r->in->data;
+    uint64_t lines = 0;
+    for (uint64_t i = off; i < size; i++) {
+        if (state == TIO_TS_QUOTED) {          /* skip the quoted text at once */
+            const char *qt = memchr(p + i, '"', (size_t)(size - i));
+            uint64_t stop = qt ? (uint64_t)(qt - p) : size;
+            lines += tio_count_newlines(p + i, (size_t)(stop - i));
+            if (!qt) break;
+            i = stop;
+        }
+        unsigned char c = cls[(unsigned char)p[i]];
+        state = tio_ts_next[state][c];
+        if (c == TIO_C_NEWLINE) {
+            lines++;
+            if (state == TIO_TS_RECORD) {
+                if (newlines) *newlines = lines;
+                return i + 1;
+            }
+        }
+    }
+    if (newlines) *newlines = lines;
+    return size;
 }
 
 int tio_text_select(tio_text_reader *r, const int *fields, int nfields)
