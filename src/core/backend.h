@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+struct tally_partial; /* core/partial.h */
+
 typedef struct tally_backend {
     tally_backend_kind kind;
     const char *name;
@@ -28,6 +30,11 @@ typedef struct tally_backend {
                          const void *in, void *out, uint64_t n, const tally_scan_options *opts);
     /* Optional: "NVIDIA H200, 132 SMs"; may be NULL. */
     const char *(*describe)(void *state);
+    /* Optional, for streams: adds n elements (global indices base .. base + n - 1) into acc,
+     * which may hold earlier ones (core/partial.h). NULL: the context's streams run on a CPU
+     * backend state of their own. */
+    tally_status (*accumulate)(tally_context *ctx, void *state, const void *data, uint64_t n,
+                               uint64_t base, struct tally_partial *acc);
 } tally_backend;
 
 /* Registered backends; NULL where not built. Defined by each backend's source. */

@@ -1,9 +1,11 @@
-/* Run-time ISA detection: cpuid says what the CPU has, xgetbv what the OS saves on a context
- * switch (AVX state needs both). Detected once, cached. */
+/* The machine the library runs on: its cores, and its SIMD paths by run-time detection (cpuid
+ * says what the CPU has, xgetbv what the OS saves on a context switch; AVX state needs both),
+ * detected once and cached. The core resolves every context's options with these; the CPU
+ * backend picks its kernels by the resolved ISA. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <unistd.h>
-#include "cpu/cpu.h"
+#include "core/host.h"
 
 #if defined(TALLY_X86)
 #include <cpuid.h>
@@ -34,7 +36,7 @@ static tally_isa detect(void)
 static tally_isa detect(void) { return TALLY_ISA_SCALAR; }
 #endif
 
-tally_isa tally_cpu_detect_isa(void)
+tally_isa tally_host_isa(void)
 {
     static int cached; /* 0: unknown; written with the same value by any racing caller */
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
@@ -45,14 +47,14 @@ tally_isa tally_cpu_detect_isa(void)
     return (tally_isa)v;
 }
 
-int tally_cpu_isa_supported(tally_isa isa)
+int tally_host_isa_supported(tally_isa isa)
 {
     if (isa == TALLY_ISA_AUTO || isa == TALLY_ISA_SCALAR) return 1;
     if (isa != TALLY_ISA_AVX2 && isa != TALLY_ISA_AVX512) return 0;
-    return (int)isa <= (int)tally_cpu_detect_isa();
+    return (int)isa <= (int)tally_host_isa();
 }
 
-int tally_cpu_core_count(void)
+int tally_host_core_count(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

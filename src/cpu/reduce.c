@@ -291,6 +291,12 @@ static tally_status cpu_init(tally_context *ctx, const tally_options *opts, void
 
 static void cpu_fini(void *state) { tally_cpu_state_destroy(state); }
 
+static tally_status cpu_accumulate(tally_context *ctx, void *state, const void *data, uint64_t n,
+                                   uint64_t base, struct tally_partial *acc)
+{
+    return tally_cpu_accumulate(ctx, state, data, n, base, acc);
+}
+
 static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type, const void *data,
                                uint64_t n, const tally_op *ops, size_t nops,
                                const tally_reduce_options *opts, tally_result *results)
@@ -331,4 +337,5 @@ const tally_backend tally_cpu_backend = {
     .reduce = cpu_reduce,
     .scan = tally_cpu_scan,
     .describe = NULL,
+    .accumulate = cpu_accumulate,
 };
