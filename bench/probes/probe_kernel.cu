@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
-#include "cuda/reduce_kernel.cuh"
+#include "cuda/reduce_launch.cuh"
 #include "probe_graph.cuh"
 #include "probe_reduce.cuh"
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 #include <cub/cub.cuh>
-#include "cuda/scan_lookback.cuh"
+#include "cuda/scan_kernel.cuh"
 
 #define CK(call)                                                                               \
     do {                                                                                       \

@@ -65,9 +65,9 @@ typedef struct tcu_reduce_params {
     int32_t pdl;             /* launch with programmatic dependent launch (sm_90+) */
     int32_t ring_stages;     /* set by the launcher: stages of the shared-memory ring (0: none) */
     int32_t packed;          /* set by the launcher: 0, or the bits of the sum field when blocks
-                                add sum and count in one atomic (reduce_kernel.cuh, packable) */
+                                add sum and count in one atomic (reduce_state.cuh, packable) */
     int32_t extreme;         /* set by the launcher: 1 when blocks fold a min or max into one word
-                                (reduce_kernel.cuh, extreme_only) */
+                                (reduce_state.cuh, extreme_only) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 

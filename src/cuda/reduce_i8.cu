@@ -1,5 +1,5 @@
 /* Reduce kernels instantiated for i8, u8 (one file per type pair so that builds run in parallel). */
-#include "cuda/reduce_kernel.cuh"
+#include "cuda/reduce_launch.cuh"
 
 cudaError_t tcu_launch_reduce_i8(unsigned mask, int omit_nan, const tcu_reduce_params *p, int sm,
                                   cudaStream_t s)

@@ -1,7 +1,7 @@
 /* tcu_launch_scan and the scan geometry: the switch from the runtime type to the launchers. */
 #include <cstdlib>
 #include <cstring>
-#include "cuda/scan_lookback.cuh"
+#include "cuda/scan_kernel.cuh"
 
 /* Defaults from the H200 runs of 2026-11-29 (bench/probes/probe_scan.cu; bench_cuda's rows
  * with a knob in the note): the wide tiles were 10-25% faster than the narrow one from 2^22 on
@@ -24,7 +24,7 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #ifndef TCU_RED_WAVES_DEFAULT
 #define TCU_RED_WAVES_DEFAULT 1
 #endif
-/* 0: the launcher's own rule (reduce_kernel.cuh: one block for up to 2 batches, 2 batches per
+/* 0: the launcher's own rule (reduce_launch.cuh: one block for up to 2 batches, 2 batches per
  * block from 512 batches on, else one; the exact f64 sum at most one block per SM); more waves
  * than one were slower at every size. */
 #ifndef TCU_RED_MINB_DEFAULT
@@ -51,18 +51,18 @@ TCU_DECL(i64) TCU_DECL(u64) TCU_DECL(f32) TCU_DECL(f64)
 #ifndef TCU_PDL_DEFAULT
 #define TCU_PDL_DEFAULT 1
 #endif
-/* The reduce's shared-memory ring (reduce_kernel.cuh) and the batches from which it is used. */
+/* The reduce's shared-memory ring (reduce_launch.cuh) and the batches from which it is used. */
 #ifndef TCU_RED_RING_DEFAULT
 #define TCU_RED_RING_DEFAULT 1
 #endif
 #ifndef TCU_RED_RING_MIN_DEFAULT
 #define TCU_RED_RING_MIN_DEFAULT 1024
 #endif
-/* The small integer sums' one-atomic combine (reduce_kernel.cuh). */
+/* The small integer sums' one-atomic combine (reduce_state.cuh). */
 #ifndef TCU_RED_PACKED_DEFAULT
 #define TCU_RED_PACKED_DEFAULT 1
 #endif
-/* The min or max alone folded into one word by atomics (reduce_kernel.cuh). */
+/* The min or max alone folded into one word by atomics (reduce_state.cuh). */
 #ifndef TCU_RED_EXTREME_DEFAULT
 #define TCU_RED_EXTREME_DEFAULT 1
 #endif
