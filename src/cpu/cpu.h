@@ -11,6 +11,9 @@ typedef struct tally_cpu_state tally_cpu_state;
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
                                     tally_cpu_state **out);
 void tally_cpu_state_destroy(tally_cpu_state *st);
+/* For the tests: the scans of a CPU context (else nothing) go in pieces of about bytes
+ * (clamped to the sizes scan.c allows), so that small inputs cross many piece boundaries. */
+void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes);
 
 /* Adds n elements (global indices base .. base+n-1) into acc, using the state's threads.
  * acc may already hold earlier elements (streams); float products continue its open block.

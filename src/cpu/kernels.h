@@ -24,8 +24,10 @@ typedef struct tally_iprod_acc {
 
 /* Scan carries: one element of the type, stored in 8 bytes. */
 typedef union tally_carry {
-    int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
-    int64_t i64; uint64_t u64; float f32; double f64;
+#define TK_CARRY_MEMBER(E, name, C, is_int, is_signed, W) C name;
+    TALLY_TYPES(TK_CARRY_MEMBER)
+#undef TK_CARRY_MEMBER
+    uint64_t bits; /* 8 bytes whatever the types */
 } tally_carry;
 
 /* Scans work in fixed blocks of this many elements (see scan.c): the float results depend on

@@ -7,6 +7,20 @@
 #include "cpu/state.h"
 
 /* ---- state ------------------------------------------------------------------------------- */
+/* bytes of a scan piece near want: clamped, whole f64 blocks */
+static uint64_t scan_piece_bytes(uint64_t want)
+{
+    if (want < TALLY_SCAN_PIECE_MIN) want = TALLY_SCAN_PIECE_MIN;
+    if (want > TALLY_SCAN_PIECE_MAX) want = TALLY_SCAN_PIECE_MAX;
+    return want & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1);
+}
+
+void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes)
+{
+    if (ctx && ctx->backend == &tally_cpu_backend)
+        ((tally_cpu_state *)ctx->state)->scan_piece = scan_piece_bytes(bytes);
+}
+
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
                                     tally_cpu_state **out)
 {
@@ -27,12 +41,11 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     /* scan pieces: a quarter of L2, so that a piece read for its totals is still there when it
      * is scanned (and the next one can stream in meanwhile) */
     uint64_t piece = (l2 > 0 ? (uint64_t)l2 : 1u << 20) / 4;
-    /* A tuning and testing knob (the tests force many small pieces with it). */
-    const char *env = getenv("TALLY_CPU_SCAN_PIECE");
+#ifdef TALLY_TUNING
+    const char *env = getenv("TALLY_CPU_SCAN_PIECE"); /* docs/tuning.md */
     if (env && *env) piece = strtoull(env, NULL, 10);
-    if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
-    if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
-    st->scan_piece = piece & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1); /* whole f64 blocks */
+#endif
+    st->scan_piece = scan_piece_bytes(piece);
     if (!st->parts || !st->sq) {
         tally_cpu_state_destroy(st);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");
