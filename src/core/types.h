@@ -11,21 +11,22 @@
 #include "tally.h"
 
 /* ---- types ---------------------------------------------------------------------------------
- * X(ENUM, name, ctype, is_int, is_signed, wide_ctype)
+ * TALLY_TYPE_ROWS(F, ctx) calls F(ctx, <row>) for every row; TALLY_TYPES(X) calls X(<row>).
+ * Row: (ENUM, name, ctype, is_int, is_signed, wide_ctype)
  * ENUM: TALLY_<ENUM> in tally.h (the ABI: numbered there, in this order); is_int, is_signed:
  * 1 or 0 (floats count as signed); wide_ctype: the reduce result type of sum, prod, min, max,
  * and, or, xor (int64_t, uint64_t or double). */
-#define TALLY_TYPE_ROWS(F, ctx)                          \
-    F(ctx, I8,  i8,  int8_t,   1, 1, int64_t)            \
-    F(ctx, U8,  u8,  uint8_t,  1, 0, uint64_t)           \
-    F(ctx, I16, i16, int16_t,  1, 1, int64_t)            \
-    F(ctx, U16, u16, uint16_t, 1, 0, uint64_t)           \
-    F(ctx, I32, i32, int32_t,  1, 1, int64_t)            \
-    F(ctx, U32, u32, uint32_t, 1, 0, uint64_t)           \
-    F(ctx, I64, i64, int64_t,  1, 1, int64_t)            \
-    F(ctx, U64, u64, uint64_t, 1, 0, uint64_t)           \
-    F(ctx, F32, f32, float,    0, 1, double)             \
-    F(ctx, F64, f64, double,   0, 1, double)
+#define TALLY_TYPE_ROWS(TYPE, ctx)                                                                 \
+    TYPE(ctx, I8,  i8,  int8_t,   1, 1, int64_t)                                                   \
+    TYPE(ctx, U8,  u8,  uint8_t,  1, 0, uint64_t)                                                  \
+    TYPE(ctx, I16, i16, int16_t,  1, 1, int64_t)                                                   \
+    TYPE(ctx, U16, u16, uint16_t, 1, 0, uint64_t)                                                  \
+    TYPE(ctx, I32, i32, int32_t,  1, 1, int64_t)                                                   \
+    TYPE(ctx, U32, u32, uint32_t, 1, 0, uint64_t)                                                  \
+    TYPE(ctx, I64, i64, int64_t,  1, 1, int64_t)                                                   \
+    TYPE(ctx, U64, u64, uint64_t, 1, 0, uint64_t)                                                  \
+    TYPE(ctx, F32, f32, float,    0, 1, double)                                                    \
+    TYPE(ctx, F64, f64, double,   0, 1, double)
 
 /* Every type, the integer types, the float types: X(ENUM, name, ctype, is_int, is_signed, wide). */
 #define TALLY_TYPES(X) TALLY_TYPE_ROWS(TALLY_ROW_, X)
@@ -33,25 +34,26 @@
 #define TALLY_FLOAT_TYPES(X) TALLY_TYPE_ROWS(TALLY_ROW_IF_FLOAT_, X)
 
 /* ---- operations ----------------------------------------------------------------------------
- * X(ENUM, name, scan_ok, float_ok, result, needs, identity)
+ * TALLY_OP_ROWS(F, ctx) calls F(ctx, <row>) for every row; TALLY_OPS(X) calls X(<row>).
+ * Row: (ENUM, name, scan_ok, float_ok, result, needs, identity)
  * scan_ok: 1 for the ops that also scan (they are tally_op 0 .. TALLY_SCAN_OP_COUNT - 1);
  * float_ok: 0 for the bitwise ops (integers only); result: the reduce result's type, WIDE (the
  * input type's wide_ctype: i64, u64 or f64), U64 or F64; needs: what the op needs from the
  * data, TALLY_FEAT_* (a backend maps these onto its own kernels); identity: the scan identity
  * (TALLY_IDENTITY below), NONE for reduce-only ops. */
-#define TALLY_OP_ROWS(F, ctx)                                                                \
-    F(ctx, SUM,    sum,    1, 1, WIDE, TALLY_FEAT_SUM,                         ZERO)         \
-    F(ctx, PROD,   prod,   1, 1, WIDE, TALLY_FEAT_PROD,                        ONE)          \
-    F(ctx, MIN,    min,    1, 1, WIDE, TALLY_FEAT_MIN,                         TOP)          \
-    F(ctx, MAX,    max,    1, 1, WIDE, TALLY_FEAT_MAX,                         BOTTOM)       \
-    F(ctx, AND,    and,    1, 0, WIDE, TALLY_FEAT_BITS,                        ONES)         \
-    F(ctx, OR,     or,     1, 0, WIDE, TALLY_FEAT_BITS,                        ZERO)         \
-    F(ctx, XOR,    xor,    1, 0, WIDE, TALLY_FEAT_BITS,                        ZERO)         \
-    F(ctx, COUNT,  count,  0, 1, U64,  TALLY_FEAT_COUNT,                       NONE)         \
-    F(ctx, ARGMIN, argmin, 0, 1, WIDE, TALLY_FEAT_MIN | TALLY_FEAT_ARGMIN,     NONE)         \
-    F(ctx, ARGMAX, argmax, 0, 1, WIDE, TALLY_FEAT_MAX | TALLY_FEAT_ARGMAX,     NONE)         \
-    F(ctx, MEAN,   mean,   0, 1, F64,  TALLY_FEAT_SUM | TALLY_FEAT_MEAN,       NONE)         \
-    F(ctx, VAR,    var,    0, 1, F64,  TALLY_FEAT_SUM | TALLY_FEAT_MEAN | TALLY_FEAT_VAR, NONE)
+#define TALLY_OP_ROWS(OP, ctx)                                                                     \
+    OP(ctx, SUM,    sum,    1, 1, WIDE, TALLY_FEAT_SUM,                         ZERO)              \
+    OP(ctx, PROD,   prod,   1, 1, WIDE, TALLY_FEAT_PROD,                        ONE)               \
+    OP(ctx, MIN,    min,    1, 1, WIDE, TALLY_FEAT_MIN,                         TOP)               \
+    OP(ctx, MAX,    max,    1, 1, WIDE, TALLY_FEAT_MAX,                         BOTTOM)            \
+    OP(ctx, AND,    and,    1, 0, WIDE, TALLY_FEAT_BITS,                        ONES)              \
+    OP(ctx, OR,     or,     1, 0, WIDE, TALLY_FEAT_BITS,                        ZERO)              \
+    OP(ctx, XOR,    xor,    1, 0, WIDE, TALLY_FEAT_BITS,                        ZERO)              \
+    OP(ctx, COUNT,  count,  0, 1, U64,  TALLY_FEAT_COUNT,                       NONE)              \
+    OP(ctx, ARGMIN, argmin, 0, 1, WIDE, TALLY_FEAT_MIN | TALLY_FEAT_ARGMIN,     NONE)              \
+    OP(ctx, ARGMAX, argmax, 0, 1, WIDE, TALLY_FEAT_MAX | TALLY_FEAT_ARGMAX,     NONE)              \
+    OP(ctx, MEAN,   mean,   0, 1, F64,  TALLY_FEAT_SUM | TALLY_FEAT_MEAN,       NONE)              \
+    OP(ctx, VAR,    var,    0, 1, F64,  TALLY_FEAT_SUM | TALLY_FEAT_MEAN | TALLY_FEAT_VAR, NONE)
 
 /* Every op, the scan ops: X(ENUM, name, scan_ok, float_ok, result, needs, identity). */
 #define TALLY_OPS(X) TALLY_OP_ROWS(TALLY_ROW_, X)

@@ -33,8 +33,8 @@ namespace tcu {
 /* The last block's rare step: the superaccumulators of the blocks that spilled (their partials'
  * xflags have kSpilledFlag) added into sacc. Warp w takes the blocks b = w mod kWarps, its
  * lanes the digits lane, lane + 32 and lane + 64, and adds its sums with one atomic per digit
- * at the end. With wide-range values every block spills: one thread per block adding its 68
- * digits one atomic at a time took ~0.2 ms at 396 blocks (H200). */
+ * at the end: with wide-range values every block spills, and one thread per block adding its
+ * digits one atomic at a time would serialise the last block on hundreds of blocks' digits. */
 static __device__ __noinline__ void add_spilled_partials(unsigned grid, const void *partials,
                                                          const long long *xpartials, unsigned long long *sacc,
                                                          size_t xflags_offset)
@@ -162,10 +162,10 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
 #pragma unroll
             for (int u = 0; u < U; u++) x[u] = stage[u * kThreads + tid];
             /* The exact sums hold stage k until its batch is summed, so that a batch the fast
-             * path rejects is read again from there and not from L2 or memory: with one block
-             * per SM, the exact f64 sum of wide-range values at 2^28 took 2.8 ms so, 0.93 held
-             * (H200; the plain sum 0.46). Holding only once a batch had gone slow (a block-wide
-             * vote per batch) was slower on price-like data than holding always. */
+             * path rejects is read again from there and not from L2 or memory (with one block
+             * per SM, nothing else hides that latency). Holding always beats holding only once
+             * a batch has gone slow, whose block-wide vote costs every batch
+             * (docs/performance.md, "wide-range data"). */
             if constexpr (EXACT) whole_batch(x, stage, tid, kBatch);
             __syncthreads(); /* stage k read (and summed, if held) by every thread: it may be refilled */
             if (tid == 0 && i + nst < whole)
@@ -210,10 +210,9 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     auto merge_round = [&](int round) -> bool {
         warp_merge<32>(s, sacc);
         /* Round 1 over at most 32 partials: they all sit in warp 0, which finishes alone (no
-         * block barrier; the other warps merged initial states and leave below). In graphs on
-         * the H200: plain f64 sum 2^14 (4 blocks) 3.23 -> 2.92 us, i32 sum with partials 2^16
-         * 3.14 -> 2.91. Not for the exact sums: their code then got slower elsewhere (exact f32
-         * 2^20 5.96 -> 6.28 us, one block 0.13 us slower) for 0.26 us at 2^14-2^16 (f64). */
+         * block barrier; the other warps merged initial states and leave below). Not for the
+         * exact sums, whose code grows with it and gets slower elsewhere than it gains here
+         * (docs/performance.md, "the kernels' ends"). */
         const bool warp_only = !EXACT && round == 1 && grid <= 32;
         if (!warp_only) {
             /* round 1: warp 0 read wstate in round 0 before the ticket's barrier */
@@ -273,7 +272,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
         if (round == 1 || grid == 1) {
             if constexpr (EXACT) {
                 /* the spilled blocks' digits, here at the end, where little else is live (a call
-                 * among the merges cost 0.1-0.2 us at 2^12-2^20 on the H200 though never made) */
+                 * among the merges costs registers on every launch, even when never made) */
                 if (round == 1 && spill_any) {
                     add_spilled_partials(grid, p.partials, p.xpartials, sacc, offsetof(S, xflags));
                     spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
@@ -349,9 +348,10 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
         }
         return false;
     };
-    /* One copy for the exact sums, whose merge code is long (2^16 elements on the H200: f32
-     * 8.1 -> 5.6 us, f64 8.6 -> 6.1); two for the light kernels, faster so by 0.2-0.8 us up to
-     * 2^22 (their code is short), and for the 1- and 2-byte types, which spill more with one. */
+    /* One copy of the merge code for the exact sums, whose merges are long (a second copy's
+     * cold instruction fetches cost more than the loop); two for the light kernels, whose code
+     * is short and faster unrolled, and for the 1- and 2-byte types, which spill more with one
+     * (docs/performance.md, "the kernels' ends"). */
     if constexpr (EXACT && sizeof(T) >= 4) {
 #pragma unroll 1
         for (int round = 0; round < 2; round++)

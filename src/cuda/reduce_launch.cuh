@@ -3,18 +3,18 @@
 #ifndef TALLY_CUDA_REDUCE_LAUNCH_CUH
 #define TALLY_CUDA_REDUCE_LAUNCH_CUH
 
+#include "cuda/launch.cuh"
 #include "cuda/reduce_kernel.cuh"
+#include "cuda/tuning.h"
 
 namespace tcu {
 
 /* The ring's shape for the reduce_ring knob (1: the default, 2: one block per SM, 3: two, 4:
  * three where the registers allow, else two), as blocks per SM and stages per block; false:
- * no ring. The default is one block per SM with six stages, for every kernel. The exact sums
- * had three blocks per SM while their batches of wide-range values went element by element
- * and needed several blocks' warps to hide their latency (2^28 f32 values: 1.3 ms, 3.6 with
- * one block per SM; f64 10.7 ms); with three-term batches held in the ring (slow_batch_out)
- * one block per SM takes 0.65 ms (f32) and 0.92 ms (f64), and price-like data is as fast as
- * with more blocks per SM (H200, 2026-11-30 tables). */
+ * no ring. The default is one block per SM with six stages, for every kernel: six stages keep
+ * 192 KB per SM in flight whatever the registers, and since the slow batches of wide-range
+ * values are summed from the ring's held stage (slow_batch_out), they need no more blocks per
+ * SM to hide their latency than price-like data does (docs/performance.md, "reduce ring"). */
 static inline bool ring_shape(int ring, int *per_sm, int *stages)
 {
     if (ring == 0) return false;
@@ -36,7 +36,7 @@ static void set_combine(tcu_reduce_params *q, unsigned long long nb, unsigned gr
     q->extreme = 0;
     if (grid < 2) return;
     if constexpr (packable<T, M>()) {
-        if (tcu_knob(TCU_KNOB_RED_PACKED)) {
+        if (tcu_knob(TCU_KNOB_REDUCE_PACKED)) {
             int cbits = 1;
             while ((1ull << cbits) < grid) cbits++;
             const int bias_log2 = 63 - 2 * cbits;
@@ -52,77 +52,77 @@ static void set_combine(tcu_reduce_params *q, unsigned long long nb, unsigned gr
          * counts the non-NaN elements) does not travel through the word */
         bool only = true;
         for (int i = 0; i < q->nops; i++) only &= q->ops[i] == TALLY_MIN || q->ops[i] == TALLY_MAX;
-        q->extreme = only && tcu_knob(TCU_KNOB_RED_EXTREME);
+        q->extreme = only && tcu_knob(TCU_KNOB_REDUCE_EXTREME);
     }
 }
 
 /* Blocks for n elements: enough to fill the GPU (resident blocks), fewer for small inputs. */
 template <typename T, unsigned M, bool OMIT>
-cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream_t stream)
+cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
+    auto *const plain_kernel = reduce_kernel<T, M, OMIT, false>;
+    auto *const ring_kernel = reduce_kernel<T, M, OMIT, true>;
+    /* per device: built for sm_90, the ring's shared memory granted, blocks that fit per SM */
+    static DeviceCache sm90_cache, smem_cache, plain_fit, ring_fit[kMaxRingStages + 1];
     constexpr unsigned long long per_block = (unsigned long long)kThreads * Worker<T, M, OMIT>::U;
     const unsigned long long nb = (p->body_vec + per_block - 1) / per_block;
-    static const bool sm90 = built_for_sm90(reduce_kernel<T, M, OMIT, false>) &&
-                             built_for_sm90(reduce_kernel<T, M, OMIT, true>);
+    const bool sm90 = built_for_sm90_on(sm90_cache, dev->ordinal, plain_kernel, ring_kernel);
     const bool pdl = p->pdl && sm90;
-    const int ring = sm90 ? tcu_knob(TCU_KNOB_RED_RING) : 0;
+    const int ring = sm90 ? tcu_knob(TCU_KNOB_REDUCE_RING) : 0;
+    const unsigned long long sm_count = (unsigned long long)dev->sm_count;
     int per_sm_ring = 0, stages = 0;
     if (ring_shape(ring, &per_sm_ring, &stages) &&
-        nb >= (unsigned long long)tcu_knob(TCU_KNOB_RED_RING_MIN)) {
-        static bool smem_ready = false;
+        nb >= (unsigned long long)tcu_knob(TCU_KNOB_REDUCE_RING_MIN)) {
         const size_t stage_bytes = per_block * sizeof(Vec<T>);
-        if (!smem_ready) {
-            cudaError_t err = cudaFuncSetAttribute(reduce_kernel<T, M, OMIT, true>,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   (int)(stage_bytes * 6));
-            if (err != cudaSuccess) return err;
-            smem_ready = true;
-        }
+        int done = 0;
+        cudaError_t err = smem_cache.get(dev->ordinal, &done, [&](int *out) {
+            *out = 1;
+            return cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)(stage_bytes * 6));
+        });
+        if (err != cudaSuccess) return err;
         /* no more blocks than fit at once (the kernel's registers may allow fewer) */
-        static int fit[kMaxRingStages + 1];
-        if (fit[stages] == 0) {
+        int fit = 0;
+        err = ring_fit[stages].get(dev->ordinal, &fit, [&](int *out) {
             int b = 0;
-            cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &b, reduce_kernel<T, M, OMIT, true>, kThreads, stage_bytes * (size_t)stages);
-            if (err != cudaSuccess) return err;
-            fit[stages] = b > 0 ? b : 1;
-        }
-        if (per_sm_ring > fit[stages]) per_sm_ring = fit[stages];
-        unsigned long long want = (unsigned long long)per_sm_ring * (unsigned long long)sm_count;
+            cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, ring_kernel, kThreads,
+                                                                          stage_bytes * (size_t)stages);
+            *out = b > 0 ? b : 1;
+            return e;
+        });
+        if (err != cudaSuccess) return err;
+        if (per_sm_ring > fit) per_sm_ring = fit;
+        unsigned long long want = (unsigned long long)per_sm_ring * sm_count;
         if (want > TCU_MAX_BLOCKS) want = TCU_MAX_BLOCKS;
         unsigned grid = (unsigned)(nb < want ? nb : want);
         tcu_reduce_params q = *p;
         q.ring_stages = stages;
         set_combine<T, M>(&q, nb, grid, per_block);
-        return launch_kernel(reduce_kernel<T, M, OMIT, true>, grid, stage_bytes * (size_t)stages, stream,
-                             pdl, q);
+        return launch_kernel(ring_kernel, grid, stage_bytes * (size_t)stages, stream, pdl, q);
     }
-    static int per_sm = 0;
-    if (per_sm == 0) {
+    int per_sm = 0;
+    cudaError_t err = plain_fit.get(dev->ordinal, &per_sm, [&](int *out) {
         int b = 0;
-        cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reduce_kernel<T, M, OMIT, false>, kThreads, 0);
-        if (err != cudaSuccess) return err;
-        per_sm = b > 0 ? b : 1;
-    }
+        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, plain_kernel, kThreads, 0);
+        *out = b > 0 ? b : 1;
+        return e;
+    });
+    if (err != cudaSuccess) return err;
     /* at most WAVES times the resident blocks; at least MINB batches per block */
-    unsigned long long waves = (unsigned long long)tcu_knob(TCU_KNOB_RED_WAVES);
-    unsigned long long minb = (unsigned long long)tcu_knob(TCU_KNOB_RED_MINB);
-    unsigned long long max_blocks = (unsigned long long)per_sm * (unsigned long long)sm_count * waves;
+    unsigned long long waves = (unsigned long long)tcu_knob(TCU_KNOB_REDUCE_WAVES);
+    unsigned long long minb = (unsigned long long)tcu_knob(TCU_KNOB_REDUCE_MINB);
+    unsigned long long max_blocks = (unsigned long long)per_sm * sm_count * waves;
     if (max_blocks > TCU_MAX_BLOCKS) max_blocks = TCU_MAX_BLOCKS;
     if (minb == 0) {
-        /* Measured on the H200 (2026-11-29): up to 2 batches, one block doing them in turn beats
-         * two blocks and the partials' round trip (i32 2^14: 3.9 vs 5.8 us; exact f32 sum 7.3 vs
-         * 16.3 us); in between, one batch per block was best; from 512 batches (16 MB) on, 2
-         * per block (CUDA graphs, 2^22: i32 sum 5.92 us against 6.45 with 4 and 6.08 with 1, i32
-         * max 6.57 / 6.86 / 6.63, exact f32 sum 9.31 / 9.60 / 10.30). */
+        /* Up to 2 batches, one block does them in turn: a second block and the partials' round
+         * trip cost more than the batch it takes. From 512 batches (16 MB) on, 2 batches per
+         * block; in between, one (docs/performance.md, "reduce grid"). */
         minb = (nb <= 2 || nb >= 512) ? 2 : 1;
         /* The exact f64 sum alone: at most one block per SM, as its blocks' merges and partials
-         * cost more than the other kernels' (H200, CUDA graphs, price-like data: 2^20 8.69 ->
-         * 7.80 us with 2 batches per block, 2^21 11.32 -> 10.11 with 4; the plain f64 sum and
-         * max were slower so, and the exact f32 sum no faster) */
+         * cost more than the other kernels' (the plain f64 sum and max are slower so, and the
+         * exact f32 sum no faster). */
         if constexpr (Worker<T, M, OMIT>::EXACT && sizeof(T) == 8 && M == TCU_MASK_SUM) {
-            const unsigned long long sms = (unsigned long long)sm_count;
-            const unsigned long long per_sm_share = (nb + sms - 1) / sms;
+            const unsigned long long per_sm_share = (nb + sm_count - 1) / sm_count;
             if (per_sm_share > minb) minb = per_sm_share;
         }
     }
@@ -131,37 +131,49 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, int sm_count, cudaStream
     unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
     tcu_reduce_params q = *p;
     set_combine<T, M>(&q, nb, grid, per_block);
-    return launch_kernel(reduce_kernel<T, M, OMIT, false>, grid, 0, stream, pdl, q);
+    return launch_kernel(plain_kernel, grid, 0, stream, pdl, q);
 }
 
+/* The kernel for a feature mask (one of the TCU_MASK_*; anything else runs the ALL kernel). */
 template <typename T, bool OMIT>
-cudaError_t launch_reduce_mask(unsigned mask, const tcu_reduce_params *p, int sm, cudaStream_t s)
+cudaError_t launch_reduce_mask(unsigned mask, const tcu_reduce_params *p, const tcu_device *d, cudaStream_t s)
 {
     switch (mask) {
-    case TCU_MASK_SUM: return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, sm, s);
-    case TCU_MASK_MIN: return launch_reduce_t<T, TCU_MASK_MIN, OMIT>(p, sm, s);
-    case TCU_MASK_MAX: return launch_reduce_t<T, TCU_MASK_MAX, OMIT>(p, sm, s);
-    case TCU_MASK_SMM: return launch_reduce_t<T, TCU_MASK_SMM, OMIT>(p, sm, s);
-    case TCU_MASK_ARGMIN: return launch_reduce_t<T, TCU_MASK_ARGMIN, OMIT>(p, sm, s);
-    case TCU_MASK_ARGMAX: return launch_reduce_t<T, TCU_MASK_ARGMAX, OMIT>(p, sm, s);
-    case TCU_MASK_SQDEV: return launch_reduce_t<T, TCU_MASK_SQDEV, OMIT>(p, sm, s);
-    case TCU_MASK_FASTSUM:
-        if constexpr (Traits<T>::is_float) return launch_reduce_t<T, TCU_MASK_FASTSUM, OMIT>(p, sm, s);
-        return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, sm, s);
-    default: return launch_reduce_t<T, TCU_MASK_ALL, OMIT>(p, sm, s);
+    case TCU_MASK_SUM: return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, d, s);
+    case TCU_MASK_MIN: return launch_reduce_t<T, TCU_MASK_MIN, OMIT>(p, d, s);
+    case TCU_MASK_MAX: return launch_reduce_t<T, TCU_MASK_MAX, OMIT>(p, d, s);
+    case TCU_MASK_SMM: return launch_reduce_t<T, TCU_MASK_SMM, OMIT>(p, d, s);
+    case TCU_MASK_ARGMIN: return launch_reduce_t<T, TCU_MASK_ARGMIN, OMIT>(p, d, s);
+    case TCU_MASK_ARGMAX: return launch_reduce_t<T, TCU_MASK_ARGMAX, OMIT>(p, d, s);
+    case TCU_MASK_SQDEV: return launch_reduce_t<T, TCU_MASK_SQDEV, OMIT>(p, d, s);
+#ifdef TALLY_TUNING
+    case TCU_MASK_FASTSUM: /* the benchmark's yardstick only */
+        if constexpr (Traits<T>::is_float) return launch_reduce_t<T, TCU_MASK_FASTSUM, OMIT>(p, d, s);
+        return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, d, s);
+#endif
+    default: return launch_reduce_t<T, TCU_MASK_ALL, OMIT>(p, d, s);
     }
 }
 
 template <typename T>
-cudaError_t launch_reduce_type(unsigned mask, int omit_nan, const tcu_reduce_params *p, int sm,
+cudaError_t launch_reduce_type(unsigned mask, int omit_nan, const tcu_reduce_params *p, const tcu_device *d,
                                cudaStream_t s)
 {
     if constexpr (Traits<T>::is_float) {
-        if (omit_nan) return launch_reduce_mask<T, true>(mask, p, sm, s);
+        if (omit_nan) return launch_reduce_mask<T, true>(mask, p, d, s);
     }
-    return launch_reduce_mask<T, false>(mask, p, sm, s);
+    return launch_reduce_mask<T, false>(mask, p, d, s);
 }
 
 } // namespace tcu
+
+/* The reduce launcher of one type, tcu_launch_reduce_<name> (cuda_internal.h): what each
+ * generated translation unit (reduce_type.cu.in) defines. */
+#define TCU_DEFINE_REDUCE_LAUNCHER(name, C)                                                      \
+    cudaError_t tcu_launch_reduce_##name(unsigned mask, int omit_nan, const tcu_reduce_params *p, \
+                                         const tcu_device *d, cudaStream_t s)                    \
+    {                                                                                            \
+        return tcu::launch_reduce_type<C>(mask, omit_nan, p, d, s);                              \
+    }
 
 #endif

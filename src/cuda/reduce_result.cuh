@@ -236,8 +236,8 @@ __device__ __forceinline__ void finalize_copy(const tcu_reduce_params &p, State<
 
 /* The results when every op is one of simple_result's (the usual calls), written from
  * registers by the calling thread; otherwise finalize's general path. That path is long and
- * out of line, and takes the state through local memory: on the H200 it cost ~0.8 us per launch
- * (i32 sum in a CUDA graph, 2^10 elements: 2.21 us with it, 1.46 without; probe_kernel.cu). */
+ * out of line, and takes the state through local memory: a cost every small launch would pay
+ * (docs/performance.md, "the reduce's fixed costs"). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __forceinline__ void write_results(const tcu_reduce_params &p, const State<T, M, OMIT> &s, double xr)
 {

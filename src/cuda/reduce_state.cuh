@@ -23,8 +23,8 @@ constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
  * every block adds 2^B + (its sum + 2^(2B - 65)) to one 64-bit word, whose low B bits gather
  * the biased sums and whose 64 - B bits above count the blocks. The block whose add finds
  * grid - 1 blocks counted has the total at once: no partials written, no release fence, no
- * reads, one relaxed atomic (the partials and the acq_rel ticket cost ~1 us per launch,
- * probe_kernel.cu). With C = 64 - B count bits (grid <= 2^C, so the count grid - 1 fits) and
+ * reads, one relaxed atomic (the partials and the acq_rel ticket are most of a small
+ * launch's fixed cost: docs/performance.md). With C = 64 - B count bits (grid <= 2^C, so the count grid - 1 fits) and
  * every block's sum below the bias 2^(63 - 2C) in magnitude (the launcher's bound, see
  * set_combine), each biased sum is positive and below 2^(64 - 2C), and grid of them below
  * 2^(64 - C) = 2^B: the sum field never carries into the count. */
@@ -168,8 +168,7 @@ template <typename T, unsigned M, bool OMIT> struct alignas(16) State {
 
 /* The 16-byte words of a partial (State) that hold members the mask M merges: the last block
  * loads only those (2 of 8 for the exact sums). Partials are 256 bytes apart, so each word a
- * warp loads is 32 separate requests. Measured on the H200: 0.06-0.12 us off the exact f64
- * sum at 2^14-2^26 (its last block spent 1.3-1.9 us reading and merging 396 partials). */
+ * warp loads is 32 separate requests, on the last block's critical path. */
 template <typename T, unsigned M, bool OMIT> __host__ __device__ constexpr unsigned partial_words()
 {
     using S = State<T, M, OMIT>;

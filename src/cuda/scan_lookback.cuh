@@ -119,10 +119,8 @@ template <typename T, int OP> __host__ __device__ constexpr bool ordered_fold()
  * block's total and the look-back (warp 0), then the outputs. epoch_ld: the launch epoch
  * (thread 0). SMEM: a full tile is already in shared memory at `stage` (a partial one is read
  * from global memory), and each row is read from there twice, for the scans and for the
- * outputs, instead of the tile living in registers. LOOKBACK = false is for the benchmark
- * probes only (bench/probes/probe_scan.cu): no look-back, so wrong results; it times what a
- * tile costs without waiting for its predecessors. */
-template <typename T, int OP, int VPT, bool LOOKBACK, bool SMEM = false>
+ * outputs, instead of the tile living in registers. */
+template <typename T, int OP, int VPT, bool SMEM = false>
 __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t tile, uint32_t epoch_ld,
                                           TileShared<typename ScanW<T>::type, ordered_fold<T, OP>()> &sh,
                                           const Vec<T> *stage = nullptr)
@@ -223,19 +221,15 @@ __device__ __forceinline__ void scan_tile(const tcu_scan_params &p, uint64_t til
             }
             init = iv;
         }
-        if constexpr (!LOOKBACK) {
-            excl = Op::identity();
-            (void)has_init;
-            (void)init;
-        } else if (tile == 0) {
+        if (tile == 0) {
             excl = p.exclusive ? init : Op::identity();
             if (lane == 0) ts.publish(0, epoch, kStP, has_init ? Op::apply(excl, agg) : agg);
         } else {
             if (lane == 0) ts.publish(tile, epoch, kStA, agg);
             /* Look back one window of 32 predecessors at a time (lane l reads tile base - l)
              * until one holds a P. A window with an unpublished tile nearer than its first P is
-             * read again after a pause. (Reading 4 windows per round trip was slower on the
-             * H200: more polling traffic; bench/probes/NOTES.md.) */
+             * read again after a pause. (One window per round trip: reading more at once only
+             * adds polling traffic; docs/performance.md, "the scan's look-back".) */
             int64_t base = (int64_t)tile - 1;
             int win = 0, lp = 0;
             W run = Op::identity();

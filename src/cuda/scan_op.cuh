@@ -19,21 +19,9 @@ template <typename T> struct ScanW {
 template <typename W, int OP> struct ScanOp {
     using U = typename std::conditional<sizeof(W) == 4, uint32_t, uint64_t>::type;
     static constexpr bool FL = std::is_floating_point<W>::value;
-    static __device__ __forceinline__ W identity()
-    {
-        if constexpr (OP == TALLY_SUM) return FL ? (W)-0.0 : (W)0; /* -0 + x == x for every x */
-        if constexpr (OP == TALLY_PROD) return (W)1;
-        if constexpr (OP == TALLY_MIN) {
-            if constexpr (FL) return (W)INFINITY;
-            else return std::is_signed<W>::value ? (W)((U)~(U)0 >> 1) : (W)~(U)0;
-        }
-        if constexpr (OP == TALLY_MAX) {
-            if constexpr (FL) return (W)-INFINITY;
-            else return std::is_signed<W>::value ? (W)(~((U)~(U)0 >> 1)) : (W)0;
-        }
-        if constexpr (OP == TALLY_AND) return (W)~(U)0;
-        return (W)0;
-    }
+    /* the op table's identity in W (a type of the table: the narrow integers compute in 32
+     * bits); float sums: -0, as -0 + x == x for every x */
+    static __device__ __forceinline__ W identity() { return Traits<W>::identity(OP); }
     /* The one NaN min/max scans give (so that combining is commutative, bits included). */
     static __device__ __forceinline__ W qnan()
     {

@@ -1,6 +1,6 @@
 /* Hopper (sm_90) features the kernels use, compiled out for older targets: programmatic
- * dependent launch, the launch helper that asks for it, bulk copies into shared memory and
- * their mbarriers, and L2 cache policies. */
+ * dependent launch, bulk copies into shared memory and their mbarriers, and L2 cache policies.
+ * The host side (the launch attribute, whether a kernel has them): launch.cuh. */
 #ifndef TALLY_CUDA_SM90_CUH
 #define TALLY_CUDA_SM90_CUH
 
@@ -28,36 +28,6 @@ __device__ __forceinline__ void pdl_trigger()
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-}
-
-/* Whether kernel was compiled for sm_90+ (its PTX target), so that its PDL wait and bulk copies
- * are really there (a build for older GPUs compiles them out, and may still run on a Hopper). */
-template <typename... K> bool built_for_sm90(void (*kernel)(K...))
-{
-    cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, kernel) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return a.ptxVersion >= 90;
-}
-
-/* Launches kernel<<<grid, kThreads, smem, stream>>>(args...), with the PDL attribute if pdl. */
-template <typename... K, typename... A>
-cudaError_t launch_kernel(void (*kernel)(K...), unsigned grid, size_t smem, cudaStream_t stream,
-                          bool pdl, A &&...args)
-{
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
-    return cudaLaunchKernelEx(&cfg, kernel, static_cast<A &&>(args)...);
 }
 
 /* ---- bulk copies into shared memory (sm_90+): the reduce's staging ring ------------------- */
@@ -98,8 +68,7 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, unsigned b
 
 /* An L2 policy that evicts first what is loaded under it: for data read once, so that a long
  * stream does not push out of L2 what the kernel reads at its end (its own code and the blocks'
- * partials, which otherwise come back from memory: exact f64 sum 2^26 on the H200, the last
- * block's partials read in 1.82 us against 1.41 at 2^24). */
+ * partials, which would otherwise come back from memory and lengthen the last block). */
 __device__ __forceinline__ uint64_t l2_evict_first_policy()
 {
     uint64_t pol = 0;

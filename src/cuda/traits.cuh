@@ -4,55 +4,55 @@
 #define TALLY_CUDA_TRAITS_CUH
 
 #include <cstdint>
+#include <type_traits>
 #include <cuda_runtime.h>
 #include "tally.h"
+#include "core/types.h"
 
 namespace tcu {
 
 constexpr int kThreads = 256; /* every kernel runs 256-thread blocks (8 warps) */
 constexpr int kWarps = kThreads / 32;
 
-/* Per-type facts. Key: the unsigned order key (32 bits for types up to 4 bytes, else 64). */
+/* Per-type facts, one specialisation per row of the type table (core/types.h). Key: the
+ * unsigned order key (32 bits for types up to 4 bytes, else 64). identity(op): the scan
+ * identity of op in the type (the op table's identity column). */
 template <typename T> struct Traits;
-#define TCU_TRAITS(T, TT, KEY, SIGNED, FLOAT)                                                  \
-    template <> struct Traits<T> {                                                             \
-        using Key = KEY;                                                                       \
-        static constexpr tally_type type = TT;                                                 \
-        static constexpr bool is_signed = SIGNED;                                              \
-        static constexpr bool is_float = FLOAT;                                                \
-        static constexpr int vec = 16 / (int)sizeof(T); /* elements in one 16-byte vector */   \
+#define TCU_IDENTITY_CASE(type_cols, E, name, scan_ok, float_ok, result, needs, identity)        \
+    case TALLY_##E: return TALLY_IDENTITY_OF(identity, type_cols);
+#define TCU_TRAITS(E, name, C, is_int, sgn, W)                                                   \
+    template <> struct Traits<C> {                                                               \
+        using Key = typename std::conditional<sizeof(C) <= 4, uint32_t, uint64_t>::type;         \
+        static constexpr tally_type type = TALLY_##E;                                            \
+        static constexpr bool is_signed = sgn;                                                   \
+        static constexpr bool is_float = !is_int;                                                \
+        static constexpr int vec = 16 / (int)sizeof(C); /* elements in one 16-byte vector */     \
+        static __host__ __device__ __forceinline__ C identity(int op)                            \
+        {                                                                                        \
+            switch (op) { TALLY_OP_ROWS(TCU_IDENTITY_CASE, (C, is_int, sgn)) }                   \
+            return (C)0;                                                                         \
+        }                                                                                        \
     };
-TCU_TRAITS(int8_t, TALLY_I8, uint32_t, true, false)
-TCU_TRAITS(uint8_t, TALLY_U8, uint32_t, false, false)
-TCU_TRAITS(int16_t, TALLY_I16, uint32_t, true, false)
-TCU_TRAITS(uint16_t, TALLY_U16, uint32_t, false, false)
-TCU_TRAITS(int32_t, TALLY_I32, uint32_t, true, false)
-TCU_TRAITS(uint32_t, TALLY_U32, uint32_t, false, false)
-TCU_TRAITS(int64_t, TALLY_I64, uint64_t, true, false)
-TCU_TRAITS(uint64_t, TALLY_U64, uint64_t, false, false)
-TCU_TRAITS(float, TALLY_F32, uint32_t, true, true)
-TCU_TRAITS(double, TALLY_F64, uint64_t, true, true)
+TALLY_TYPES(TCU_TRAITS)
 #undef TCU_TRAITS
+#undef TCU_IDENTITY_CASE
 
 /* Order keys: unsigned integers ordered like the values; floats: -inf < .. < -0 < +0 < .. <
  * +inf (NaN is mapped by the callers). */
-__device__ __forceinline__ uint32_t key_of(int8_t v) { return (uint32_t)(int32_t)v ^ 0x80000000u; }
-__device__ __forceinline__ uint32_t key_of(int16_t v) { return (uint32_t)(int32_t)v ^ 0x80000000u; }
-__device__ __forceinline__ uint32_t key_of(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
-__device__ __forceinline__ uint32_t key_of(uint8_t v) { return v; }
-__device__ __forceinline__ uint32_t key_of(uint16_t v) { return v; }
-__device__ __forceinline__ uint32_t key_of(uint32_t v) { return v; }
-__device__ __forceinline__ uint64_t key_of(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
-__device__ __forceinline__ uint64_t key_of(uint64_t v) { return v; }
-__device__ __forceinline__ uint32_t key_of(float v)
+template <typename T> __device__ __forceinline__ typename Traits<T>::Key key_of(T v)
 {
-    uint32_t b = __float_as_uint(v);
-    return (b >> 31) ? ~b : (b | 0x80000000u);
-}
-__device__ __forceinline__ uint64_t key_of(double v)
-{
-    uint64_t b = (uint64_t)__double_as_longlong(v);
-    return (b >> 63) ? ~b : (b | (1ull << 63));
+    using K = typename Traits<T>::Key;
+    constexpr K top = (K)1 << (8 * sizeof(K) - 1);
+    if constexpr (Traits<T>::is_float) {
+        K b;
+        if constexpr (sizeof(T) == 4) b = __float_as_uint(v);
+        else b = (K)__double_as_longlong(v);
+        return (b & top) ? ~b : (b | top);
+    } else if constexpr (Traits<T>::is_signed) {
+        return (K)(typename std::make_signed<K>::type)v ^ top;
+    } else {
+        return (K)v;
+    }
 }
 
 /* A key back to the result value (the widened input value), as tally_result's union bits. */
