@@ -6,10 +6,10 @@
 
 uint32_t tally_ops_need(tally_type type, const tally_op *ops, size_t nops, int omit_nan)
 {
-    /* the ops' needs (types.h), refined for what a partial holds: floats count their NaNs
-     * where min/max (a NaN propagates), a count or mean with omit_nan, or a mean (whose count
-     * leaves them out with omit_nan) ask for it, and argmin/argmax keep the first NaN's index
-     * when NaN propagates */
+    /* The ops' needs (types.h), refined for what a partial holds: float data counts its NaNs
+     * for min and max (a NaN propagates), for a count with omit_nan, and for a mean (whose
+     * count leaves them out with omit_nan); argmin and argmax keep the first NaN's index when
+     * NaN propagates. */
     const uint32_t needs = tally_ops_needs(ops, nops);
     const int fl = tally_type_is_float(type);
     const uint32_t nan = fl ? TALLY_NEED_NANS : 0;
@@ -20,7 +20,8 @@ uint32_t tally_ops_need(tally_type type, const tally_op *ops, size_t nops, int o
     if (needs & TALLY_FEAT_MAX) need |= TALLY_NEED_MAX | nan;
     if (needs & TALLY_FEAT_ARGMIN) need |= TALLY_NEED_ARGMIN;
     if (needs & TALLY_FEAT_ARGMAX) need |= TALLY_NEED_ARGMAX;
-    if ((needs & (TALLY_FEAT_ARGMIN | TALLY_FEAT_ARGMAX)) && fl && !omit_nan) need |= TALLY_NEED_FIRSTNAN;
+    if ((needs & (TALLY_FEAT_ARGMIN | TALLY_FEAT_ARGMAX)) && fl && !omit_nan)
+        need |= TALLY_NEED_FIRSTNAN;
     if (needs & TALLY_FEAT_BITS) need |= TALLY_NEED_BITS;
     if ((needs & TALLY_FEAT_COUNT) && omit_nan) need |= nan;
     if (needs & TALLY_FEAT_MEAN) need |= nan;

@@ -3,13 +3,15 @@
 #include "core/types.h"
 
 const tally_type_info tally_type_table[TALLY_TYPE_COUNT] = {
-#define X(E, name, C, is_int, is_signed, W) [TALLY_##E] = {#name, (uint8_t)sizeof(C), is_int, is_signed},
+#define X(E, name, C, is_int, is_signed, W)                                                      \
+    [TALLY_##E] = {#name, (uint8_t)sizeof(C), is_int, is_signed},
     TALLY_TYPES(X)
 #undef X
 };
 
 const tally_op_info tally_op_table[TALLY_OP_COUNT] = {
-#define X(E, name, scan_ok, float_ok, result, needs, identity) [TALLY_##E] = {#name, scan_ok, float_ok, needs},
+#define X(E, name, scan_ok, float_ok, result, needs, identity)                                   \
+    [TALLY_##E] = {#name, scan_ok, float_ok, needs},
     TALLY_OPS(X)
 #undef X
 };
@@ -29,7 +31,8 @@ tally_type tally_result_type(tally_op op, tally_type t)
 #define RESULT_U64 TALLY_U64
 #define RESULT_F64 TALLY_F64
     switch (op) {
-#define X(E, name, scan_ok, float_ok, result, needs, identity) case TALLY_##E: return RESULT_##result;
+#define X(E, name, scan_ok, float_ok, result, needs, identity)                                   \
+    case TALLY_##E: return RESULT_##result;
         TALLY_OPS(X)
 #undef X
     }
@@ -82,7 +85,8 @@ uint64_t tally_scan_start_bits(tally_op op, tally_type t, const tally_scan_optio
         switch (t) {
 #define X(E, name, C, is_int, is_signed, W)                                                      \
     case TALLY_##E: {                                                                            \
-        const C v = is_int ? (is_signed ? (C)opts->init.i64 : (C)opts->init.u64) : (C)opts->init.f64; \
+        const C v = is_int ? (is_signed ? (C)opts->init.i64 : (C)opts->init.u64)               \
+                           : (C)opts->init.f64;                                                  \
         memcpy(&bits, &v, sizeof v);                                                             \
         break;                                                                                   \
     }

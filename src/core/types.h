@@ -107,9 +107,12 @@ enum {
 
 /* ---- row filters (implementation) --------------------------------------------------------- */
 #define TALLY_ROW_(X, ...) X(__VA_ARGS__)
-#define TALLY_ROW_IF_INT_(X, E, name, C, is_int, ...) TALLY_KEEP_IF_##is_int(X(E, name, C, is_int, __VA_ARGS__))
-#define TALLY_ROW_IF_FLOAT_(X, E, name, C, is_int, ...) TALLY_KEEP_IF_NOT_##is_int(X(E, name, C, is_int, __VA_ARGS__))
-#define TALLY_ROW_IF_SCAN_(X, E, name, scan_ok, ...) TALLY_KEEP_IF_##scan_ok(X(E, name, scan_ok, __VA_ARGS__))
+#define TALLY_ROW_IF_INT_(X, E, name, C, is_int, ...)                                              \
+    TALLY_KEEP_IF_##is_int(X(E, name, C, is_int, __VA_ARGS__))
+#define TALLY_ROW_IF_FLOAT_(X, E, name, C, is_int, ...)                                            \
+    TALLY_KEEP_IF_NOT_##is_int(X(E, name, C, is_int, __VA_ARGS__))
+#define TALLY_ROW_IF_SCAN_(X, E, name, scan_ok, ...)                                               \
+    TALLY_KEEP_IF_##scan_ok(X(E, name, scan_ok, __VA_ARGS__))
 #define TALLY_KEEP_IF_1(...) __VA_ARGS__
 #define TALLY_KEEP_IF_0(...)
 #define TALLY_KEEP_IF_NOT_1(...)

@@ -397,8 +397,10 @@ TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
 /* scan tables: [op][type], the scan ops of the op table over the types each takes (integer
  * types through TK_ISCAN, which the SIMD paths override) */
 #define TK_SCAN_ROW(kind, E, opname, scan_ok, float_ok, result, needs, identity)                 \
-    TALLY_KEEP_IF_##scan_ok([TALLY_##E] = {TALLY_TYPE_ROWS(TK_SCAN_ENTRY, (kind, opname, float_ok))},)
-#define TK_SCAN_ENTRY(ctx, E, name, C, is_int, sgn, W) TK_SCAN_ENTRY_(TALLY_UNPACK_ ctx, E, name, is_int)
+    TALLY_KEEP_IF_##scan_ok(                                                                     \
+        [TALLY_##E] = {TALLY_TYPE_ROWS(TK_SCAN_ENTRY, (kind, opname, float_ok))}, )
+#define TK_SCAN_ENTRY(ctx, E, name, C, is_int, sgn, W)                                           \
+    TK_SCAN_ENTRY_(TALLY_UNPACK_ ctx, E, name, is_int)
 #define TK_SCAN_ENTRY_(...) TK_SCAN_ENTRY__(__VA_ARGS__)
 #define TK_SCAN_ENTRY__(kind, opname, float_ok, E, name, is_int)                                 \
     TK_SCAN_FN_##is_int##float_ok(kind, opname, E, name)

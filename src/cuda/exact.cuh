@@ -15,7 +15,8 @@ namespace tcu {
  * A block's superaccumulator lives in shared memory as TALLY_EXACT_CHUNKS int64 digits with the
  * layout of core/exact_sum.h; threads add to it with shared-memory atomics. Inline: callers on
  * rare paths keep it out of the kernels' main code themselves (reduce_merge.cuh's
- * xcombine_rare, reduce_worker.cuh's slow_batch_out), since a kernel's code size is paid at every launch. */
+ * xcombine_rare, reduce_worker.cuh's slow_batch_out), since a kernel's code size is paid at
+ * every launch. */
 __device__ __forceinline__ void sacc_add_finite(unsigned long long *acc, double x)
 {
     uint64_t b = (uint64_t)__double_as_longlong(x);
