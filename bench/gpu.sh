@@ -12,6 +12,7 @@
 # all = build,test,sanitize,bench. lab: `bench` of the tally lab program, if one was built.
 # Files under $OUT (or ./gpu-out): gpu.log build.log test.log test-default.log sanitize.log
 # bench.log bench-table.md (and lab-h200.md lab-h200.html with lab).
+# GPU_DEFAULT=0: the tuning build alone (its tests cover the default knobs too; saves a build).
 # GPU_BIN=dir: binaries built before (test_cuda, test_cuda_default, bench_cuda in dir, e.g. by
 # `bash bench/gpu.sh build` on another machine) are used as they are.
 set -uo pipefail
@@ -101,15 +102,20 @@ build() {
   mkdir -p "$B" "$BIN"
   log "building the tuning and the default library, test_cuda and bench_cuda"
   build_one "$B" ON & local pt=$!
-  build_one "$B-default" OFF & local pd=$!
+  local pd=""
+  if [ "${GPU_DEFAULT:-1}" != 0 ]; then build_one "$B-default" OFF & pd=$!; fi
   local ok=0
   wait $pt || { log "tuning build failed:"; tail -30 "$B.log" | tee -a "$OUT/gpu.log"; ok=1; }
-  wait $pd || { log "default build failed:"; tail -30 "$B-default.log" | tee -a "$OUT/gpu.log"; ok=1; }
+  if [ -n "$pd" ]; then
+    wait $pd || { log "default build failed:"; tail -30 "$B-default.log" | tee -a "$OUT/gpu.log"; ok=1; }
+  fi
   cat "$B.log" "$B-default.log" >"$OUT/build.log" 2>/dev/null
   [ $ok = 0 ] || return 1
-  cp "$B/test_cuda" "$BIN/test_cuda" && cp "$B-default/test_cuda" "$BIN/test_cuda_default" &&
-    cp "$B/bench/bench_cuda" "$BIN/bench_cuda" || return 1
-  log "sizes: $(du -b "$B-default/libtally.a" | cut -f1) bytes libtally.a (default), $(du -b "$B/libtally.a" | cut -f1) (tuning)"
+  cp "$B/test_cuda" "$BIN/test_cuda" && cp "$B/bench/bench_cuda" "$BIN/bench_cuda" || return 1
+  if [ -n "$pd" ]; then
+    cp "$B-default/test_cuda" "$BIN/test_cuda_default" || return 1
+    log "libtally.a: $(du -b "$B-default/libtally.a" | cut -f1) bytes (default build), $(du -b "$B/libtally.a" | cut -f1) (tuning)"
+  fi
 }
 
 if want build; then
@@ -117,7 +123,7 @@ if want build; then
   log "built"
 fi
 if want test || want sanitize || want bench; then
-  for b in test_cuda test_cuda_default bench_cuda; do
+  for b in test_cuda bench_cuda; do
     [ -x "$BIN/$b" ] || { log "missing $BIN/$b (run the build step)"; exit 1; }
   done
 fi
@@ -137,8 +143,12 @@ if want test; then
   log "GPU tests: test_cuda (tuning build) $quick $big, test_cuda_default --quick (at most ${c_cap}s)"
   ( timeout "$c_cap" "$BIN/test_cuda" $quick $big >"$OUT/test.log" 2>&1; echo $? >"$B/test.rc" ) &
   pids+=($!)
-  ( timeout "$c_cap" "$BIN/test_cuda_default" --quick >"$OUT/test-default.log" 2>&1; echo $? >"$B/test-default.rc" ) &
-  pids+=($!)
+  tests="test"
+  if [ -x "$BIN/test_cuda_default" ]; then
+    tests="test test-default"
+    ( timeout "$c_cap" "$BIN/test_cuda_default" --quick >"$OUT/test-default.log" 2>&1; echo $? >"$B/test-default.rc" ) &
+    pids+=($!)
+  fi
 fi
 san=0
 if want sanitize; then
@@ -156,7 +166,7 @@ if want sanitize; then
 fi
 for p in "${pids[@]}"; do wait "$p"; done
 if want test; then
-  for t in test test-default; do
+  for t in $tests; do
     r=$(cat "$B/$t.rc" 2>/dev/null || echo 1); [ "$r" = 0 ] || rc=1
     grep -E 'FAIL' "$OUT/$t.log" | head -20
     log "$t exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(tail -1 "$OUT/$t.log")"
