@@ -88,7 +88,8 @@ TALLY_API const char *tally_op_name(tally_op op);
 
 /* ---- backends and contexts ------------------------------------------------------------------- */
 typedef enum tally_backend_kind {
-    TALLY_BACKEND_AUTO = 0,   /* the best available: CUDA if a GPU is usable, else CPU */
+    TALLY_BACKEND_AUTO = 0,   /* the best available: CUDA, else a Vulkan GPU (never an emulated
+                                 one such as lavapipe), else CPU */
     TALLY_BACKEND_CPU = 1,    /* always available */
     TALLY_BACKEND_CUDA = 2,
     TALLY_BACKEND_VULKAN = 3
@@ -180,7 +181,9 @@ typedef struct tally_result {
  *     with omit_nan, minimumNumber/maximumNumber; all NaN with omit_nan gives EMPTY;
  *   - argmin/argmax: the first occurrence; a NaN counts as the extreme unless omit_nan;
  *   - mean = correctly rounded sum / n; var = (exact sum of squared deviations from the mean,
- *     each deviation rounded to f64) / (n - ddof); both deterministic on every backend;
+ *     each deviation d rounded to f64, each square taken as the two doubles fl(d*d) and
+ *     fl(d*d - fl(d*d)), which is d*d exactly unless d*d < 2^-968) / (n - ddof); both the
+ *     same bits on every backend;
  *   - empty input: sum 0, prod 1, count 0, and all ones, or/xor 0; min, max, argmin, argmax,
  *     mean, var give TALLY_ERR_EMPTY.
  * data is a host pointer for the CPU backend; for CUDA, a device or host pointer (see

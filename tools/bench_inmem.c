@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     if (tio_input_open(&in, argv[1], err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return 1; }
     uint8_t *buf;
     size_t len;
-    if (tio_input_read_all(&in, &buf, &len) != 0) { perror(argv[1]); return 1; }
+    if (tio_input_read_all(&in, 0, &buf, &len) != 0) { perror(argv[1]); return 1; }
     tio_npy_info info;
     if (tio_npy_parse(buf, len, &info, err, sizeof err) != TIO_NPY_OK || info.swap) {
         fprintf(stderr, "%s: %s\n", argv[1], info.swap ? "big-endian" : err);

@@ -6,6 +6,7 @@
 #define TALLY_CORE_BACKEND_H
 
 #include "tally.h"
+#include "core/exact_sum.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,16 +31,31 @@ typedef struct tally_backend {
                          const void *in, void *out, uint64_t n, const tally_scan_options *opts);
     /* Optional: "NVIDIA H200, 132 SMs"; may be NULL. */
     const char *(*describe)(void *state);
+    /* Optional (NULL: the backend takes host memory only, copied with memcpy): copies bytes
+     * between any two pointers the backend's calls accept (device or host) and waits for the
+     * copy. libtally_mpi stages device data through host memory with it. */
+    tally_status (*copy)(tally_context *ctx, void *state, void *dst, const void *src,
+                         uint64_t bytes);
     /* Optional, for streams: adds n elements (global indices base .. base + n - 1) into acc,
      * which may hold earlier ones (core/partial.h). NULL: the context's streams run on a CPU
      * backend state of their own. */
     tally_status (*accumulate)(tally_context *ctx, void *state, const void *data, uint64_t n,
                                uint64_t base, struct tally_partial *acc);
+    /* Optional, for libtally_mpi's variance pass: *out = the exact sum over the n elements
+     * (NaNs left out with omit_nan) of (x - mean)^2, each deviation rounded to f64 and squared
+     * exactly. NULL: the data are staged through a CPU backend state. */
+    tally_status (*sqdev)(tally_context *ctx, void *state, tally_type type, const void *data,
+                          uint64_t n, double mean, int omit_nan, tally_exact *out);
 } tally_backend;
 
 /* Registered backends; NULL where not built. Defined by each backend's source. */
 extern const tally_backend tally_cpu_backend;
 const tally_backend *tally_cuda_backend_get(void); /* NULL when CUDA is not built */
+#ifdef TALLY_HAVE_VULKAN
+const tally_backend *tally_vulkan_backend_get(void);
+/* 1 if a Vulkan device AUTO may pick is usable: a real GPU, never a CPU emulation (lavapipe). */
+int tally_vulkan_auto_available(void);
+#endif
 
 struct tally_context {
     const tally_backend *backend;

@@ -58,6 +58,12 @@ static const tally_backend *backend_for(tally_backend_kind kind)
 #else
         return NULL;
 #endif
+    case TALLY_BACKEND_VULKAN:
+#ifdef TALLY_HAVE_VULKAN
+        return tally_vulkan_backend_get();
+#else
+        return NULL;
+#endif
     default: return NULL;
     }
 }
@@ -141,16 +147,28 @@ tally_status tally_create(tally_context **out, const tally_options *opts)
         const tally_backend *gpu = backend_for(TALLY_BACKEND_CUDA);
         st = TALLY_ERR_BACKEND_UNAVAILABLE;
         if (gpu && gpu->available && gpu->available()) st = try_backend(ctx, gpu);
+#ifdef TALLY_HAVE_VULKAN
+        /* then a real Vulkan GPU (its init, seeing AUTO, skips CPU-emulated devices) */
+        if (st != TALLY_OK && tally_vulkan_auto_available())
+            st = try_backend(ctx, tally_vulkan_backend_get());
+#endif
         if (st != TALLY_OK) st = try_backend(ctx, &tally_cpu_backend);
     } else {
         const tally_backend *b = backend_for(o.backend);
-        if (!b || !b->available || !b->available()) {
+        if (!b || !b->available) {
             free(ctx);
             return create_fail(TALLY_ERR_BACKEND_UNAVAILABLE,
-                               "tally_create: the %s backend is %s", tally_backend_name(o.backend),
-                               b ? "not usable on this machine" : "not built into this library");
+                               "tally_create: the %s backend is not built into this library",
+                               tally_backend_name(o.backend));
         }
+        /* built but not usable here: its init says why (no loader, no device, a feature) */
         st = try_backend(ctx, b);
+        if (st == TALLY_OK && !b->available()) { /* (an init that cannot tell) */
+            b->fini(ctx->state);
+            st = create_fail(TALLY_ERR_BACKEND_UNAVAILABLE,
+                             "tally_create: the %s backend is not usable on this machine",
+                             tally_backend_name(o.backend));
+        }
     }
     if (st != TALLY_OK) {
         free(ctx);

@@ -81,7 +81,7 @@ uint64_t tally_scan_identity_bits(tally_op op, tally_type t)
 uint64_t tally_scan_start_bits(tally_op op, tally_type t, const tally_scan_options *opts)
 {
     uint64_t bits = 0;
-    if (opts && opts->exclusive && opts->has_init) {
+    if (opts && opts->has_init) { /* inclusive: only from inside the library (libtally_mpi) */
         switch (t) {
 #define X(E, name, C, is_int, is_signed, W)                                                      \
     case TALLY_##E: {                                                                            \

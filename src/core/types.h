@@ -160,7 +160,8 @@ uint32_t tally_ops_needs(const tally_op *ops, size_t nops);
 /* The scan identity of op (a scan op) for type t, as the element's bits in the low bytes. */
 uint64_t tally_scan_identity_bits(tally_op op, tally_type t);
 /* Where a scan starts, as the element's bits: the initial value converted to the type
- * (exclusive scans with has_init), +0.0 for an exclusive float sum without one (so that
+ * (has_init: an exclusive scan's init, or, from inside the library, the carry of the data
+ * before an inclusive scan's piece), +0.0 for an exclusive float sum without one (so that
  * out[0] is +0), else the identity. The same on every backend. */
 uint64_t tally_scan_start_bits(tally_op op, tally_type t, const tally_scan_options *opts);
 

@@ -21,4 +21,9 @@ void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes);
 tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const void *data,
                                   uint64_t n, uint64_t base, tally_partial *acc);
 
+/* The variance pass: *out = the exact sum over the n elements (NaNs left out with omit_nan) of
+ * (x - mean)^2, each deviation rounded to f64 and squared exactly, using the state's threads. */
+void tally_cpu_sqdev(tally_cpu_state *st, tally_type type, const void *data, uint64_t n,
+                     double mean, int omit_nan, tally_exact *out);
+
 #endif

@@ -294,6 +294,18 @@ static void sq_thread(void *arg, int tid, int nth)
     }
 }
 
+void tally_cpu_sqdev(tally_cpu_state *st, tally_type type, const void *data, uint64_t n,
+                     double mean, int omit_nan, tally_exact *out)
+{
+    tally_exact_init(out);
+    if (n == 0) return;
+    sq_job j = {st, type, data, n, mean, omit_nan};
+    int nth = threads_for(st, n * tally_type_size(type));
+    tally_pool_run(st->pool, nth, sq_thread, &j);
+    *out = st->sq[0];
+    for (int i = 1; i < nth; i++) tally_exact_merge(out, &st->sq[i]);
+}
+
 /* ---- the backend entry points --------------------------------------------------------------- */
 static int cpu_available(void) { return 1; }
 
@@ -308,6 +320,14 @@ static tally_status cpu_accumulate(tally_context *ctx, void *state, const void *
                                    uint64_t base, struct tally_partial *acc)
 {
     return tally_cpu_accumulate(ctx, state, data, n, base, acc);
+}
+
+static tally_status cpu_sqdev(tally_context *ctx, void *state, tally_type type, const void *data,
+                              uint64_t n, double mean, int omit_nan, tally_exact *out)
+{
+    (void)ctx;
+    tally_cpu_sqdev(state, type, data, n, mean, omit_nan, out);
+    return TALLY_OK;
 }
 
 static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type, const void *data,
@@ -328,11 +348,7 @@ static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type,
         double mean = tally_partial_mean(&p, &ms);
         uint64_t cnt = opts->omit_nan ? p.n - p.nans : p.n;
         if (ms == TALLY_OK && cnt > (uint64_t)opts->ddof) {
-            sq_job j = {st, type, data, n, mean, opts->omit_nan};
-            int nth = threads_for(st, n * tally_type_size(type));
-            tally_pool_run(st->pool, nth, sq_thread, &j);
-            sq = st->sq[0];
-            for (int i = 1; i < nth; i++) tally_exact_merge(&sq, &st->sq[i]);
+            tally_cpu_sqdev(st, type, data, n, mean, opts->omit_nan, &sq);
             sqp = &sq;
         }
     }
@@ -351,4 +367,5 @@ const tally_backend tally_cpu_backend = {
     .scan = tally_cpu_scan,
     .describe = NULL,
     .accumulate = cpu_accumulate,
+    .sqdev = cpu_sqdev,
 };

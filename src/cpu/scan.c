@@ -479,6 +479,8 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     j.size = tally_type_size(type);
     j.nblocks = (n + TALLY_SCAN_BLOCK - 1) / TALLY_SCAN_BLOCK;
     j.ident = carry_of_bits(tally_scan_identity_bits(op, type));
+    /* has_init with an inclusive scan: only from inside the library (tally_scan refuses it),
+     * as the carry of the data before this piece (libtally_mpi's ranks) */
     j.start = carry_of_bits(tally_scan_start_bits(op, type, opts));
     j.pblocks = st->scan_piece / (TALLY_SCAN_BLOCK * j.size);
     if (j.pblocks < 1) j.pblocks = 1;

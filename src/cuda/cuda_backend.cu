@@ -352,10 +352,22 @@ tally_status cuda_scan(tally_context *ctx, void *state, tally_op op, tally_type 
     return TALLY_OK;
 }
 
+/* Copies between any pointers the calls accept (libtally_mpi stages device data with it). */
+tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *src, uint64_t bytes)
+{
+    static const char fn[] = "tally_mpi (staging)";
+    State *s = (State *)state;
+    if (bytes == 0) return TALLY_OK;
+    DeviceGuard g(s->device);
+    TCU_TRY(ctx, fn, cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, s->stream));
+    TCU_TRY(ctx, fn, cudaStreamSynchronize(s->stream));
+    return TALLY_OK;
+}
+
 /* no accumulate: streams on a CUDA context run on a CPU backend state of their own */
 const tally_backend cuda_backend = {
     TALLY_BACKEND_CUDA, "cuda",    cuda_available, cuda_init, cuda_fini,
-    cuda_reduce,        cuda_scan, cuda_describe,  nullptr,
+    cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, nullptr,
 };
 
 State *cuda_state(tally_context *ctx)

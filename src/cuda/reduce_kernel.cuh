@@ -66,6 +66,17 @@ static __device__ __noinline__ void add_spilled_partials(unsigned grid, const vo
     if (has2 && d2) atomicAdd(&sacc[lane + 64], (unsigned long long)d2);
 }
 
+/* Whether the block's superaccumulator holds anything (every thread of the block calls it).
+ * The first barrier lets every spill of every warp land before any thread reads its digit: a
+ * thread that read its digit on the way into the barrier could miss a spill that another warp,
+ * still merging, had not made yet, and the block then dropped its superaccumulator (sums off by
+ * whole terms, at random, since it depends on the warps' timing). */
+__device__ __forceinline__ bool block_spilled(const unsigned long long *sacc)
+{
+    __syncthreads();
+    return __syncthreads_or(threadIdx.x < TALLY_EXACT_CHUNKS && sacc[threadIdx.x] != 0);
+}
+
 /* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum 64
  * registers (some spills), the other exact sums 80, the fused masks and the ring kernels 128
  * (the ring runs one block per SM by default; ring=3 still fits two). */
@@ -225,7 +236,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
                 s = t; /* lane 0: the block's state (round 1: the grid's) */
             }
         }
-        if constexpr (EXACT) spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+        if constexpr (EXACT) spilled = block_spilled(sacc);
         if constexpr (packable<T, M>()) {
             if (p.packed && grid > 1) { /* round 0 only: no block waits for the others */
                 if (tid == 0) {
@@ -275,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
                  * among the merges costs registers on every launch, even when never made) */
                 if (round == 1 && spill_any) {
                     add_spilled_partials(grid, p.partials, p.xpartials, sacc, offsetof(S, xflags));
-                    spilled = __syncthreads_or(tid < TALLY_EXACT_CHUNKS && sacc[tid] != 0);
+                    spilled = block_spilled(sacc);
                 }
             }
             if (tid == 0) {

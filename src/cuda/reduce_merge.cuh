@@ -11,10 +11,13 @@ namespace tcu {
 
 /* xcombine's rare cases, out of line (keeps the kernels' code small; see sacc_add_finite):
  * a result beyond the f64 range keeps the four inputs exactly in the superaccumulator; else
- * the nonzero second-order errors m and f go there. Returns the new (h1, l1). */
+ * the nonzero second-order errors m and f go there. Returns the new (h1, l1). sacc NULL: the
+ * caller's result is discarded (a lane outside a shuffle tree's live half), so nothing may be
+ * spilled either: a spill is a side effect that the discarded pair would not take back. */
 static __device__ __noinline__ double2 xcombine_rare(double h1, double l1, double h2, double l2, double H,
                                                      double L, double m, double f, unsigned long long *sacc)
 {
+    if (!sacc) return make_double2(H, L);
     if (!isfinite(H)) {
         sacc_add_finite(sacc, h1);
         sacc_add_finite(sacc, l1);
@@ -169,12 +172,16 @@ template <int W, typename T, unsigned M, bool OMIT>
 __device__ __forceinline__ void warp_merge(State<T, M, OMIT> &s, unsigned long long *sacc)
 {
     constexpr bool EXACT = (Traits<T>::is_float && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
-    /* the tree of the other members; xs: with the exact sums */
+    /* the tree of the other members; xs: with the exact sums. At each level only lanes below
+     * off hold states that are read again; the others merge what they are handed and their
+     * results are dropped, so they must not spill into the shared superaccumulator (their
+     * spills would add values that no kept state accounts for: sums off by whole terms). */
+    const int lane = threadIdx.x & 31;
     auto tree = [&](auto xs) {
 #pragma unroll
         for (int off = W / 2; off > 0; off >>= 1) {
             State<T, M, OMIT> o = shfl_down_state<decltype(xs)::value>(s, off);
-            merge_state<decltype(xs)::value>(s, o, sacc);
+            merge_state<decltype(xs)::value>(s, o, lane < off ? sacc : nullptr);
         }
     };
     bool plain = false;

@@ -120,7 +120,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (SQ) {
             double d = xd - mean;
             v0 = __dmul_rn(d, d);
-            v1 = fma(d, d, -v0);
+            /* d * d == v0 + v1 exactly while v0 is finite; an infinite square adds +inf alone
+             * (fma would give inf - inf = NaN), as on the CPU */
+            v1 = isinf(v0) ? -0.0 : fma(d, d, -v0);
             if (OMIT && x != x) { v0 = -0.0; v1 = -0.0; }
         } else {
             v0 = (OMIT && x != x) ? -0.0 : xd;
@@ -171,21 +173,27 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 }
         }
         if constexpr (EXACT && F32SUM) {
-            /* Fast path for f32: plain f64 adds, proved exact afterwards. Every value is a
-             * multiple of 2^(E - 150) (E its exponent field, at least 1), so every partial sum is
-             * a multiple of 2^(emin - 150); one of magnitude below 2^(emin - 97) has at most 53
-             * significant bits, so it is exact. The partial sums of this batch are at most
-             * |a1 before| + 32 * 2^(emax - 126) in magnitude (emax: this batch's largest E).
+            /* Fast path for f32: plain f64 adds, kept only if proved exact afterwards. The proof:
+             *  - q = emin - 150, emin (>= 1) the least f32 exponent field of every value this
+             *    thread has summed, this batch included: every value is a multiple of 2^q, and
+             *    by induction so is every exact partial sum of a1.
+             *  - A multiple of 2^q of magnitude below 2^(q+53) = 2^(emin-97) is a double, so an
+             *    add whose exact result stays below that is exact.
+             *  - Every partial sum of the batch is at most |a1 before| + 32 max|x| in magnitude,
+             *    and max|x| < 2^(emax - 126) (emax: the batch's greatest exponent field), so
+             *    |a1 before| + 2^(emax - 121) < 2^(emin - 97) proves every add exact. The
+             *    threshold is a double and rounding monotone: a rounded left side cannot pass
+             *    when the exact one does not.
+             *  - NaN and inf make a1 NaN or inf (or are omitted as -0), which fails the test.
+             * A batch that fails is redone by slow_batch_out, exact by construction.
              * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
              * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top).
-             * Once a1 fills an eighth of that window, and the last batch alone fitted in it, a1
-             * moves into a2 (f32_rebase), so that batches fit again however many values a
-             * thread sums: 2^30 prices on one block per SM, ~2^24 per thread, went to the slow
-             * path from there on (1.66 ms against 0.92, H200). At half the window, a thread
+             * The window 2^(emin - 97) does not grow with the running sum: once a1 fills an
+             * eighth of it, and the last batch alone fitted in it, a1 moves into a2 by an exact
+             * two-sum whose error (a multiple of 2^q) is a1's new start (f32_rebase), so that
+             * batches fit again however many values a thread sums. At half the window a thread
              * whose least value came late (the window halves with each binade emin drops) sent
-             * its next batch to the slow path, which stalls its block: 0.07 such batches per
-             * thread at 2^30 random prices, 0.01 at an eighth (the bench's data, simulated), and
-             * the sum 1.4% behind the plain one. Moving it only after a batch failed was slower.
+             * its next batch to the slow path; at an eighth that is rare (docs/performance.md).
              * Wide-range batches never fit, so they never move it. Only in the ring kernels,
              * whose threads sum many batches (the f32 kernel without the ring has 64 registers
              * and spilled more with it). */
@@ -216,15 +224,29 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             }
         } else if constexpr (EXACT && F64SUM) {
             /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
-             * plain adds, proved exact afterwards. Values, a1 and the errors are multiples of
-             * 2^(emin - 1075) (emin: least exponent field, at least 1), so a2's partial sums are
-             * exact while below 2^(emin - 1022). Each |e| <= 2^-53 |a1 after the add|, and a1 stays
-             * below |a1 before| + 32 max|x| (times 1 + 2^-48), so |a2| stays below |a2 before| +
-             * 2^-48 (|a1 before| + 32 max|x|); half the threshold covers the bound's own
-             * roundings. When the running sum dominates the batch (|a1 before| >= 34 max|x|, so
-             * |a1| >= |x| at every add of at most 32 values), the two-sum is Fast2Sum's three ops
-             * instead of six: four f64 ops per element instead of seven. The warp takes one path
-             * (a vote), so summing a zero-mean series costs a vote more than before, not both. */
+             * plain adds, kept only if these adds are proved exact afterwards. The proof:
+             *  - q = emin - 1075, emin (>= 1) the least exponent field of every value this thread
+             *    has summed, this batch included. Values are multiples of 2^q; so are a1 (a
+             *    multiple of 2^q below 2^(q+53) is a double, so rounding is exact there, and
+             *    above it the rounding's ulp is a multiple of 2^q), every two-sum error e, and a2
+             *    (by induction, while its adds are exact).
+             *  - A sum of two multiples of 2^q of magnitude <= 2^(q+53) = 2^(emin-1022) is a
+             *    double: a2's adds are exact while every partial sum of a2 stays within that.
+             *  - |e_i| <= 2^-53 |a1_i| and |a1_i| <= (|a1 before| + i M)(1 + 2^-52)^i for M >=
+             *    max |x| and i <= 32, so every partial |a2| <= |a2 before| + 2^-48 (|a1 before| +
+             *    32 M)(1 + 2^-47) < 2 B, B being that bound computed in f64 (relative error below
+             *    2^-50). M = hi is above every |x| except for exponent field 2046, where pow2's
+             *    clamp at 2^1023 can halve it: then partial |a2| < 4 B.
+             *  - So B < 2^(emin - 1024) proves every add exact. 2^(emin-1024) is a double (made as
+             *    pow2(emin - 1022) / 4, since pow2 stops at 2^-1022) and rounding is monotone, so
+             *    a rounded B cannot pass the test when B does not.
+             *  - Overflow: a1 or a2 infinite fails the test; while a1_i is finite the two-sums'
+             *    intermediate values are bounded by |a1_i| + |x| and stay finite.
+             * A batch that fails is redone by slow_batch_out, exact by construction.
+             * When the running sum dominates the batch (|a1 before| >= 34 M, so |a1| > 34 M -
+             * 31 M (1 + 2^-47) > |x| at every add of at most 32 values), the two-sum is Fast2Sum's
+             * three ops instead of six: four f64 ops per element instead of seven. The warp
+             * takes one path (a vote), so summing a zero-mean series costs a vote more, not both. */
             const double a1_before = ea.a1, a2_before = ea.a2;
             /* lo: the least nonzero |x| (mag_key_hi); khi: one more than the greatest key, so
              * zeros give 0 (NaN and inf are caught below). Integer ops, not an f64 max: the
@@ -261,7 +283,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             static_assert(U * VEC <= 32, "the bounds here count at most 32 values per batch");
             note_least_hi(lo);
             const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
-            bool bad = !(bound < pow2((int)emin - 1023)) || !isfinite(ea.a1) || !isfinite(ea.a2);
+            bool bad = !(bound < 0.25 * pow2((int)emin - 1022)) || !isfinite(ea.a1) || !isfinite(ea.a2);
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;

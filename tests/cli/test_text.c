@@ -395,13 +395,96 @@ static void test_empty(void **state)
     done(&g);
 }
 
+/* A NUL byte is an error wherever it is, from memory and from a pipe, even with skip_invalid,
+ * and the message shows it escaped; an endless record from a pipe stops at max_record. */
+static void test_nul_and_long_records(void **state)
+{
+    (void)state;
+    static const char text[] = "1,2\n3,\"a\0b\"\n5,6\n";
+    for (int pipe_mode = 0; pipe_mode < 2; pipe_mode++) {
+        for (int skip = 0; skip < 2; skip++) {
+            got g;
+            tio_text_options o = opts(0, 64, 2);
+            o.skip_invalid = skip;
+            int first = 0;
+            run(text, sizeof text - 1, "nul.csv", o, &first, 1, pipe_mode, &g);
+            assert_int_equal(g.rc, 1);
+            if (!strstr(g.err, "nul.csv:2:2: 'a\\x00b' is not a number"))
+                fail_msg("pipe %d skip %d: %s", pipe_mode, skip, g.err);
+            done(&g);
+        }
+    }
+    /* a NUL in the first three bytes of a pipe (where a byte order mark is looked for) */
+    for (int pipe_mode = 0; pipe_mode < 2; pipe_mode++) {
+        got g0;
+        run("\x0e\0", 2, "nul2.txt", opts(0, 0, 1), NULL, 0, pipe_mode, &g0);
+        assert_int_equal(g0.rc, 1);
+        done(&g0);
+    }
+    size_t len = 1 << 20;
+    char *big = malloc(len);
+    memset(big, '7', len);
+    got g;
+    tio_text_options o = opts(0, 0, 2);
+    o.max_record = 1 << 16;
+    run(big, len, "long.txt", o, NULL, 0, 1, &g);
+    assert_int_equal(g.rc, -1);
+    assert_non_null(strstr(g.err, "a record longer than 65536 bytes"));
+    done(&g);
+    free(big);
+}
+
+/* Readers of byte ranges that start at record starts see every value once, in order. */
+static void test_ranges(void **state)
+{
+    (void)state;
+    char *text = malloc(1 << 20);
+    size_t len = (size_t)sprintf(text, "v\n");
+    double want = 0;
+    for (int i = 0; i < 50000; i++) {
+        len += (size_t)sprintf(text + len, "%d\n", i * 7 % 1000);
+        want += i * 7 % 1000;
+    }
+    tio_input in;
+    tio_input_memory(&in, text, len, "ranges.txt");
+    uint64_t cut[5] = {0, 0, 0, 0, len};
+    for (int k = 1; k < 4; k++) cut[k] = tio_text_record_start(&in, len * (uint64_t)k / 4 + 3);
+    double sum = 0;
+    size_t count = 0;
+    for (int k = 0; k < 4; k++) {
+        tio_text_options o = opts(1, 4096, 2);
+        o.start = cut[k];
+        o.limit = cut[k + 1];
+        tio_text_reader *r;
+        char err[256];
+        assert_int_equal(tio_text_open(&r, &in, &o, err, sizeof err), 0);
+        int f = 0;
+        tio_text_select(r, &f, 1);
+        got g;
+        memset(&g, 0, sizeof g);
+        g.v[0] = malloc(MAXV * sizeof(double));
+        g.is_int[0] = 1;
+        tio_text_sink sink = {&g, on_values, NULL, NULL};
+        assert_int_equal(tio_text_run(r, &sink, err, sizeof err), 0);
+        for (size_t i = 0; i < g.n[0]; i++) sum += g.v[0][i];
+        count += g.n[0];
+        free(g.v[0]);
+        tio_text_close(r);
+    }
+    assert_int_equal(count, 50000);
+    assert_true(sum == want);
+    tio_input_close(&in);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quoting),          cmocka_unit_test(test_errors_and_skip),
         cmocka_unit_test(test_delimiters),       cmocka_unit_test(test_blocks_threads),
         cmocka_unit_test(test_numbers_one_per_line), cmocka_unit_test(test_one_field),
-        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_empty),            cmocka_unit_test(test_nul_and_long_records),
+        cmocka_unit_test(test_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,7 @@ static void test_names(void **state)
     assert_null(tally_backend_name((tally_backend_kind)7));
     assert_string_equal(tally_isa_name(TALLY_ISA_AVX512), "avx512");
     assert_true(tally_backend_available(TALLY_BACKEND_CPU));
-    assert_false(tally_backend_available(TALLY_BACKEND_VULKAN));
+    assert_string_equal(tally_backend_name(TALLY_BACKEND_VULKAN), "vulkan");
 }
 
 static void test_contexts(void **state)
@@ -76,9 +76,11 @@ static void test_contexts(void **state)
     o.isa = TALLY_ISA_AUTO;
     o.backend = (tally_backend_kind)9;
     assert_int_equal(tally_create(&ctx, &o), TALLY_ERR_INVALID_ARGUMENT);
-    o.backend = TALLY_BACKEND_VULKAN;
-    assert_int_equal(tally_create(&ctx, &o), TALLY_ERR_BACKEND_UNAVAILABLE);
-    assert_non_null(strstr(tally_create_error(), "vulkan"));
+    if (!tally_backend_available(TALLY_BACKEND_VULKAN)) { /* (tests/vulkan covers it when there) */
+        o.backend = TALLY_BACKEND_VULKAN;
+        assert_int_equal(tally_create(&ctx, &o), TALLY_ERR_BACKEND_UNAVAILABLE);
+        assert_non_null(strstr(tally_create_error(), "vulkan"));
+    }
     if (!tally_backend_available(TALLY_BACKEND_CUDA)) {
         o.backend = TALLY_BACKEND_CUDA;
         assert_int_equal(tally_create(&ctx, &o), TALLY_ERR_BACKEND_UNAVAILABLE);

@@ -806,8 +806,16 @@ static float *read_numbers(const char *path, uint64_t *n, char *why)
         while ((c = fgetc(in)) != EOF && (c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\n'))
             if (c == '\n') ++line;
         if (c == EOF) break;
+        /* a NUL byte is not text, and no number is 127 characters long: stop at once rather
+         * than read an endless input (/dev/zero) to its end */
         while (c != EOF && !(c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\n')) {
-            if (len + 1 < sizeof tok) tok[len++] = (char)c;
+            if (c == '\0' || len + 1 >= sizeof tok) {
+                snprintf(why, LAB_WHY, "%s:%llu: '%.*s%s' is not a number", path,
+                         (unsigned long long)line, (int)(len < 40 ? len : 40), tok,
+                         c == '\0' ? "\\x00" : "...");
+                free(x); fclose(in); return NULL;
+            }
+            tok[len++] = (char)c;
             c = fgetc(in);
         }
         tok[len] = '\0';

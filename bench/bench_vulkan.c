@@ -1,0 +1,255 @@
+/* bench_vulkan: tally's Vulkan reductions and scans, timed on data already on the device
+ * (device-local VkBuffers), beside the CPU backend on the same data in the same run. Every case
+ * is validated against the CPU backend (bit for bit) before it is timed.
+ *
+ * Two times per case: "GPU µs", from timestamps around the command buffer (the work itself,
+ * best of the runs), and "call µs", the wall time of one tally_vulkan_*_buffer call (record,
+ * submit, wait: what a caller pays; median). On the H200 bench/vulkan_gpu.sh joins these rows
+ * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
+ *
+ *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tally.h"
+#include "tally_vulkan.h"
+
+/* the library's benchmark hooks (vk_backend.c) */
+TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on);
+TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
+TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
+                                                 uint64_t bytes, VkBuffer *out);
+TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
+                                               uint64_t bytes, void *dst);
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static tally_context *g_vk, *g_cpu;
+static double g_min_time = 0.2;
+static FILE *g_out;
+static int g_fail;
+
+static void row(const char *op, tally_type t, uint64_t n, double gpu, double call, double cpu,
+                double bytes, const char *note)
+{
+    char nn[32];
+    int l = (int)round(log2((double)n));
+    if ((1ull << l) == n) snprintf(nn, sizeof nn, "2^%d", l);
+    else snprintf(nn, sizeof nn, "%llu", (unsigned long long)n);
+    char line[256];
+    snprintf(line, sizeof line, "| %-14s | %-4s | %-4s | %10.2f | %10.2f | %8.1f | %10.2f | %6.2f | %s |\n",
+             op, tally_type_name(t), nn, gpu, call, bytes / (gpu * 1e3), cpu, cpu / gpu, note);
+    fputs(line, stdout);
+    fflush(stdout);
+    if (g_out) {
+        fputs(line, g_out);
+        fflush(g_out);
+    }
+}
+
+/* Runs fn until min_time has passed (at least 3 times): best GPU µs, median call µs. */
+typedef tally_status (*case_fn)(void *arg);
+static void timeit(case_fn fn, void *arg, double *gpu, double *call)
+{
+    double t[4096];
+    int k = 0;
+    double best = INFINITY, start = now();
+    tally_vulkan_bench_gpu_us(g_vk);
+    while (k < 4096 && (k < 3 || now() - start < g_min_time)) {
+        double a = now();
+        fn(arg);
+        t[k++] = (now() - a) * 1e6;
+        double g = tally_vulkan_bench_gpu_us(g_vk);
+        if (g > 0 && g < best) best = g;
+    }
+    qsort(t, (size_t)k, sizeof t[0], cmp_d);
+    *call = t[k / 2];
+    *gpu = isfinite(best) ? best : *call;
+}
+static double time_cpu(case_fn fn, void *arg)
+{
+    double best = INFINITY, start = now();
+    int k = 0;
+    while (k < 3 || (now() - start < g_min_time && k < 1000)) {
+        double a = now();
+        fn(arg);
+        double d = (now() - a) * 1e6;
+        if (d < best) best = d;
+        k++;
+    }
+    return best;
+}
+
+typedef struct rcase {
+    tally_context *ctx;
+    tally_type t;
+    VkBuffer buf;
+    const void *host;
+    uint64_t n;
+    tally_op op;
+    tally_scan_options so;
+    VkBuffer out;
+    void *hout;
+    tally_result r;
+} rcase;
+
+static tally_status run_reduce(void *a)
+{
+    rcase *c = a;
+    if (c->ctx == g_cpu) return tally_reduce(g_cpu, c->op, c->t, c->host, c->n, NULL, &c->r);
+    return tally_vulkan_reduce_buffer(g_vk, c->t, c->buf, 0, c->n, &c->op, 1, NULL, &c->r);
+}
+static tally_status run_scan(void *a)
+{
+    rcase *c = a;
+    if (c->ctx == g_cpu) return tally_scan(g_cpu, c->op, c->t, c->host, c->hout, c->n, &c->so);
+    return tally_vulkan_scan_buffer(g_vk, c->op, c->t, c->buf, 0, c->out, 0, c->n, &c->so);
+}
+
+static void fill(void *p, tally_type t, uint64_t n)
+{
+    uint64_t x = 88172645463325252ull;
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        switch (t) {
+        case TALLY_I32: ((int32_t *)p)[i] = (int32_t)(x % 2001) - 1000; break;
+        /* prices: 0.01 .. 1000.00 */
+        case TALLY_F32: ((float *)p)[i] = (float)((double)(x % 100000) / 100.0 + 0.01); break;
+        case TALLY_F64: ((double *)p)[i] = (double)(x % 100000) / 100.0 + 0.01; break;
+        default: break;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int lo = 10, hi = 24, step = 2;
+    const char *outp = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) lo = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) hi = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--step") && i + 1 < argc) step = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) g_min_time = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--out FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    tally_options o;
+    tally_options_init(&o);
+    o.backend = TALLY_BACKEND_VULKAN;
+    if (tally_create(&g_vk, &o) != TALLY_OK) {
+        printf("SKIP: no Vulkan context: %s\n", tally_create_error());
+        return 77;
+    }
+    o.backend = TALLY_BACKEND_CPU;
+    if (tally_create(&g_cpu, &o) != TALLY_OK) return 1;
+    int ts = tally_vulkan_bench_timing(g_vk, 1);
+    tally_vulkan_device_info info;
+    tally_vulkan_get_device_info(o.device, &info);
+    int f32_shaders = info.denorm_preserve32 && info.denorm_preserve64;
+    if (outp) g_out = fopen(outp, "w");
+    char head[1024];
+    snprintf(head, sizeof head,
+             "device: %s; CPU baseline: %d threads (%s); GPU µs from %s\n\n"
+             "| op             | type | n    |   GPU µs   |  call µs   |   GB/s   |   CPU µs   | CPU/GPU | note |\n"
+             "|----------------|------|------|------------|------------|----------|------------|--------|------|\n",
+             tally_device_description(g_vk), tally_thread_count(g_cpu), tally_isa_name(tally_active_isa(g_cpu)),
+             ts ? "timestamps" : "wall time (no timestamps)");
+    fputs(head, stdout);
+    if (g_out) fputs(head, g_out);
+    const tally_type types[] = {TALLY_I32, TALLY_F32, TALLY_F64};
+    size_t maxbytes = ((size_t)1 << hi) * 8;
+    void *h = malloc(maxbytes), *ho = malloc(maxbytes), *hv = malloc(maxbytes);
+    if (!h || !ho || !hv) {
+        printf("out of host memory for 2^%d elements\n", hi);
+        return 1;
+    }
+    for (int l = lo; l <= hi; l += step) {
+        uint64_t n = 1ull << l;
+        for (size_t ti = 0; ti < 3; ti++) {
+            tally_type t = types[ti];
+            size_t bytes = n * tally_type_size(t);
+            fill(h, t, n);
+            VkBuffer in, out;
+            if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &in) != TALLY_OK ||
+                tally_vulkan_bench_buffer(g_vk, 1, NULL, bytes, &out) != TALLY_OK) {
+                printf("device buffers of %zu bytes failed: %s\n", bytes, tally_last_error(g_vk));
+                return 1;
+            }
+            const tally_op rops[] = {TALLY_SUM, TALLY_MAX};
+            const char *rnames[] = {"reduce_sum", "reduce_max"};
+            for (int k = 0; k < 2; k++) {
+                rcase c;
+                memset(&c, 0, sizeof c);
+                c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = rops[k];
+                rcase cc = c;
+                cc.ctx = g_cpu;
+                run_reduce(&c);
+                run_reduce(&cc);
+                if (c.r.status != TALLY_OK || c.r.value.u64 != cc.r.value.u64) {
+                    printf("VALIDATION FAILED: %s %s n=%llu (%s)\n", rnames[k], tally_type_name(t),
+                           (unsigned long long)n, tally_last_error(g_vk));
+                    g_fail++;
+                    continue;
+                }
+                double gpu, call;
+                timeit(run_reduce, &c, &gpu, &call);
+                double cpu = time_cpu(run_reduce, &cc);
+                row(rnames[k], t, n, gpu, call, cpu, (double)bytes,
+                    t == TALLY_I32 || k == 1 ? "" : "correctly rounded");
+            }
+            if (t == TALLY_F64) continue;
+            for (int ex = 0; ex < 2; ex++) {
+                rcase c;
+                memset(&c, 0, sizeof c);
+                c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
+                c.so.exclusive = ex;
+                c.out = out;
+                c.hout = ho;
+                rcase cc = c;
+                cc.ctx = g_cpu;
+                run_scan(&c);
+                run_scan(&cc);
+                tally_vulkan_bench_read(g_vk, out, 0, bytes, hv);
+                if (memcmp(hv, ho, bytes) != 0) {
+                    printf("VALIDATION FAILED: scan %s %s n=%llu\n", ex ? "excl" : "incl", tally_type_name(t),
+                           (unsigned long long)n);
+                    g_fail++;
+                    continue;
+                }
+                double gpu, call;
+                timeit(run_scan, &c, &gpu, &call);
+                double cpu = time_cpu(run_scan, &cc);
+                row(ex ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
+                    t != TALLY_F32 ? "" : f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)");
+            }
+        }
+    }
+    printf("validation failures: %d\n", g_fail);
+    if (g_out) fclose(g_out);
+    free(h);
+    free(ho);
+    free(hv);
+    tally_destroy(g_vk);
+    tally_destroy(g_cpu);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,130 @@
+#version 450
+/* Float sum and product scans in the CPU backend's order (tally.h; src/cpu/scan.c): the data is
+ * cut into blocks of 4096 elements; in block b, local values fold from the block's start
+ * (l_0 = x_0, l_j = l_(j-1) op x_j, in the element's type), outputs are carry_b op l_j
+ * (inclusive) or carry_b, carry_b op l_(j-1) (exclusive), and carry_(b+1) = carry_b op l_last.
+ * Each block is one invocation's chain of dependent operations, by that definition:
+ *   MODE 0: tot[b] = l_last of every block;
+ *   MODE 1: one invocation folds the carries, carry[b], from the start value;
+ *   MODE 2: every block's outputs from its carry.
+ * Built twice: with TVK_DENORM_PRESERVE the shader declares IEEE subnormals (used where the
+ * device supports it); without, an operation that meets a subnormal or underflows to zero sets
+ * the edge flag and the host redoes the scan on the CPU backend. */
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_spirv_intrinsics : require
+#include "common.glsl"
+#if TVK_DENORM_PRESERVE && TSIZE == 4
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+#elif TVK_DENORM_PRESERVE
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 64);
+#endif
+
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
+layout(constant_id = 1) const uint MODE = 0;
+layout(constant_id = 2) const uint EXCL = 0;
+
+layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
+layout(std430, binding = 1) buffer OutW { uint outw[]; };
+layout(std430, binding = 2) buffer Tot { uint64_t tot[]; };  /* block totals, then carries */
+layout(std430, binding = 3) buffer Flag { uint edge; };
+
+layout(push_constant) uniform PC {
+    uint64_t n;        /* elements of this segment (its first starts a block) */
+    uint64_t start;    /* MODE 1: the start carry's bits */
+    uint in_head, out_head;
+    uint nblocks;      /* MODE 1: blocks in all */
+    uint blk0;         /* global index of the segment's first block */
+} pc;
+
+#if TSIZE == 4
+#define FT float
+#define TO_BITS(x) uint64_t(floatBitsToUint(x))
+#define FROM_BITS(b) uintBitsToFloat(uint(b))
+#define EXP_MASK 0x7f800000ul
+#else
+#define FT double
+#define TO_BITS(x) doubleBitsToUint64(x)
+#define FROM_BITS(b) uint64BitsToDouble(b)
+#define EXP_MASK 0x7ff0000000000000ul
+#endif
+
+bool bad = false;
+
+bool subnormal(uint64_t b) { return (b & EXP_MASK) == 0ul && (b << (65 - 8 * TSIZE)) != 0ul; }
+bool zero(uint64_t b) { return (b << (65 - 8 * TSIZE)) == 0ul; }
+
+FT op2(FT a, FT b)
+{
+    precise FT r = OP == 0u ? a + b : a * b;
+#if !TVK_DENORM_PRESERVE
+    uint64_t ab = TO_BITS(a), bb = TO_BITS(b), rb = TO_BITS(r);
+    if (subnormal(ab) || subnormal(bb) || subnormal(rb)) bad = true;
+    /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros */
+    if (zero(rb) && (OP == 0u ? (a != -b) : (!zero(ab) && !zero(bb)))) bad = true;
+#endif
+    return r;
+}
+
+FT load(uint64_t i)
+{
+    uint w = uint((uint64_t(pc.in_head) + i * uint64_t(TSIZE)) >> 2);
+#if TSIZE == 4
+    return uintBitsToFloat(inw[w]);
+#else
+    return uint64BitsToDouble(pack64(uvec2(inw[w], inw[w + 1u])));
+#endif
+}
+
+void store(uint64_t i, FT v)
+{
+    uint w = uint((uint64_t(pc.out_head) + i * uint64_t(TSIZE)) >> 2);
+#if TSIZE == 4
+    outw[w] = floatBitsToUint(v);
+#else
+    uvec2 u = unpack32(doubleBitsToUint64(v));
+    outw[w] = u.x;
+    outw[w + 1u] = u.y;
+#endif
+}
+
+void main()
+{
+    if (MODE == 1u) {
+        if (gl_GlobalInvocationID.x != 0u) return;
+        FT c = FROM_BITS(pc.start);
+        for (uint b = 0u; b < pc.nblocks; b++) {
+            FT t = FROM_BITS(tot[b]);
+            tot[b] = TO_BITS(c);
+            c = op2(c, t);
+        }
+        if (bad) atomicOr(edge, 1u);
+        return;
+    }
+    uint b = gl_GlobalInvocationID.x;
+    uint64_t e0 = uint64_t(b) * 4096ul;
+    if (e0 >= pc.n) return;
+    uint len = uint(min(pc.n - e0, 4096ul));
+    FT l = load(e0);
+    if (MODE == 0u) {
+        for (uint j = 1u; j < len; j++) l = op2(l, load(e0 + uint64_t(j)));
+        tot[pc.blk0 + b] = TO_BITS(l);
+    } else {
+        FT c = FROM_BITS(tot[pc.blk0 + b]);
+        if (EXCL != 0u) {
+            store(e0, c);
+            for (uint j = 1u; j < len; j++) {
+                FT x = load(e0 + uint64_t(j)); /* before the store: in place, it is the input */
+                store(e0 + uint64_t(j), op2(c, l));
+                l = op2(l, x);
+            }
+        } else {
+            store(e0, op2(c, l));
+            for (uint j = 1u; j < len; j++) {
+                l = op2(l, load(e0 + uint64_t(j)));
+                store(e0 + uint64_t(j), op2(c, l));
+            }
+        }
+    }
+    if (bad) atomicOr(edge, 1u);
+}

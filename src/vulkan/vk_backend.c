@@ -1,0 +1,931 @@
+/* The Vulkan backend: instance and device set-up, pipelines (created once per context, on first
+ * use), scratch buffers, and the host side of every dispatch. The shaders (src/vulkan/shaders)
+ * compute partial records that the host turns into results with the core's own code
+ * (core/partial.c, core/exact_sum.h), so results are the CPU backend's bit for bit.
+ * The library never prints: validation-layer messages are counted and kept for
+ * tally_vulkan_validation_messages. */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/api_check.h"
+#include "core/backend.h"
+#include "core/partial.h"
+#include "core/types.h"
+#include "vulkan/vk_internal.h"
+
+/* ---- SPIR-V modules (generated from the shaders by the build, one per shader and type) ---- */
+#define TVK_EXTERN(sh, name)                                                                    \
+    extern const unsigned char tvk_spv_##sh##_##name[];                                         \
+    extern const size_t tvk_spv_##sh##_##name##_size;
+#define TVK_EXTERN_ALL(E, name, C, is_int, sgn, W) TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name)
+#define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
+    TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name)
+TALLY_TYPES(TVK_EXTERN_ALL)
+TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
+
+static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
+{
+    switch (shader) {
+    case TVK_SH_REDUCE:
+        switch (t) {
+#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_reduce_##name##_size; return tvk_spv_reduce_##name;
+            TALLY_TYPES(C_)
+#undef C_
+        }
+        break;
+    case TVK_SH_SCAN:
+        switch (t) {
+#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_scan_##name##_size; return tvk_spv_scan_##name;
+            TALLY_TYPES(C_)
+#undef C_
+        }
+        break;
+    case TVK_SH_FPROD:
+        switch (t) {
+#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fprod_##name##_size; return tvk_spv_fprod_##name;
+            TALLY_FLOAT_TYPES(C_)
+#undef C_
+        default: break;
+        }
+        break;
+    case TVK_SH_FSCAN:
+        switch (t) {
+#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fscan_##name##_size; return tvk_spv_fscan_##name;
+            TALLY_FLOAT_TYPES(C_)
+#undef C_
+        default: break;
+        }
+        break;
+    case TVK_SH_FPROD_DP:
+        switch (t) {
+#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fprod_dp_##name##_size; return tvk_spv_fprod_dp_##name;
+            TALLY_FLOAT_TYPES(C_)
+#undef C_
+        default: break;
+        }
+        break;
+    case TVK_SH_FSCAN_DP:
+        switch (t) {
+#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fscan_dp_##name##_size; return tvk_spv_fscan_dp_##name;
+            TALLY_FLOAT_TYPES(C_)
+#undef C_
+        default: break;
+        }
+        break;
+    }
+    *size = 0;
+    return NULL;
+}
+
+/* ---- errors ---------------------------------------------------------------------------- */
+static const char *vk_result_name(VkResult r)
+{
+    switch (r) {
+#define R_(x) case x: return #x;
+        R_(VK_NOT_READY) R_(VK_TIMEOUT) R_(VK_INCOMPLETE) R_(VK_ERROR_OUT_OF_HOST_MEMORY)
+        R_(VK_ERROR_OUT_OF_DEVICE_MEMORY) R_(VK_ERROR_INITIALIZATION_FAILED)
+        R_(VK_ERROR_DEVICE_LOST) R_(VK_ERROR_MEMORY_MAP_FAILED) R_(VK_ERROR_LAYER_NOT_PRESENT)
+        R_(VK_ERROR_EXTENSION_NOT_PRESENT) R_(VK_ERROR_FEATURE_NOT_PRESENT)
+        R_(VK_ERROR_INCOMPATIBLE_DRIVER) R_(VK_ERROR_TOO_MANY_OBJECTS)
+        R_(VK_ERROR_FORMAT_NOT_SUPPORTED) R_(VK_ERROR_FRAGMENTED_POOL) R_(VK_ERROR_UNKNOWN)
+        R_(VK_ERROR_OUT_OF_POOL_MEMORY)
+#undef R_
+    default: return "VkResult error";
+    }
+}
+
+tally_status tvk_fail(tally_context *ctx, VkResult r, const char *fn, const char *what)
+{
+    tally_status st = (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+                          ? TALLY_ERR_OUT_OF_MEMORY
+                          : TALLY_ERR_BACKEND_FAILURE;
+    return tally_set_error(ctx, st, "%s: %s failed: %s (%d)", fn, what, vk_result_name(r), (int)r);
+}
+
+#define TVK_TRY(ctx, fn, call)                                                                  \
+    do {                                                                                        \
+        VkResult r_ = (call);                                                                   \
+        if (r_ != VK_SUCCESS) return tvk_fail((ctx), r_, (fn), #call);                          \
+    } while (0)
+
+/* ---- devices ------------------------------------------------------------------------------ */
+static VkBool32 VKAPI_PTR debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                   VkDebugUtilsMessageTypeFlagsEXT types,
+                                   const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    (void)types;
+    tvk_state *s = user;
+    if (sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+               VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+        pthread_mutex_lock(&s->dbg_lock);
+        s->dbg_count++;
+        snprintf(s->dbg_last, sizeof s->dbg_last, "%s", data && data->pMessage ? data->pMessage : "?");
+        pthread_mutex_unlock(&s->dbg_lock);
+    }
+    return VK_FALSE;
+}
+
+static int want_validation(void)
+{
+    const char *v = getenv("TALLY_VULKAN_VALIDATION");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Creates an instance (with the validation layer when asked and present). */
+static VkResult make_instance(tvk_instance_fns *f, PFN_vkGetInstanceProcAddr gipa, int validation,
+                              VkInstance *inst, int *have_dbg)
+{
+    tvk_load_instance_fns(f, gipa, VK_NULL_HANDLE);
+    *have_dbg = 0;
+    if (!f->vkCreateInstance) return VK_ERROR_INITIALIZATION_FAILED;
+    uint32_t api = VK_API_VERSION_1_0;
+    if (f->vkEnumerateInstanceVersion) f->vkEnumerateInstanceVersion(&api);
+    if (api < VK_API_VERSION_1_1) return VK_ERROR_INCOMPATIBLE_DRIVER;
+    VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "tally", 1, "tally", 1,
+                             VK_API_VERSION_1_2};
+    if (api < VK_API_VERSION_1_2) app.apiVersion = VK_API_VERSION_1_1;
+    const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[1] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL};
+    if (validation) {
+        uint32_t nl = 0;
+        f->vkEnumerateInstanceLayerProperties(&nl, NULL);
+        VkLayerProperties *lp = calloc(nl ? nl : 1, sizeof *lp);
+        int found = 0;
+        if (lp && f->vkEnumerateInstanceLayerProperties(&nl, lp) == VK_SUCCESS)
+            for (uint32_t i = 0; i < nl; i++) found |= !strcmp(lp[i].layerName, layers[0]);
+        free(lp);
+        if (found) {
+            ci.enabledLayerCount = 1;
+            ci.ppEnabledLayerNames = layers;
+            ci.enabledExtensionCount = 1;
+            ci.ppEnabledExtensionNames = exts;
+            *have_dbg = 1;
+        }
+    }
+    VkResult r = f->vkCreateInstance(&ci, NULL, inst);
+    if (r != VK_SUCCESS) return r;
+    tvk_load_instance_fns(f, gipa, *inst);
+    return VK_SUCCESS;
+}
+
+/* What tally needs of a device; fills info. */
+static void probe_device(const tvk_instance_fns *f, VkPhysicalDevice pd, tally_vulkan_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    VkPhysicalDeviceProperties p;
+    f->vkGetPhysicalDeviceProperties(pd, &p);
+    snprintf(info->name, sizeof info->name, "%s", p.deviceName);
+    info->api_version = p.apiVersion;
+    info->vendor_id = p.vendorID;
+    info->device_id = p.deviceID;
+    info->device_type = (int)p.deviceType;
+    VkPhysicalDeviceSubgroupProperties sg = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceFloatControlsProperties fc = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    VkPhysicalDeviceDriverProperties dp = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sg};
+    int v12 = p.apiVersion >= VK_API_VERSION_1_2;
+    if (v12) {
+        sg.pNext = &fc;
+        fc.pNext = &dp;
+    }
+    if (f->vkGetPhysicalDeviceProperties2) f->vkGetPhysicalDeviceProperties2(pd, &p2);
+    info->subgroup_size = sg.subgroupSize;
+    info->subgroup_arithmetic = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    if (v12) {
+        info->denorm_preserve32 = fc.shaderDenormPreserveFloat32;
+        info->denorm_preserve64 = fc.shaderDenormPreserveFloat64;
+        snprintf(info->driver, sizeof info->driver, "%s %s", dp.driverName, dp.driverInfo);
+    } else {
+        snprintf(info->driver, sizeof info->driver, "driver version %u", p.driverVersion);
+    }
+    VkPhysicalDeviceShaderAtomicInt64Features a64 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
+    if (f->vkGetPhysicalDeviceFeatures2) f->vkGetPhysicalDeviceFeatures2(pd, &f2);
+    else f->vkGetPhysicalDeviceFeatures(pd, &f2.features);
+    info->int64 = f2.features.shaderInt64;
+    info->float64 = f2.features.shaderFloat64;
+    info->int64_shared_atomics = a64.shaderSharedInt64Atomics;
+    /* a test hook: pretend the device lacks 64-bit integers (the documented answer) */
+    const char *pretend = getenv("TALLY_VULKAN_PRETEND_NO_INT64");
+    if (pretend && *pretend && strcmp(pretend, "0") != 0) info->int64 = 0;
+    info->usable = 1;
+    if (p.apiVersion < VK_API_VERSION_1_1) {
+        info->usable = 0;
+        snprintf(info->why_not, sizeof info->why_not, "Vulkan %u.%u (tally needs 1.1)",
+                 VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion));
+    } else if (!info->int64 || !info->int64_shared_atomics) {
+        info->usable = 0;
+        snprintf(info->why_not, sizeof info->why_not, "no %s%s%s (tally's shaders need 64-bit integers)",
+                 info->int64 ? "" : "shaderInt64", !info->int64 && !info->int64_shared_atomics ? " and no " : "",
+                 info->int64_shared_atomics ? "" : "shaderSharedInt64Atomics");
+    } else if (!info->float64) {
+        info->usable = 0;
+        snprintf(info->why_not, sizeof info->why_not, "no shaderFloat64");
+    }
+}
+
+/* Device list of the process, probed once (a temporary instance). */
+static pthread_once_t list_once = PTHREAD_ONCE_INIT;
+static int list_count;
+static tally_vulkan_device_info *list_info;
+static const char *list_why = "";
+
+static void probe_list(void)
+{
+    const char *why = NULL;
+    PFN_vkGetInstanceProcAddr gipa = tvk_loader_open(&why);
+    if (!gipa) {
+        list_why = why;
+        return;
+    }
+    tvk_instance_fns f;
+    VkInstance inst;
+    int dbg;
+    VkResult r = make_instance(&f, gipa, 0, &inst, &dbg);
+    if (r != VK_SUCCESS) {
+        list_why = r == VK_ERROR_INCOMPATIBLE_DRIVER ? "the Vulkan loader or driver is older than 1.1"
+                                                     : "vkCreateInstance failed (no Vulkan driver?)";
+        return;
+    }
+    uint32_t n = 0;
+    f.vkEnumeratePhysicalDevices(inst, &n, NULL);
+    VkPhysicalDevice *pds = calloc(n ? n : 1, sizeof *pds);
+    list_info = calloc(n ? n : 1, sizeof *list_info);
+    if (pds && list_info && n && f.vkEnumeratePhysicalDevices(inst, &n, pds) >= 0) {
+        for (uint32_t i = 0; i < n; i++) probe_device(&f, pds[i], &list_info[i]);
+        list_count = (int)n;
+    }
+    if (!list_count) list_why = "no Vulkan physical device";
+    free(pds);
+    f.vkDestroyInstance(inst, NULL);
+}
+
+int tally_vulkan_device_count(const char **why)
+{
+    pthread_once(&list_once, probe_list);
+    if (why) *why = list_count ? "" : list_why;
+    return list_count;
+}
+
+tally_status tally_vulkan_get_device_info(int index, tally_vulkan_device_info *info)
+{
+    if (!info) return TALLY_ERR_INVALID_ARGUMENT;
+    int n = tally_vulkan_device_count(NULL);
+    if (n == 0) return TALLY_ERR_BACKEND_UNAVAILABLE;
+    if (index < 0 || index >= n) return TALLY_ERR_INVALID_ARGUMENT;
+    *info = list_info[index];
+    return TALLY_OK;
+}
+
+static int vk_available(void)
+{
+    int n = tally_vulkan_device_count(NULL);
+    for (int i = 0; i < n; i++)
+        if (list_info[i].usable) return 1;
+    return 0;
+}
+
+int tally_vulkan_auto_available(void)
+{
+    int n = tally_vulkan_device_count(NULL);
+    for (int i = 0; i < n; i++)
+        if (list_info[i].usable && list_info[i].device_type != VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    return 0;
+}
+
+/* ---- buffers ------------------------------------------------------------------------------ */
+static int find_memory(const tvk_state *s, uint32_t bits, VkMemoryPropertyFlags need,
+                       VkMemoryPropertyFlags prefer)
+{
+    int best = -1;
+    for (uint32_t i = 0; i < s->memprops.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags fl = s->memprops.memoryTypes[i].propertyFlags;
+        if (!(bits & (1u << i)) || (fl & need) != need) continue;
+        if ((fl & prefer) == prefer) return (int)i;
+        if (best < 0) best = (int)i;
+    }
+    return best;
+}
+
+void tvk_buf_free(tvk_state *s, tvk_buf *b)
+{
+    if (b->map) s->fd.vkUnmapMemory(s->dev, b->mem);
+    if (b->buf) s->fd.vkDestroyBuffer(s->dev, b->buf, NULL);
+    if (b->mem) s->fd.vkFreeMemory(s->dev, b->mem, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+/* Makes sure b holds at least size bytes (host: mapped, host-visible coherent memory; else
+ * device-local). The old contents are lost when it grows. */
+tally_status tvk_buf_ensure(tally_context *ctx, tvk_state *s, tvk_buf *b, VkDeviceSize size,
+                            int host, const char *fn)
+{
+    if (size < 256) size = 256;
+    if (b->buf && b->size >= size) return TALLY_OK;
+    tvk_buf_free(s, b);
+    size = (size + 65535) & ~(VkDeviceSize)65535;
+    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = size;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    TVK_TRY(ctx, fn, s->fd.vkCreateBuffer(s->dev, &bi, NULL, &b->buf));
+    VkMemoryRequirements mr;
+    s->fd.vkGetBufferMemoryRequirements(s->dev, b->buf, &mr);
+    int mt = host ? find_memory(s, mr.memoryTypeBits,
+                                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+                  : find_memory(s, mr.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (mt < 0) {
+        tvk_buf_free(s, b);
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: no suitable Vulkan memory type", fn);
+    }
+    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, mr.size, (uint32_t)mt};
+    VkResult r = s->fd.vkAllocateMemory(s->dev, &ai, NULL, &b->mem);
+    if (r != VK_SUCCESS) {
+        tvk_buf_free(s, b);
+        return tvk_fail(ctx, r, fn, "vkAllocateMemory");
+    }
+    r = s->fd.vkBindBufferMemory(s->dev, b->buf, b->mem, 0);
+    if (r == VK_SUCCESS && host) r = s->fd.vkMapMemory(s->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
+    if (r != VK_SUCCESS) {
+        tvk_buf_free(s, b);
+        return tvk_fail(ctx, r, fn, "vkBindBufferMemory/vkMapMemory");
+    }
+    b->size = size;
+    return TALLY_OK;
+}
+
+/* ---- pipelines ---------------------------------------------------------------------------- */
+tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_type t,
+                          uint32_t spec0, uint32_t spec1, uint32_t spec2, VkPipeline *out)
+{
+    static const char fn[] = "tally (Vulkan pipeline)";
+    for (int i = 0; i < s->npipes; i++) {
+        tvk_pipe *p = &s->pipes[i];
+        if (p->shader == shader && p->type == t && p->spec[0] == spec0 && p->spec[1] == spec1 &&
+            p->spec[2] == spec2) {
+            *out = p->pipe;
+            return TALLY_OK;
+        }
+    }
+    if (s->npipes == TVK_MAX_PIPES)
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many pipelines", fn);
+    VkShaderModule *mod = &s->modules[shader][t];
+    if (!*mod) {
+        size_t size;
+        const unsigned char *code = spv_code(shader, t, &size);
+        if (!code)
+            return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: no shader %d for %s", fn,
+                                   shader, tally_type_name(t));
+        VkShaderModuleCreateInfo mi = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, size,
+                                       (const uint32_t *)(const void *)code};
+        TVK_TRY(ctx, fn, s->fd.vkCreateShaderModule(s->dev, &mi, NULL, mod));
+    }
+    uint32_t spec[3] = {spec0, spec1, spec2};
+    VkSpecializationMapEntry me[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+    VkSpecializationInfo si = {3, me, sizeof spec, spec};
+    VkComputePipelineCreateInfo ci = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = *mod;
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &si;
+    ci.layout = s->layout;
+    VkPipeline pipe;
+    TVK_TRY(ctx, fn, s->fd.vkCreateComputePipelines(s->dev, s->pcache, 1, &ci, NULL, &pipe));
+    tvk_pipe *p = &s->pipes[s->npipes++];
+    p->shader = shader;
+    p->type = t;
+    p->spec[0] = spec0;
+    p->spec[1] = spec1;
+    p->spec[2] = spec2;
+    p->pipe = pipe;
+    *out = pipe;
+    return TALLY_OK;
+}
+
+/* ---- command recording ------------------------------------------------------------------- */
+tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
+{
+    TVK_TRY(ctx, fn, s->fd.vkResetDescriptorPool(s->dev, s->dpool, 0));
+    TVK_TRY(ctx, fn, s->fd.vkResetCommandBuffer(s->cb, 0));
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+    TVK_TRY(ctx, fn, s->fd.vkBeginCommandBuffer(s->cb, &bi));
+    s->nsets = 0;
+    if (s->timing) {
+        s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 2);
+        s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->qpool, 0);
+    }
+    return TALLY_OK;
+}
+
+tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
+{
+    if (s->timing) s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 1);
+    TVK_TRY(ctx, fn, s->fd.vkEndCommandBuffer(s->cb));
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &s->cb;
+    TVK_TRY(ctx, fn, s->fd.vkQueueSubmit(s->queue, 1, &si, s->fence));
+    TVK_TRY(ctx, fn, s->fd.vkWaitForFences(s->dev, 1, &s->fence, VK_TRUE, UINT64_MAX));
+    TVK_TRY(ctx, fn, s->fd.vkResetFences(s->dev, 1, &s->fence));
+    if (s->timing) {
+        uint64_t ts[2];
+        if (s->fd.vkGetQueryPoolResults(s->dev, s->qpool, 0, 2, sizeof ts, ts, 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+            s->gpu_ns += (double)(ts[1] - ts[0]) * s->props.limits.timestampPeriod;
+    }
+    return TALLY_OK;
+}
+
+void tvk_barrier(tvk_state *s)
+{
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                              VK_ACCESS_HOST_READ_BIT};
+    s->fd.vkCmdPipelineBarrier(s->cb,
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                                   VK_PIPELINE_STAGE_HOST_BIT,
+                               0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Binds pipe and a descriptor set of the four bindings (b[i] NULL: the scratch partials
+ * buffer stands in), and pushes the constants. */
+tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
+                      const void *pc, uint32_t pc_size, const char *fn)
+{
+    VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
+                                      s->dpool, 1, &s->dsl};
+    VkDescriptorSet set;
+    if (s->nsets >= TVK_MAX_SETS)
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many dispatches in one call", fn);
+    TVK_TRY(ctx, fn, s->fd.vkAllocateDescriptorSets(s->dev, &ai, &set));
+    s->nsets++;
+    VkDescriptorBufferInfo bi[4];
+    VkWriteDescriptorSet w[4];
+    for (int i = 0; i < 4; i++) {
+        if (b[i].buf) {
+            bi[i].buffer = b[i].buf;
+            bi[i].offset = b[i].off;
+            bi[i].range = b[i].range;
+        } else {
+            bi[i].buffer = s->parts.buf;
+            bi[i].offset = 0;
+            bi[i].range = VK_WHOLE_SIZE;
+        }
+        w[i] = (VkWriteDescriptorSet){VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, (uint32_t)i, 0, 1,
+                                      VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &bi[i], NULL};
+    }
+    s->fd.vkUpdateDescriptorSets(s->dev, 4, w, 0, NULL);
+    s->fd.vkCmdBindPipeline(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    s->fd.vkCmdBindDescriptorSets(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &set, 0, NULL);
+    if (pc_size) s->fd.vkCmdPushConstants(s->cb, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_size, pc);
+    return TALLY_OK;
+}
+
+/* A binding for bytes [off, off + bytes) of buf: the offset rounded down to the device's
+ * alignment (and 16), the range up to whole 4-byte words; *head gets the bytes skipped. */
+tvk_range tvk_window(const tvk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
+                     uint32_t *head)
+{
+    tvk_range r;
+    VkDeviceSize a = off & ~(VkDeviceSize)(s->align - 1);
+    *head = (uint32_t)(off - a);
+    r.buf = buf;
+    r.off = a;
+    r.range = (*head + bytes + 3) & ~(VkDeviceSize)3;
+    if (r.range == 0) r.range = 4;
+    return r;
+}
+
+/* ---- context ------------------------------------------------------------------------------- */
+static void free_state(tvk_state *s)
+{
+    if (!s) return;
+    if (s->dev) {
+        s->fd.vkDeviceWaitIdle(s->dev);
+        for (int i = 0; i < s->npipes; i++) s->fd.vkDestroyPipeline(s->dev, s->pipes[i].pipe, NULL);
+        for (int sh = 0; sh < TVK_SH_COUNT; sh++)
+            for (int t = 0; t < TALLY_TYPE_COUNT; t++)
+                if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
+        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux,
+                           &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
+        if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
+        if (s->fence) s->fd.vkDestroyFence(s->dev, s->fence, NULL);
+        if (s->cpool) s->fd.vkDestroyCommandPool(s->dev, s->cpool, NULL);
+        if (s->dpool) s->fd.vkDestroyDescriptorPool(s->dev, s->dpool, NULL);
+        if (s->layout) s->fd.vkDestroyPipelineLayout(s->dev, s->layout, NULL);
+        if (s->dsl) s->fd.vkDestroyDescriptorSetLayout(s->dev, s->dsl, NULL);
+        if (s->pcache) s->fd.vkDestroyPipelineCache(s->dev, s->pcache, NULL);
+        s->fd.vkDestroyDevice(s->dev, NULL);
+    }
+    if (s->inst) {
+        if (s->dbg && s->fi.vkDestroyDebugUtilsMessengerEXT)
+            s->fi.vkDestroyDebugUtilsMessengerEXT(s->inst, s->dbg, NULL);
+        s->fi.vkDestroyInstance(s->inst, NULL);
+    }
+    if (s->cpu) tally_destroy(s->cpu);
+    pthread_mutex_destroy(&s->dbg_lock);
+    free(s);
+}
+
+static tally_status vk_init(tally_context *ctx, const tally_options *opts, void **out)
+{
+    static const char fn[] = "tally_create";
+    *out = NULL;
+    const char *why = NULL;
+    PFN_vkGetInstanceProcAddr gipa = tvk_loader_open(&why);
+    if (!gipa) return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE, "%s: %s", fn, why);
+    int ndev = tally_vulkan_device_count(&why);
+    if (ndev == 0) return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE, "%s: %s", fn, why);
+    /* AUTO: the opts->device-th real GPU (CPU-emulated devices are never picked) */
+    int idx = -1;
+    if (opts->backend == TALLY_BACKEND_AUTO) {
+        int k = 0;
+        for (int i = 0; i < ndev; i++)
+            if (list_info[i].usable && list_info[i].device_type != VK_PHYSICAL_DEVICE_TYPE_CPU &&
+                k++ == opts->device) idx = i;
+        if (idx < 0)
+            return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE, "%s: no usable Vulkan GPU", fn);
+    } else {
+        if (opts->device >= ndev)
+            return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
+                                   "%s: device = %d but this machine has %d Vulkan device(s)", fn,
+                                   opts->device, ndev);
+        idx = opts->device;
+        if (!list_info[idx].usable)
+            return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE,
+                                   "%s: Vulkan device %d (%s) cannot run tally: %s", fn, idx,
+                                   list_info[idx].name, list_info[idx].why_not);
+    }
+    tvk_state *s = calloc(1, sizeof *s);
+    if (!s) return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    pthread_mutex_init(&s->dbg_lock, NULL);
+    s->info = list_info[idx];
+    s->threads = opts->threads;
+    tally_status st = TALLY_OK;
+#define TVK_INIT(call)                                                                          \
+    do {                                                                                        \
+        VkResult r_ = (call);                                                                   \
+        if (r_ != VK_SUCCESS) {                                                                 \
+            st = tvk_fail(ctx, r_, fn, #call);                                                  \
+            free_state(s);                                                                      \
+            return st;                                                                          \
+        }                                                                                       \
+    } while (0)
+    int have_dbg = 0;
+    TVK_INIT(make_instance(&s->fi, gipa, want_validation(), &s->inst, &have_dbg));
+    if (have_dbg && s->fi.vkCreateDebugUtilsMessengerEXT) {
+        VkDebugUtilsMessengerCreateInfoEXT di = {VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        di.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                             VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        di.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        di.pfnUserCallback = debug_cb;
+        di.pUserData = s;
+        TVK_INIT(s->fi.vkCreateDebugUtilsMessengerEXT(s->inst, &di, NULL, &s->dbg));
+        s->validation = 1;
+    }
+    uint32_t n = 0;
+    s->fi.vkEnumeratePhysicalDevices(s->inst, &n, NULL);
+    VkPhysicalDevice pds[64];
+    if (n > 64) n = 64;
+    TVK_INIT(s->fi.vkEnumeratePhysicalDevices(s->inst, &n, pds) >= 0 ? VK_SUCCESS : VK_ERROR_INITIALIZATION_FAILED);
+    if ((uint32_t)idx >= n) {
+        free_state(s);
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE, "%s: the Vulkan device list changed", fn);
+    }
+    s->phys = pds[idx];
+    s->fi.vkGetPhysicalDeviceProperties(s->phys, &s->props);
+    s->fi.vkGetPhysicalDeviceMemoryProperties(s->phys, &s->memprops);
+    /* a queue family with compute */
+    uint32_t nq = 0;
+    s->fi.vkGetPhysicalDeviceQueueFamilyProperties(s->phys, &nq, NULL);
+    VkQueueFamilyProperties qp[32];
+    if (nq > 32) nq = 32;
+    s->fi.vkGetPhysicalDeviceQueueFamilyProperties(s->phys, &nq, qp);
+    int qf = -1;
+    for (uint32_t i = 0; i < nq && qf < 0; i++) /* a compute-only queue first, else any */
+        if ((qp[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qp[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) qf = (int)i;
+    for (uint32_t i = 0; i < nq && qf < 0; i++)
+        if (qp[i].queueFlags & VK_QUEUE_COMPUTE_BIT) qf = (int)i;
+    if (qf < 0) {
+        free_state(s);
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE, "%s: %s has no compute queue", fn, s->info.name);
+    }
+    s->qfam = (uint32_t)qf;
+    s->timestamp_valid = qp[qf].timestampValidBits;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, s->qfam, 1, &prio};
+    VkPhysicalDeviceShaderAtomicInt64Features a64 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+    a64.shaderSharedInt64Atomics = VK_TRUE;
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
+    f2.features.shaderInt64 = VK_TRUE;
+    f2.features.shaderFloat64 = VK_TRUE;
+    VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qi};
+    TVK_INIT(s->fi.vkCreateDevice(s->phys, &dci, NULL, &s->dev));
+    if (!tvk_load_device_fns(&s->fd, &s->fi, s->dev)) {
+        s->fd.vkDestroyDevice = (PFN_vkDestroyDevice)s->fi.vkGetDeviceProcAddr(s->dev, "vkDestroyDevice");
+        if (s->fd.vkDestroyDevice) s->fd.vkDestroyDevice(s->dev, NULL);
+        s->dev = VK_NULL_HANDLE;
+        free_state(s);
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: the Vulkan device lacks core functions", fn);
+    }
+    s->fd.vkGetDeviceQueue(s->dev, s->qfam, 0, &s->queue);
+
+    VkDescriptorSetLayoutBinding lb[4];
+    for (uint32_t i = 0; i < 4; i++)
+        lb[i] = (VkDescriptorSetLayoutBinding){i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    VkDescriptorSetLayoutCreateInfo dli = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, 4, lb};
+    TVK_INIT(s->fd.vkCreateDescriptorSetLayout(s->dev, &dli, NULL, &s->dsl));
+    VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, TVK_PC_BYTES};
+    VkPipelineLayoutCreateInfo pli = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &s->dsl, 1, &pcr};
+    TVK_INIT(s->fd.vkCreatePipelineLayout(s->dev, &pli, NULL, &s->layout));
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * TVK_MAX_SETS};
+    VkDescriptorPoolCreateInfo dpi = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, TVK_MAX_SETS, 1, &ps};
+    TVK_INIT(s->fd.vkCreateDescriptorPool(s->dev, &dpi, NULL, &s->dpool));
+    VkCommandPoolCreateInfo cpi = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
+                                   VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, s->qfam};
+    TVK_INIT(s->fd.vkCreateCommandPool(s->dev, &cpi, NULL, &s->cpool));
+    VkCommandBufferAllocateInfo cai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, s->cpool,
+                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    TVK_INIT(s->fd.vkAllocateCommandBuffers(s->dev, &cai, &s->cb));
+    VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    TVK_INIT(s->fd.vkCreateFence(s->dev, &fi, NULL, &s->fence));
+    VkPipelineCacheCreateInfo pci = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    TVK_INIT(s->fd.vkCreatePipelineCache(s->dev, &pci, NULL, &s->pcache));
+#undef TVK_INIT
+    s->align = s->props.limits.minStorageBufferOffsetAlignment;
+    if (s->align < 16) s->align = 16;
+    /* segments: one binding's range at most, whole float-product blocks, at most 2^30 bytes */
+    uint64_t seg = s->props.limits.maxStorageBufferRange;
+    if (seg > (1ull << 30)) seg = 1ull << 30;
+    seg -= 512; /* room for the alignment head and the rounding */
+    seg &= ~(uint64_t)(TALLY_PROD_BLOCK * 8 - 1);
+    if (seg < TALLY_PROD_BLOCK * 8) {
+        free_state(s);
+        return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE,
+                               "%s: %s's maxStorageBufferRange (%u) is too small", fn, s->info.name,
+                               s->props.limits.maxStorageBufferRange);
+    }
+    /* a testing knob: small segments, so that the tests cross segment boundaries */
+    const char *segenv = getenv("TALLY_VULKAN_SEGMENT_BYTES");
+    if (segenv && *segenv) {
+        uint64_t want = strtoull(segenv, NULL, 10) & ~(uint64_t)(TALLY_PROD_BLOCK * 8 - 1);
+        if (want >= TALLY_PROD_BLOCK * 8 && want < seg) seg = want;
+    }
+    s->seg_bytes = seg;
+    s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
+    uint32_t v = s->info.api_version;
+    snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,
+             VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), s->info.driver, s->info.subgroup_size);
+    *out = s;
+    return TALLY_OK;
+}
+
+static void vk_fini(void *state) { free_state(state); }
+
+static const char *vk_describe(void *state) { return state ? ((tvk_state *)state)->desc : ""; }
+
+/* The CPU backend beside this context, for the fallbacks (made on first use). */
+tally_status tvk_cpu(tally_context *ctx, tvk_state *s, tally_context **cpu)
+{
+    if (!s->cpu) {
+        tally_options o;
+        tally_options_init(&o);
+        o.backend = TALLY_BACKEND_CPU;
+        o.threads = s->threads;
+        tally_status st = tally_create(&s->cpu, &o);
+        if (st != TALLY_OK)
+            return tally_set_error(ctx, st, "tally (Vulkan): the CPU fallback could not start: %s",
+                                   tally_create_error());
+    }
+    *cpu = s->cpu;
+    return TALLY_OK;
+}
+
+/* ---- host data --------------------------------------------------------------------------- */
+/* Copies host data into the device buffer dbuf (through the staging buffer); records the copy
+ * in the open command buffer. */
+tally_status tvk_upload(tally_context *ctx, tvk_state *s, const void *data, uint64_t bytes,
+                        const char *fn)
+{
+    tally_status st = tvk_buf_ensure(ctx, s, &s->staging, bytes, 1, fn);
+    if (st != TALLY_OK) return st;
+    st = tvk_buf_ensure(ctx, s, &s->dbuf, bytes, 0, fn);
+    if (st != TALLY_OK) return st;
+    if (bytes) {
+        memcpy(s->staging.map, data, bytes);
+        VkBufferCopy c = {0, 0, bytes};
+        s->fd.vkCmdCopyBuffer(s->cb, s->staging.buf, s->dbuf.buf, 1, &c);
+        tvk_barrier(s);
+    }
+    return TALLY_OK;
+}
+
+/* A host view of bytes [off, off + bytes) of a device buffer (copied into the staging buffer;
+ * waits). */
+tally_status tvk_download(tally_context *ctx, tvk_state *s, VkBuffer buf, VkDeviceSize off,
+                          uint64_t bytes, const void **view, const char *fn)
+{
+    tally_status st = tvk_buf_ensure(ctx, s, &s->staging, bytes, 1, fn);
+    if (st != TALLY_OK) return st;
+    if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    if (bytes) {
+        VkBufferCopy c = {off, 0, bytes};
+        s->fd.vkCmdCopyBuffer(s->cb, buf, s->staging.buf, 1, &c);
+        tvk_barrier(s);
+    }
+    if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+    *view = s->staging.map;
+    return TALLY_OK;
+}
+
+/* ---- the backend table ------------------------------------------------------------------- */
+static tally_status vk_reduce_host(tally_context *ctx, void *state, tally_type type,
+                                   const void *data, uint64_t n, const tally_op *ops, size_t nops,
+                                   const tally_reduce_options *opts, tally_result *results)
+{
+    static const char fn[] = "tally_reduce";
+    tvk_state *s = state;
+    uint64_t bytes = n * tally_type_size(type);
+    tvk_src src = {VK_NULL_HANDLE, 0, data};
+    if (n) {
+        tally_status st = tvk_begin(ctx, s, fn);
+        if (st != TALLY_OK) return st;
+        st = tvk_upload(ctx, s, data, bytes, fn);
+        if (st != TALLY_OK) return st;
+        src.buf = s->dbuf.buf;
+        s->open = 1; /* the upload is recorded: tvk_reduce goes on in this command buffer */
+    }
+    tally_status st = tvk_reduce(ctx, s, fn, type, src, n, ops, nops, opts, results);
+    s->open = 0;
+    return st;
+}
+
+static tally_status vk_scan_host(tally_context *ctx, void *state, tally_op op, tally_type type,
+                                 const void *in, void *out, uint64_t n, const tally_scan_options *opts)
+{
+    return tvk_scan_host(ctx, state, op, type, in, out, n, opts);
+}
+
+static const tally_backend vulkan_backend = {
+    .kind = TALLY_BACKEND_VULKAN,
+    .name = "vulkan",
+    .available = vk_available,
+    .init = vk_init,
+    .fini = vk_fini,
+    .reduce = vk_reduce_host,
+    .scan = vk_scan_host,
+    .describe = vk_describe,
+};
+
+const tally_backend *tally_vulkan_backend_get(void) { return &vulkan_backend; }
+
+/* ---- tally_vulkan.h ------------------------------------------------------------------------ */
+tvk_state *tvk_state_of(const tally_context *ctx)
+{
+    if (!ctx || ctx->backend != &vulkan_backend) return NULL;
+    return ctx->state;
+}
+
+tally_status tally_vulkan_get_handles(const tally_context *ctx, tally_vulkan_handles *h)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || !h) return TALLY_ERR_INVALID_ARGUMENT;
+    h->instance = s->inst;
+    h->physical_device = s->phys;
+    h->device = s->dev;
+    h->queue = s->queue;
+    h->queue_family = s->qfam;
+    return TALLY_OK;
+}
+
+uint64_t tally_vulkan_validation_messages(const tally_context *ctx, const char **last)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (last) *last = "";
+    if (!s) return 0;
+    pthread_mutex_lock(&s->dbg_lock);
+    uint64_t c = s->dbg_count;
+    if (last) {
+        memcpy(s->dbg_copy, s->dbg_last, sizeof s->dbg_copy);
+        *last = s->dbg_copy;
+    }
+    pthread_mutex_unlock(&s->dbg_lock);
+    return c;
+}
+
+tally_status tally_vulkan_reduce_buffer(tally_context *ctx, tally_type type, VkBuffer buffer,
+                                        VkDeviceSize offset, uint64_t n, const tally_op *ops,
+                                        size_t nops, const tally_reduce_options *opts,
+                                        tally_result *results)
+{
+    static const char fn[] = "tally_vulkan_reduce_buffer";
+    tvk_state *s = tvk_state_of(ctx);
+    tally_status st;
+    if (!s) {
+        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a Vulkan context", fn);
+        return TALLY_ERR_INVALID_ARGUMENT;
+    }
+    if (!results) return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: results is NULL", fn);
+    if (!ops || nops == 0)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: ops is NULL or nops is 0", fn);
+    if ((st = tally_check_type(ctx, fn, type)) != TALLY_OK ||
+        (st = tally_check_reduce_ops(ctx, fn, type, ops, nops, opts)) != TALLY_OK)
+        return st;
+    if (n && buffer == VK_NULL_HANDLE)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: buffer is VK_NULL_HANDLE but n = %llu",
+                               fn, (unsigned long long)n);
+    if (offset % tally_type_size(type))
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
+                               "%s: offset = %llu is not a multiple of the %zu-byte %s elements", fn,
+                               (unsigned long long)offset, tally_type_size(type), tally_type_name(type));
+    tally_reduce_options defaults = {0, 0};
+    tvk_src src = {buffer, offset, NULL};
+    st = tvk_reduce(ctx, s, fn, type, src, n, ops, nops, opts ? opts : &defaults, results);
+    if (st != TALLY_OK) return st;
+    for (size_t i = 0; i < nops; i++)
+        if (results[i].status != TALLY_OK)
+            return tally_set_error(ctx, results[i].status, "%s: %s of %llu %s elements: %s", fn,
+                                   tally_op_name(ops[i]), (unsigned long long)n, tally_type_name(type),
+                                   tally_status_string(results[i].status));
+    return TALLY_OK;
+}
+
+/* ---- benchmark hooks (not in tally_vulkan.h; bench/bench_vulkan.c declares them) ------------ */
+/* Timestamps around every submission of this context from now on (on = 1); 0 if the queue has
+ * none. */
+TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || !s->timestamp_valid) return 0;
+    if (on && !s->qpool) {
+        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 2, 0};
+        if (s->fd.vkCreateQueryPool(s->dev, &qi, NULL, &s->qpool) != VK_SUCCESS) return 0;
+    }
+    s->timing = on;
+    s->gpu_ns = 0;
+    return 1;
+}
+/* GPU microseconds of the submissions since the last read (timing on). */
+TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    double us = s->gpu_ns / 1e3;
+    s->gpu_ns = 0;
+    return us;
+}
+/* A device-local buffer (slot 0..3, owned by the context) holding bytes of data (NULL: left
+ * as is), for benchmarks. */
+TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
+                                                 uint64_t bytes, VkBuffer *out)
+{
+    static const char fn[] = "tally_vulkan_bench_buffer";
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || slot < 0 || slot > 3) return TALLY_ERR_INVALID_ARGUMENT;
+    tally_status st = tvk_buf_ensure(ctx, s, &s->bench[slot], bytes, 0, fn);
+    if (st != TALLY_OK) return st;
+    if (data) {
+        for (uint64_t o = 0; o < bytes; o += 1ull << 30) {
+            uint64_t len = bytes - o < (1ull << 30) ? bytes - o : 1ull << 30;
+            if ((st = tvk_buf_ensure(ctx, s, &s->staging, len, 1, fn)) != TALLY_OK) return st;
+            memcpy(s->staging.map, (const char *)data + o, len);
+            if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+            VkBufferCopy c = {0, o, len};
+            s->fd.vkCmdCopyBuffer(s->cb, s->staging.buf, s->bench[slot].buf, 1, &c);
+            tvk_barrier(s);
+            if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+        }
+    }
+    *out = s->bench[slot].buf;
+    return TALLY_OK;
+}
+/* Copies bytes [off, off + bytes) of buf to host memory dst. */
+TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
+                                               uint64_t bytes, void *dst)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return TALLY_ERR_INVALID_ARGUMENT;
+    for (uint64_t o = 0; o < bytes; o += 1ull << 30) {
+        uint64_t len = bytes - o < (1ull << 30) ? bytes - o : 1ull << 30;
+        const void *view;
+        tally_status st = tvk_download(ctx, s, buf, off + o, len, &view, "tally_vulkan_bench_read");
+        if (st != TALLY_OK) return st;
+        memcpy((char *)dst + o, view, len);
+    }
+    return TALLY_OK;
+}

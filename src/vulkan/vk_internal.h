@@ -1,0 +1,145 @@
+/* The Vulkan backend's internal interface (vk_backend.c: devices, buffers, pipelines;
+ * vk_reduce.c, vk_scan.c: the host side of the shaders). Not installed. */
+#ifndef TALLY_VK_INTERNAL_H
+#define TALLY_VK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "core/backend.h"
+#include "core/exact_sum.h"
+#include "tally_vulkan.h"
+#include "vulkan/vk_loader.h"
+
+#define TVK_WG 256            /* workgroup size of every shader */
+#define TVK_MAX_SETS 256      /* descriptor sets (dispatches) in one command buffer */
+#define TVK_MAX_PIPES 4096
+#define TVK_PC_BYTES 64       /* push constant bytes */
+#define TVK_MAX_WG_PER_SEG 2048
+
+/* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
+ * support it */
+enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_FPROD, TVK_SH_FSCAN, TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP,
+       TVK_SH_COUNT };
+
+/* reduce.comp's struct Partial (std430) */
+typedef struct tvk_partial {
+    uint64_t nans, sum_lo, sum_hi, kmin, kmax, imin, imax, first_nan, band, bor, bxor, pmag;
+    uint32_t pflags, xflags, pad0, pad1;
+    int64_t chunk[TALLY_EXACT_CHUNKS];
+} tvk_partial;
+#define TVK_XF_EDGE 0x80000000u
+#define TVK_N_SQDEV 1024u     /* reduce.comp's feature bit of the variance pass */
+
+/* reduce.comp's push constants */
+typedef struct tvk_reduce_pc {
+    uint64_t n, gbase, mean_bits;
+    uint32_t head, vec_per_wg, part0, nvec;
+} tvk_reduce_pc;
+
+typedef struct tvk_buf {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    void *map;           /* host buffers: mapped for the buffer's life */
+} tvk_buf;
+
+typedef struct tvk_range {
+    VkBuffer buf;
+    VkDeviceSize off, range;
+} tvk_range;
+
+typedef struct tvk_pipe {
+    int shader;
+    tally_type type;
+    uint32_t spec[3];
+    VkPipeline pipe;
+} tvk_pipe;
+
+/* Where the data of a call is: a device buffer and offset; host is the host copy when the call
+ * came with a host pointer (NULL for tally_vulkan_*_buffer). */
+typedef struct tvk_src {
+    VkBuffer buf;
+    VkDeviceSize off;
+    const void *host;
+} tvk_src;
+
+typedef struct tvk_state {
+    tvk_instance_fns fi;
+    tvk_device_fns fd;
+    VkInstance inst;
+    VkDebugUtilsMessengerEXT dbg;
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t qfam;
+    uint32_t timestamp_valid;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    tally_vulkan_device_info info;
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout layout;
+    VkDescriptorPool dpool;
+    VkCommandPool cpool;
+    VkCommandBuffer cb;
+    VkFence fence;
+    VkPipelineCache pcache;
+    VkShaderModule modules[TVK_SH_COUNT][TALLY_TYPE_COUNT];
+    tvk_pipe pipes[TVK_MAX_PIPES];
+    int npipes;
+    int nsets;
+    int open;                 /* a command buffer is being recorded by the caller */
+    tvk_buf staging;          /* host-visible: uploads and downloads */
+    tvk_buf dbuf, dbuf2;      /* device: host data copied in; scan output */
+    tvk_buf parts;            /* device: reduce partials, scan tile states */
+    tvk_buf hostres;          /* host-visible: results read back */
+    tvk_buf aux;              /* device: product lanes, scan carries */
+    VkDeviceSize align;       /* storage-buffer offset alignment (>= 16) */
+    uint64_t seg_bytes;       /* bytes per dispatch segment (one binding's range) */
+    int threads;              /* for the CPU fallback context */
+    int float_shaders;        /* TALLY_VULKAN_FLOAT_SHADERS: float product/scan shaders even
+                                 without denorm preservation (tests) */
+    int validation;
+    tally_context *cpu;       /* the CPU fallback */
+    int timing;               /* benchmarks: timestamps around every submission */
+    VkQueryPool qpool;
+    double gpu_ns;            /* summed over the submissions since the last read */
+    tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
+    pthread_mutex_t dbg_lock;
+    uint64_t dbg_count;
+    char dbg_last[512], dbg_copy[512];
+    char desc[400];
+} tvk_state;
+
+tally_status tvk_fail(tally_context *ctx, VkResult r, const char *fn, const char *what);
+tally_status tvk_buf_ensure(tally_context *ctx, tvk_state *s, tvk_buf *b, VkDeviceSize size,
+                            int host, const char *fn);
+void tvk_buf_free(tvk_state *s, tvk_buf *b);
+tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_type t,
+                          uint32_t spec0, uint32_t spec1, uint32_t spec2, VkPipeline *out);
+tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn);
+tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn);
+void tvk_barrier(tvk_state *s);
+tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
+                      const void *pc, uint32_t pc_size, const char *fn);
+tvk_range tvk_window(const tvk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
+                     uint32_t *head);
+tally_status tvk_cpu(tally_context *ctx, tvk_state *s, tally_context **cpu);
+tally_status tvk_upload(tally_context *ctx, tvk_state *s, const void *data, uint64_t bytes,
+                        const char *fn);
+tally_status tvk_download(tally_context *ctx, tvk_state *s, VkBuffer buf, VkDeviceSize off,
+                          uint64_t bytes, const void **view, const char *fn);
+tvk_state *tvk_state_of(const tally_context *ctx);
+
+/* vk_reduce.c: reduce n elements at src (with s->open, the command buffer is already begun
+ * and holds the upload). */
+tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                        tvk_src src, uint64_t n, const tally_op *ops, size_t nops,
+                        const tally_reduce_options *opts, tally_result *results);
+/* vk_scan.c */
+tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                      tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off, uint64_t n,
+                      const tally_scan_options *opts);
+tally_status tvk_scan_host(tally_context *ctx, tvk_state *s, tally_op op, tally_type type,
+                           const void *in, void *out, uint64_t n, const tally_scan_options *opts);
+
+#endif

@@ -1,0 +1,334 @@
+/* Scans on a Vulkan device: scan.comp (associative ops: reduce, then scan, three dispatches)
+ * and fscan.comp (float sums and products in the CPU's fixed block order). Host pointers are
+ * copied to device buffers and the output copied back. Where float sum/product scans cannot
+ * run in shaders with IEEE subnormals (see tally_vulkan.h), they run on the CPU backend. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/api_check.h"
+#include "core/types.h"
+#include "vulkan/vk_internal.h"
+
+#define SCAN_TB (TVK_WG * 16 * 2) /* scan.comp's tile bytes (WG * 16 * VPT) */
+#define FSCAN_BLOCK 4096u         /* the CPU's float scan block (TALLY_SCAN_BLOCK) */
+
+typedef struct scan_pc {
+    uint64_t n, start;
+    uint32_t in_head, out_head, ntiles, tile0;
+} scan_pc;
+
+/* The start value in the element's bits: init converted, or the op's identity (inclusive
+ * float sums start from -0.0, exclusive ones without init from +0.0, as on the CPU). */
+static uint64_t start_bits(tally_op op, tally_type type, const tally_scan_options *o)
+{
+    unsigned bits = (unsigned)tally_type_size(type) * 8;
+    uint64_t lowmask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+    int sg = tally_type_is_signed_int(type);
+    if (tally_type_is_float(type)) {
+        double v;
+        if (o->exclusive && o->has_init) v = o->init.f64;
+        else if (op == TALLY_PROD) v = 1.0;
+        else if (op == TALLY_MIN) v = __builtin_inf();
+        else if (op == TALLY_MAX) v = -__builtin_inf();
+        else v = o->exclusive ? 0.0 : -0.0;
+        if (type == TALLY_F32) {
+            float f = (float)v;
+            uint32_t w;
+            memcpy(&w, &f, 4);
+            return w;
+        }
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        return b;
+    }
+    if (o->exclusive && o->has_init) return (sg ? (uint64_t)o->init.i64 : o->init.u64) & lowmask;
+    switch (op) {
+    case TALLY_PROD: return 1;
+    case TALLY_MIN: return sg ? lowmask >> 1 : lowmask;
+    case TALLY_MAX: return sg ? (lowmask >> 1) + 1 : 0;
+    case TALLY_AND: return lowmask;
+    default: return 0;
+    }
+}
+
+static uint64_t seg_elems(const tvk_state *s, size_t es) { return s->seg_bytes / es; }
+
+/* scan.comp over every segment. */
+static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                                 tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
+                                 uint64_t n, const tally_scan_options *opts)
+{
+    size_t es = tally_type_size(type);
+    uint64_t per = seg_elems(s, es), nseg = (n + per - 1) / per;
+    uint64_t te = SCAN_TB / es, total = 0;
+    for (uint64_t k = 0; k < nseg; k++) {
+        uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+        uint64_t hs = ((out_off + e0 * es) & (s->align - 1)) / es;
+        total += (hs + ne + te - 1) / te;
+    }
+    if (total > 0xffffffffull)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
+                               (unsigned long long)n);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->aux, total * 8 + 64, 0, fn);
+    if (st != TALLY_OK) return st;
+    VkPipeline p0, p1, p2;
+    uint32_t ex = opts->exclusive ? 1 : 0;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN, type, (uint32_t)op, 0, ex, &p0)) != TALLY_OK ||
+        (st = tvk_pipeline(ctx, s, TVK_SH_SCAN, type, (uint32_t)op, 1, ex, &p1)) != TALLY_OK ||
+        (st = tvk_pipeline(ctx, s, TVK_SH_SCAN, type, (uint32_t)op, 2, ex, &p2)) != TALLY_OK)
+        return st;
+    for (int mode = 0; mode < 3; mode += 2) {
+        uint32_t tile0 = 0;
+        for (uint64_t k = 0; k < nseg; k++) {
+            uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+            scan_pc pc;
+            memset(&pc, 0, sizeof pc);
+            tvk_range b[4] = {{0}};
+            b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc.in_head);
+            b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc.out_head);
+            b[2] = (tvk_range){s->aux.buf, 0, total * 8};
+            /* the output binding covers whole tiles' words that exist in the buffer: the
+             * shader writes only words holding output bytes */
+            pc.n = ne;
+            pc.tile0 = tile0;
+            uint32_t nt = (uint32_t)((pc.out_head / es + ne + te - 1) / te);
+            if ((st = tvk_bind(ctx, s, mode == 0 ? p0 : p2, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+            s->fd.vkCmdDispatch(s->cb, nt, 1, 1);
+            tile0 += nt;
+        }
+        tvk_barrier(s);
+        if (mode == 0) {
+            scan_pc pc;
+            memset(&pc, 0, sizeof pc);
+            pc.start = start_bits(op, type, opts);
+            pc.ntiles = (uint32_t)total;
+            tvk_range b[4] = {{0}};
+            b[2] = (tvk_range){s->aux.buf, 0, total * 8};
+            if ((st = tvk_bind(ctx, s, p1, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+            s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+            tvk_barrier(s);
+        }
+    }
+    return TALLY_OK;
+}
+
+/* fscan.comp over every segment; the edge flag lands in hostres[0..3]. */
+static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                                 tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
+                                 uint64_t n, const tally_scan_options *opts, int preserve)
+{
+    size_t es = tally_type_size(type);
+    uint64_t per = seg_elems(s, es), nseg = (n + per - 1) / per;
+    uint64_t nblk = (n + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
+    VkDeviceSize flag_off = (nblk * 8 + s->align - 1) & ~(VkDeviceSize)(s->align - 1);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->aux, flag_off + 64, 0, fn);
+    if (st != TALLY_OK) return st;
+    if ((st = tvk_buf_ensure(ctx, s, &s->hostres, 1024, 1, fn)) != TALLY_OK) return st;
+    VkPipeline p[3];
+    uint32_t ex = opts->exclusive ? 1 : 0, o = op == TALLY_SUM ? 0 : 1;
+    for (uint32_t m = 0; m < 3; m++)
+        if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN_DP : TVK_SH_FSCAN, type, o, m, ex, &p[m])) != TALLY_OK)
+            return st;
+    s->fd.vkCmdFillBuffer(s->cb, s->aux.buf, flag_off, 4, 0);
+    tvk_barrier(s);
+    for (int mode = 0; mode < 3; mode += 2) {
+        for (uint64_t k = 0; k < nseg; k++) {
+            uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+            scan_pc pc;
+            memset(&pc, 0, sizeof pc);
+            tvk_range b[4] = {{0}};
+            b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc.in_head);
+            b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc.out_head);
+            b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};
+            b[3] = (tvk_range){s->aux.buf, flag_off, 4};
+            pc.n = ne;
+            pc.tile0 = (uint32_t)(e0 / FSCAN_BLOCK);
+            uint64_t nb = (ne + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
+            if ((st = tvk_bind(ctx, s, p[mode], b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+            s->fd.vkCmdDispatch(s->cb, (uint32_t)((nb + 63) / 64), 1, 1);
+        }
+        tvk_barrier(s);
+        if (mode == 0) {
+            scan_pc pc;
+            memset(&pc, 0, sizeof pc);
+            pc.start = start_bits(op, type, opts);
+            pc.ntiles = (uint32_t)nblk;
+            tvk_range b[4] = {{0}};
+            b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};
+            b[3] = (tvk_range){s->aux.buf, flag_off, 4};
+            if ((st = tvk_bind(ctx, s, p[1], b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+            s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+            tvk_barrier(s);
+        }
+    }
+    VkBufferCopy c = {flag_off, 0, 4};
+    s->fd.vkCmdCopyBuffer(s->cb, s->aux.buf, s->hostres.buf, 1, &c);
+    tvk_barrier(s);
+    return TALLY_OK;
+}
+
+/* Float sums/products: in shaders (1), or on the CPU (0). */
+static int fscan_on_device(const tvk_state *s, tally_op op, tally_type type, int *preserve)
+{
+    *preserve = type == TALLY_F32 ? s->info.denorm_preserve32 : s->info.denorm_preserve64;
+    (void)op;
+    return *preserve || s->float_shaders;
+}
+
+static int is_fchain(tally_op op, tally_type type)
+{
+    return tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD);
+}
+
+/* Records the scan of in to (out, out_off); *edge_possible says whether the host must check
+ * the edge flag in hostres afterwards. */
+static tally_status record_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                                tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
+                                uint64_t n, const tally_scan_options *opts, int *edge_possible)
+{
+    *edge_possible = 0;
+    if (is_fchain(op, type)) {
+        int preserve;
+        fscan_on_device(s, op, type, &preserve);
+        *edge_possible = !preserve;
+        return record_fscan(ctx, s, fn, op, type, in, out, out_off, n, opts, preserve);
+    }
+    return record_assoc(ctx, s, fn, op, type, in, out, out_off, n, opts);
+}
+
+tally_status tvk_scan_host(tally_context *ctx, tvk_state *s, tally_op op, tally_type type,
+                           const void *in, void *out, uint64_t n, const tally_scan_options *opts)
+{
+    static const char fn[] = "tally_scan";
+    if (n == 0) return TALLY_OK;
+    size_t es = tally_type_size(type);
+    uint64_t bytes = n * es;
+    int preserve;
+    if (is_fchain(op, type) && !fscan_on_device(s, op, type, &preserve)) {
+        tally_context *cpu;
+        tally_status st = tvk_cpu(ctx, s, &cpu);
+        if (st != TALLY_OK) return st;
+        st = tally_scan(cpu, op, type, in, out, n, opts);
+        if (st != TALLY_OK) tally_set_error(ctx, st, "%s", tally_last_error(cpu));
+        return st;
+    }
+    tally_status st = tvk_begin(ctx, s, fn);
+    if (st != TALLY_OK) return st;
+    if ((st = tvk_upload(ctx, s, in, bytes, fn)) != TALLY_OK) return st;
+    /* scan in place in the device copy, then copy it back */
+    tvk_src src = {s->dbuf.buf, 0, in};
+    int edge_possible;
+    if ((st = record_scan(ctx, s, fn, op, type, src, s->dbuf.buf, 0, n, opts, &edge_possible)) != TALLY_OK)
+        return st;
+    VkBufferCopy c = {0, 0, bytes};
+    s->fd.vkCmdCopyBuffer(s->cb, s->dbuf.buf, s->staging.buf, 1, &c);
+    tvk_barrier(s);
+    if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+    uint32_t edge = 0;
+    if (edge_possible) memcpy(&edge, s->hostres.map, 4);
+    if (edge) {
+        tally_context *cpu;
+        if ((st = tvk_cpu(ctx, s, &cpu)) != TALLY_OK) return st;
+        return tally_scan(cpu, op, type, in, out, n, opts);
+    }
+    memcpy(out, s->staging.map, bytes);
+    return TALLY_OK;
+}
+
+/* The CPU's scan of device data: download, scan, upload. */
+static tally_status cpu_scan_buffers(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                                     tally_type type, VkBuffer in, VkDeviceSize in_off, VkBuffer out,
+                                     VkDeviceSize out_off, uint64_t n, const tally_scan_options *opts)
+{
+    size_t bytes = (size_t)n * tally_type_size(type);
+    const void *view;
+    tally_status st = tvk_download(ctx, s, in, in_off, bytes, &view, fn);
+    if (st != TALLY_OK) return st;
+    tally_context *cpu;
+    if ((st = tvk_cpu(ctx, s, &cpu)) != TALLY_OK) return st;
+    /* in place in the staging buffer, then up to out */
+    if ((st = tally_scan(cpu, op, type, view, (void *)view, n, opts)) != TALLY_OK) return st;
+    if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    VkBufferCopy c = {0, out_off, bytes};
+    s->fd.vkCmdCopyBuffer(s->cb, s->staging.buf, out, 1, &c);
+    tvk_barrier(s);
+    return tvk_submit_wait(ctx, s, fn);
+}
+
+tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                      tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off, uint64_t n,
+                      const tally_scan_options *opts)
+{
+    if (n == 0) return TALLY_OK;
+    size_t es = tally_type_size(type);
+    int preserve;
+    if (is_fchain(op, type) && !fscan_on_device(s, op, type, &preserve))
+        return cpu_scan_buffers(ctx, s, fn, op, type, in.buf, in.off, out, out_off, n, opts);
+    tally_status st = tvk_begin(ctx, s, fn);
+    if (st != TALLY_OK) return st;
+    tvk_src src = in;
+    int keep = is_fchain(op, type) && !preserve; /* an edge may need the input again */
+    if (keep) {
+        if ((st = tvk_buf_ensure(ctx, s, &s->dbuf2, n * es, 0, fn)) != TALLY_OK) return st;
+        VkBufferCopy c = {in.off, 0, n * es};
+        s->fd.vkCmdCopyBuffer(s->cb, in.buf, s->dbuf2.buf, 1, &c);
+        tvk_barrier(s);
+        src.buf = s->dbuf2.buf;
+        src.off = 0;
+    }
+    int edge_possible;
+    if ((st = record_scan(ctx, s, fn, op, type, src, out, out_off, n, opts, &edge_possible)) != TALLY_OK)
+        return st;
+    if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+    uint32_t edge = 0;
+    if (edge_possible) memcpy(&edge, s->hostres.map, 4);
+    if (edge)
+        return cpu_scan_buffers(ctx, s, fn, op, type, s->dbuf2.buf, 0, out, out_off, n, opts);
+    return TALLY_OK;
+}
+
+tally_status tally_vulkan_scan_buffer(tally_context *ctx, tally_op op, tally_type type, VkBuffer in,
+                                      VkDeviceSize in_offset, VkBuffer out, VkDeviceSize out_offset,
+                                      uint64_t n, const tally_scan_options *opts)
+{
+    static const char fn[] = "tally_vulkan_scan_buffer";
+    tvk_state *s = tvk_state_of(ctx);
+    tally_status st;
+    if (!s) {
+        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a Vulkan context", fn);
+        return TALLY_ERR_INVALID_ARGUMENT;
+    }
+    if ((int)op < 0 || (int)op > TALLY_XOR)
+        return tally_set_error(ctx, TALLY_ERR_UNSUPPORTED,
+                               "%s: op = %d is not a scan op (sum, prod, min, max, and, or, xor)", fn, (int)op);
+    if ((st = tally_check_type(ctx, fn, type)) != TALLY_OK) return st;
+    if (tally_type_is_float(type) && op >= TALLY_AND)
+        return tally_set_error(ctx, TALLY_ERR_UNSUPPORTED, "%s: bitwise scans need an integer type", fn);
+    if (opts && opts->has_init && !opts->exclusive)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
+                               "%s: opts->has_init = 1 needs opts->exclusive = 1", fn);
+    size_t es = tally_type_size(type);
+    if (in_offset % es || out_offset % es)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
+                               "%s: in_offset = %llu / out_offset = %llu are not multiples of the "
+                               "%zu-byte %s elements", fn, (unsigned long long)in_offset,
+                               (unsigned long long)out_offset, es, tally_type_name(type));
+    if (n && (in == VK_NULL_HANDLE || out == VK_NULL_HANDLE))
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: a buffer is VK_NULL_HANDLE but n = %llu",
+                               fn, (unsigned long long)n);
+    if (n && in == out && in_offset != out_offset) {
+        /* ranges that share a 4-byte word overlap: the shaders write whole words */
+        uint64_t bytes = n * es;
+        uint64_t a0 = in_offset & ~3ull, a1 = (in_offset + bytes + 3) & ~3ull;
+        uint64_t b0 = out_offset & ~3ull, b1 = (out_offset + bytes + 3) & ~3ull;
+        if (a0 < b1 && b0 < a1)
+            return tally_set_error(ctx, TALLY_ERR_OVERLAP,
+                                   "%s: out [%llu, +%llu) overlaps in [%llu, +%llu) in the same buffer "
+                                   "(ranges sharing a 4-byte word count); only in place is allowed",
+                                   fn, (unsigned long long)out_offset, (unsigned long long)bytes,
+                                   (unsigned long long)in_offset, (unsigned long long)bytes);
+    }
+    tally_scan_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    tvk_src src = {in, in_offset, NULL};
+    return tvk_scan(ctx, s, fn, op, type, src, out, out_offset, n, opts ? opts : &defaults);
+}

@@ -1,0 +1,592 @@
+/* Tests of the Vulkan backend: every result compared with the CPU backend, bit for bit (float
+ * products and float scans included: the Vulkan backend keeps the CPU's order). The model is
+ * tests/cuda/test_cuda.cu. A plain program with its own checks; ctest reads exit code 77 as
+ * "skipped" (no Vulkan loader or device here).
+ *
+ *   test_vulkan              the matrix (sized for lavapipe in CI)
+ *   test_vulkan --full       more sizes and every offset for every size
+ *   test_vulkan --big        also > 2^32 elements of u8 (a GPU with 5+ GB)
+ *   test_vulkan --no-int64   the documented answer for a device without 64-bit integers
+ *
+ * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tally.h"
+#include "tally_vulkan.h"
+#include "vk_util.h"
+
+/* the library's benchmark hooks (vk_backend.c): device-local buffers, read back */
+TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
+                                                 uint64_t bytes, VkBuffer *out);
+TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
+                                               uint64_t bytes, void *dst);
+
+static int g_pass, g_fail, g_skip, g_printed;
+
+#define CHECK(cond, ...)                                                                        \
+    do {                                                                                        \
+        if (cond) {                                                                             \
+            g_pass++;                                                                           \
+        } else {                                                                                \
+            g_fail++;                                                                           \
+            if (g_printed++ < 100) {                                                            \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                     \
+                printf(__VA_ARGS__);                                                            \
+                printf("\n");                                                                   \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+/* ---- random data (as test_cuda.cu) -------------------------------------------------------- */
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+static double urand(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+
+enum { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_NEAR1, D_TWOSCALE, D_SUBNORMAL,
+       D_HUGE, D_COUNT };
+static const char *dname[] = {"bits", "small", "prices", "wide", "special", "negzero", "near1",
+                              "twoscale", "subnormal", "huge"};
+
+static int is_float(tally_type t) { return t == TALLY_F32 || t == TALLY_F64; }
+
+static void fill(unsigned char *buf, tally_type t, uint64_t n, int d)
+{
+    size_t es = tally_type_size(t);
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char *p = buf + i * es;
+        if (!is_float(t)) {
+            uint64_t v = rnd();
+            if (d == D_SMALL) v = (uint64_t)((int64_t)(rnd() % 7) - 3);
+            else if (d == D_NEAR1) v = (rnd() % 16 == 0) ? (uint64_t)((int64_t)(rnd() % 5) - 2) : 1;
+            memcpy(p, &v, es);
+            continue;
+        }
+        double v;
+        switch (d) {
+        case D_PRICES: v = floor(urand() * 100000.0) / 100.0 + 0.01; break;
+        case D_WIDE: v = (rnd() & 1 ? -1.0 : 1.0) * (1.0 + urand()) * ldexp(1.0, (int)(rnd() % 120) - 60); break;
+        case D_SPECIAL: {
+            uint64_t r = rnd() % 64;
+            v = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY : r == 3 ? -0.0 : r == 4 ? 0.0 : urand() - 0.5;
+            break;
+        }
+        case D_NEGZERO: v = -0.0; break;
+        case D_NEAR1: v = 1.0 + (urand() - 0.5) * 1e-3; break;
+        case D_TWOSCALE: {
+            int s = t == TALLY_F32 ? 40 : 25;
+            v = (rnd() & 1 ? -1.0 : 1.0) * (1.0 + urand()) * ldexp(1.0, rnd() & 2 ? s : -s);
+            break;
+        }
+        case D_SUBNORMAL: /* the smallest values of the type, and a few normal ones */
+            v = (rnd() & 1 ? -1.0 : 1.0) * (double)(rnd() % 1000) *
+                (t == TALLY_F32 ? ldexp(1.0, -149) : ldexp(1.0, -1074));
+            if (rnd() % 8 == 0) v = urand() * (t == TALLY_F32 ? 1e-37 : 1e-307);
+            break;
+        case D_HUGE: /* near the top of the range: sums overflow, squares overflow */
+            v = (rnd() & 1 ? -1.0 : 1.0) * (1.0 + urand()) * (t == TALLY_F32 ? 1e38 : 1e307);
+            break;
+        case D_SMALL: v = (double)((int)(rnd() % 7) - 3); break;
+        default: v = (urand() - 0.5) * 1e6; break;
+        }
+        if (t == TALLY_F32) {
+            float f = (float)v;
+            memcpy(p, &f, 4);
+        } else {
+            memcpy(p, &v, 8);
+        }
+    }
+}
+
+/* ---- comparisons -------------------------------------------------------------------------- */
+static int same(const tally_result *g, const tally_result *c)
+{
+    if (g->status != c->status) return 0;
+    if (g->status != TALLY_OK) return 1;
+    if (g->type != c->type || g->index != c->index) return 0;
+    if (g->type == TALLY_F64 && isnan(g->value.f64)) return isnan(c->value.f64);
+    return g->value.u64 == c->value.u64;
+}
+
+static void print_result(const char *who, const tally_result *r)
+{
+    printf("    %s: status=%s type=%d value=%#llx (%.17g) index=%llu\n", who,
+           tally_status_name(r->status), (int)r->type, (unsigned long long)r->value.u64,
+           r->type == TALLY_F64 ? r->value.f64 : (double)r->value.i64, (unsigned long long)r->index);
+}
+
+static tally_context *g_cpu, *g_cpu1, *g_vk;
+static int g_have_bufs;
+static tvk_test_buf g_buf; /* one buffer for the VkBuffer cases, grown as needed */
+
+static unsigned char *buf_at(size_t need)
+{
+    if (g_buf.size < need) {
+        tvk_test_buf_free(&g_buf);
+        if (!tvk_test_buf_make(&g_buf, need + (1u << 20))) {
+            printf("FATAL: could not make a %zu-byte VkBuffer\n", need);
+            exit(1);
+        }
+    }
+    return g_buf.map;
+}
+
+/* Compares the Vulkan backend with the CPU backend: through the host-pointer API (via == 0) or
+ * a VkBuffer at byte offset off (via == 1; the data is copied there first). */
+static void compare_reduce(tally_type t, const unsigned char *h, uint64_t n, const tally_op *ops,
+                           size_t nops, int omit, int ddof, int via, size_t off, const char *what)
+{
+    tally_result gr[16], cr[16];
+    tally_reduce_options o = {omit, ddof};
+    size_t es = tally_type_size(t);
+    if (via && g_have_bufs) {
+        unsigned char *m = buf_at(off + n * es + 16);
+        memcpy(m + off, h, n * es);
+        tally_vulkan_reduce_buffer(g_vk, t, g_buf.buf, off, n, ops, nops, &o, gr);
+    } else {
+        tally_reduce_many(g_vk, t, h, n, ops, nops, &o, gr);
+    }
+    tally_reduce_many(n < 100000 ? g_cpu1 : g_cpu, t, h, n, ops, nops, &o, cr);
+    for (size_t i = 0; i < nops; i++) {
+        int ok = same(&gr[i], &cr[i]);
+        CHECK(ok, "reduce %s %s n=%llu omit=%d ddof=%d op=%s via=%s off=%zu (%s)", tally_type_name(t),
+              what, (unsigned long long)n, omit, ddof, tally_op_name(ops[i]), via ? "buffer" : "host",
+              off, tally_last_error(g_vk));
+        if (!ok && g_printed <= 100) {
+            print_result("vulkan", &gr[i]);
+            print_result("cpu   ", &cr[i]);
+        }
+    }
+}
+
+static const tally_type all_types[] = {TALLY_I8, TALLY_U8, TALLY_I16, TALLY_U16, TALLY_I32,
+                                       TALLY_U32, TALLY_I64, TALLY_U64, TALLY_F32, TALLY_F64};
+
+static void test_reduce_matrix(int full)
+{
+    /* the workgroup share is 1024 vectors (16 KiB) at small sizes; segments are forced small
+     * by the ctest entry (TALLY_VULKAN_SEGMENT_BYTES) so that they are crossed too */
+    uint64_t sizes_ci[] = {0, 1, 2, 3, 7, 16, 17, 33, 255, 257, 1023, 1025, 4095, 4096, 4097,
+                           8191, 16385, 65537, 262143, 300007};
+    uint64_t sizes_full[] = {0, 1, 2, 3, 7, 16, 17, 33, 255, 257, 1023, 1025, 2047, 2049, 4097,
+                             8191, 16383, 16385, 65535, 65537, 262143, 262145, 1000003,
+                             (4u << 20) + 13};
+    uint64_t *sizes = full ? sizes_full : sizes_ci;
+    size_t nsizes = full ? sizeof sizes_full / 8 : sizeof sizes_ci / 8;
+    size_t maxn = full ? (4u << 20) + 13 : 300007;
+    unsigned char *h = malloc(maxn * 8 + 64);
+    for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
+        tally_type t = all_types[ti];
+        printf("  reduce %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        size_t es = tally_type_size(t);
+        int dsf[] = {D_BITS, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_SMALL, D_TWOSCALE, D_SUBNORMAL, D_HUGE};
+        int dsi[] = {D_BITS, D_SMALL, D_NEAR1};
+        int *ds = is_float(t) ? dsf : dsi;
+        int nds = is_float(t) ? 9 : 3;
+        tally_op all[TALLY_OP_COUNT];
+        size_t nall = 0;
+        for (int op = 0; op < TALLY_OP_COUNT; op++) {
+            if (is_float(t) && (op == TALLY_AND || op == TALLY_OR || op == TALLY_XOR)) continue;
+            all[nall++] = (tally_op)op;
+        }
+        for (size_t si = 0; si < nsizes; si++) {
+            uint64_t n = sizes[si];
+            for (int di = 0; di < nds; di++) {
+                int d = ds[di];
+                if (d == D_NEGZERO && n > 5000) continue;
+                if (!full && n > 70000 && di > 3) continue;
+                fill(h, t, n, d);
+                char what[64];
+                snprintf(what, sizeof what, "%s", dname[d]);
+                /* host pointer; then a VkBuffer at offsets 0, one element, and 19 elements + 16
+                 * bytes in (a head that is no multiple of 16) */
+                size_t offs[] = {0, 0, es, 16 + 19 * es};
+                int vias[] = {0, 1, 1, 1};
+                for (int oi = 0; oi < 4; oi++) {
+                    if (!full && oi >= 2 && n > 5000 && oi != 3) continue;
+                    int via = vias[oi];
+                    size_t off = offs[oi];
+                    for (int omit = 0; omit <= (is_float(t) ? 1 : 0); omit++) {
+                        compare_reduce(t, h, n, all, nall, omit, 0, via, off, what);
+                        if (oi > 1 && !full) continue;
+                        const tally_op singles[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN,
+                                                    TALLY_ARGMAX, TALLY_MEAN, TALLY_VAR, TALLY_COUNT,
+                                                    TALLY_PROD};
+                        for (size_t k = 0; k < sizeof singles / sizeof singles[0]; k++)
+                            compare_reduce(t, h, n, &singles[k], 1, omit, 1, via, off, what);
+                        tally_op smm[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX};
+                        compare_reduce(t, h, n, smm, 3, omit, 0, via, off, what);
+                        tally_op amm[] = {TALLY_ARGMIN, TALLY_MIN, TALLY_COUNT};
+                        compare_reduce(t, h, n, amm, 3, omit, 0, via, off, what);
+                        if (!is_float(t)) {
+                            tally_op bits[] = {TALLY_XOR, TALLY_AND, TALLY_OR, TALLY_PROD};
+                            compare_reduce(t, h, n, bits, 4, omit, 0, via, off, what);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    /* integer sums that overflow, and ones that just fit; products likewise */
+    {
+        int64_t *v = (int64_t *)h;
+        for (int i = 0; i < 5000; i++) v[i] = INT64_MAX / 4000;
+        tally_op op = TALLY_SUM;
+        compare_reduce(TALLY_I64, h, 5000, &op, 1, 0, 0, 0, 0, "overflow");
+        compare_reduce(TALLY_I64, h, 4000, &op, 1, 0, 0, 0, 0, "fits");
+        for (int i = 0; i < 5000; i++) v[i] = INT64_MIN / 4000;
+        compare_reduce(TALLY_I64, h, 4001, &op, 1, 0, 0, 0, 0, "negative overflow");
+        compare_reduce(TALLY_I64, h, 4000, &op, 1, 0, 0, 0, 0, "negative fits");
+        uint64_t *u = (uint64_t *)h;
+        for (int i = 0; i < 5000; i++) u[i] = UINT64_MAX - (uint64_t)i;
+        compare_reduce(TALLY_U64, h, 5000, &op, 1, 0, 0, 0, 0, "u64 sum (fits u128, not u64)");
+        compare_reduce(TALLY_U64, h, 1, &op, 1, 0, 0, 0, 0, "u64 max");
+        op = TALLY_PROD;
+        for (int i = 0; i < 64; i++) v[i] = (i % 3 == 0) ? -2 : 2;
+        compare_reduce(TALLY_I64, h, 63, &op, 1, 0, 0, 0, 0, "prod -2^63 (fits)");
+        compare_reduce(TALLY_I64, h, 64, &op, 1, 0, 0, 0, 0, "prod 2^64 (overflow)");
+        v[0] = 2;
+        compare_reduce(TALLY_I64, h, 63, &op, 1, 0, 0, 0, 0, "prod 2^63 (overflow)");
+        v[5] = 0;
+        compare_reduce(TALLY_I64, h, 64, &op, 1, 0, 0, 0, 0, "prod with zero");
+        for (int i = 0; i < 64; i++) u[i] = 2;
+        compare_reduce(TALLY_U64, h, 63, &op, 1, 0, 0, 0, 0, "u64 prod 2^63");
+        compare_reduce(TALLY_U64, h, 64, &op, 1, 0, 0, 0, 0, "u64 prod 2^64");
+    }
+    free(h);
+}
+
+/* ---- scans ------------------------------------------------------------------------------------ */
+static int scan_elem_same(tally_type t, const unsigned char *a, const unsigned char *b)
+{
+    size_t es = tally_type_size(t);
+    if (t == TALLY_F32) {
+        float x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    } else if (t == TALLY_F64) {
+        double x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    }
+    return memcmp(a, b, es) == 0;
+}
+
+/* via 0: host pointers (out of place, or in place); via 1: VkBuffers, in at in_off, out in the
+ * same buffer at out_off (in place when equal). */
+static void compare_scan(tally_type t, tally_op op, const unsigned char *h, uint64_t n, int via,
+                         int inplace, size_t in_off, size_t out_off, int exclusive, int has_init,
+                         const char *what)
+{
+    size_t es = tally_type_size(t);
+    tally_scan_options o;
+    memset(&o, 0, sizeof o);
+    o.exclusive = exclusive;
+    o.has_init = has_init;
+    if (is_float(t)) o.init.f64 = 2.5;
+    else o.init.i64 = 5;
+    unsigned char *co = malloc(n * es + 16), *go = malloc(n * es + 16);
+    tally_status cs = tally_scan(n < 100000 ? g_cpu1 : g_cpu, op, t, h, co, n, &o), gs;
+    if (via && g_have_bufs) {
+        size_t end = (in_off > out_off ? in_off : out_off) + n * es + 64;
+        unsigned char *m = buf_at(end);
+        memset(m, 0xa5, end);
+        memcpy(m + in_off, h, n * es);
+        gs = tally_vulkan_scan_buffer(g_vk, op, t, g_buf.buf, in_off, g_buf.buf, inplace ? in_off : out_off,
+                                      n, &o);
+        size_t oo = inplace ? in_off : out_off;
+        memcpy(go, m + oo, n * es);
+        /* bytes around the output untouched */
+        int guard = 1;
+        for (size_t b = (oo >= 8 ? oo - 8 : 0); b < oo; b++)
+            if (!inplace && b >= in_off + n * es && m[b] != 0xa5) guard = 0;
+        for (size_t b = oo + n * es; b < oo + n * es + 8; b++)
+            if ((inplace || b < in_off || b >= in_off + n * es) && m[b] != 0xa5) guard = 0;
+        CHECK(guard, "scan %s %s n=%llu: bytes next to the output changed", tally_type_name(t), tally_op_name(op),
+              (unsigned long long)n);
+    } else if (inplace) {
+        memcpy(go, h, n * es);
+        gs = tally_scan(g_vk, op, t, go, go, n, &o);
+    } else {
+        gs = tally_scan(g_vk, op, t, h, go, n, &o);
+    }
+    CHECK(cs == gs, "scan status %s vs %s", tally_status_name(gs), tally_status_name(cs));
+    uint64_t bad = 0, first = n;
+    for (uint64_t i = 0; i < n; i++)
+        if (!scan_elem_same(t, go + i * es, co + i * es)) {
+            if (first == n) first = i;
+            bad++;
+        }
+    CHECK(bad == 0, "scan %s %s %s n=%llu via=%s inplace=%d in_off=%zu out_off=%zu excl=%d init=%d: %llu "
+          "elements differ, first at %llu (%s)", tally_type_name(t), tally_op_name(op), what,
+          (unsigned long long)n, via ? "buffer" : "host", inplace, in_off, out_off, exclusive, has_init,
+          (unsigned long long)bad, (unsigned long long)first, tally_last_error(g_vk));
+    free(co);
+    free(go);
+}
+
+static void test_scan_matrix(int full)
+{
+    uint64_t sizes[] = {1, 2, 3, 17, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
+                        8192, 8193, 16385, 65537, 100003};
+    size_t nsizes = sizeof sizes / 8;
+    unsigned char *h = malloc(100003 * 8 + 64);
+    for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
+        tally_type t = all_types[ti];
+        size_t es = tally_type_size(t);
+        printf("  scan %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        int nops = is_float(t) ? 4 : 7;
+        for (size_t si = 0; si < nsizes; si++) {
+            uint64_t n = sizes[si];
+            int d = is_float(t) ? (si % 3 == 0 ? D_SPECIAL : si % 3 == 1 ? D_WIDE : D_PRICES)
+                                : (si % 2 ? D_SMALL : D_BITS);
+            fill(h, t, n, d);
+            for (int op = 0; op < nops; op++) {
+                if (!full && n > 20000 && op >= 2 && op != 3) continue;
+                /* float products of wide data under/overflow: near-1 values keep them finite */
+                if (is_float(t) && op == TALLY_PROD) fill(h, t, n, D_NEAR1);
+                compare_scan(t, (tally_op)op, h, n, 0, 0, 0, 0, 0, 0, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 1, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 1, 1, 3 * es, 3 * es, 1, 0, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
+                if (full || n < 5000) {
+                    compare_scan(t, (tally_op)op, h, n, 1, 0, (n + 9) * es + 8, 7 * es, 1, 1, dname[d]);
+                    compare_scan(t, (tally_op)op, h, n, 0, 0, 0, 0, 1, 0, dname[d]);
+                }
+                if (is_float(t) && op == TALLY_PROD) fill(h, t, n, d);
+            }
+        }
+    }
+    /* float sum scans over subnormal data: the shaders' edge (or the CPU) must give the CPU's bits */
+    for (int f = 0; f < 2; f++) {
+        tally_type t = f ? TALLY_F64 : TALLY_F32;
+        fill(h, t, 9000, D_SUBNORMAL);
+        compare_scan(t, TALLY_SUM, h, 9000, 0, 0, 0, 0, 0, 0, "subnormal");
+        compare_scan(t, TALLY_SUM, h, 9000, 1, 1, 0, 0, 1, 0, "subnormal");
+        compare_scan(t, TALLY_PROD, h, 9000, 1, 0, 0, 9000 * 8 + 64, 0, 0, "subnormal");
+    }
+    /* overlapping ranges of one buffer */
+    if (g_have_bufs) {
+        buf_at(4096);
+        tally_status st = tally_vulkan_scan_buffer(g_vk, TALLY_SUM, TALLY_U8, g_buf.buf, 0, g_buf.buf, 5, 10, NULL);
+        CHECK(st == TALLY_ERR_OVERLAP, "overlap in one buffer: %s", tally_status_name(st));
+        st = tally_vulkan_scan_buffer(g_vk, TALLY_SUM, TALLY_U8, g_buf.buf, 0, g_buf.buf, 11, 10, NULL);
+        CHECK(st == TALLY_ERR_OVERLAP, "ranges sharing a word: %s", tally_status_name(st));
+    }
+    free(h);
+}
+
+/* ---- more than 2^32 elements (64-bit counts and indices; several segments) ------------------- */
+static void test_big(void)
+{
+    uint64_t n = (1ull << 32) + 4099;
+    unsigned char *h = malloc(n + 16), *co = malloc(n + 16), *go = malloc(n + 16);
+    if (!h || !co || !go) {
+        printf("SKIP big: no host memory\n");
+        g_skip++;
+        return;
+    }
+    for (uint64_t i = 0; i < n; i += 8) {
+        uint64_t v = rnd();
+        memcpy(h + i, &v, 8);
+    }
+    h[n - 5] = (unsigned char)-128;
+    h[n - 3] = 127;
+    VkBuffer b;
+    if (tally_vulkan_bench_buffer(g_vk, 0, h, n + 16, &b) != TALLY_OK) {
+        printf("SKIP big: no device buffer of %llu bytes (%s)\n", (unsigned long long)n, tally_last_error(g_vk));
+        g_skip++;
+        free(h); free(co); free(go);
+        return;
+    }
+    tally_op ops[] = {TALLY_SUM, TALLY_ARGMAX, TALLY_ARGMIN, TALLY_XOR, TALLY_COUNT, TALLY_MEAN};
+    tally_result gr[6], cr[6];
+    tally_vulkan_reduce_buffer(g_vk, TALLY_I8, b, 1, n, ops, 6, NULL, gr);
+    tally_reduce_many(g_cpu, TALLY_I8, h + 1, n, ops, 6, NULL, cr);
+    for (int i = 0; i < 6; i++) {
+        int ok = same(&gr[i], &cr[i]);
+        CHECK(ok, "big i8 op %s", tally_op_name(ops[i]));
+        if (!ok) { print_result("vulkan", &gr[i]); print_result("cpu   ", &cr[i]); }
+    }
+    tally_scan(g_cpu, TALLY_SUM, TALLY_I8, h + 1, co, n, NULL);
+    CHECK(tally_vulkan_scan_buffer(g_vk, TALLY_SUM, TALLY_I8, b, 1, b, 1, n, NULL) == TALLY_OK, "big scan: %s",
+          tally_last_error(g_vk));
+    tally_vulkan_bench_read(g_vk, b, 1, n, go);
+    CHECK(memcmp(go, co, n) == 0, "big i8 scan in place differs");
+    printf("+ big (2^32 + 4099 i8): %d passed, %d failed\n", g_pass, g_fail);
+    free(h); free(co); free(go);
+}
+
+/* ---- streams --------------------------------------------------------------------------------- */
+static void test_streams(void)
+{
+    uint64_t n = 100003;
+    double *h = malloc(n * 8);
+    fill((unsigned char *)h, TALLY_F64, n, D_WIDE);
+    tally_op ops[] = {TALLY_SUM, TALLY_MIN, TALLY_ARGMAX, TALLY_MEAN, TALLY_COUNT};
+    tally_stream *st = NULL;
+    CHECK(tally_stream_create(g_vk, TALLY_F64, ops, 5, NULL, &st) == TALLY_OK, "stream on a Vulkan context: %s",
+          tally_last_error(g_vk));
+    if (st) {
+        for (uint64_t i = 0; i < n; i += 7919) tally_stream_update(st, h + i, n - i < 7919 ? n - i : 7919);
+        tally_result sr[5], cr[5];
+        tally_stream_results(st, sr);
+        tally_reduce_many(g_cpu, TALLY_F64, h, n, ops, 5, NULL, cr);
+        for (int i = 0; i < 5; i++) CHECK(same(&sr[i], &cr[i]), "stream op %s", tally_op_name(ops[i]));
+        tally_stream_destroy(st);
+    }
+    free(h);
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+static void test_errors(void)
+{
+    tally_result r;
+    tally_op op = TALLY_SUM;
+    CHECK(tally_vulkan_reduce_buffer(g_cpu, TALLY_I32, VK_NULL_HANDLE, 0, 0, &op, 1, NULL, &r) ==
+              TALLY_ERR_INVALID_ARGUMENT, "VkBuffer API on a CPU context");
+    if (g_have_bufs) {
+        buf_at(64);
+        tally_status s = tally_vulkan_reduce_buffer(g_vk, TALLY_I32, g_buf.buf, 2, 4, &op, 1, NULL, &r);
+        CHECK(s == TALLY_ERR_INVALID_ARGUMENT && strstr(tally_last_error(g_vk), "offset"),
+              "misaligned offset: %s (%s)", tally_status_name(s), tally_last_error(g_vk));
+        s = tally_vulkan_reduce_buffer(g_vk, TALLY_F32, g_buf.buf, 0, 4, (tally_op[]){TALLY_XOR}, 1, NULL, &r);
+        CHECK(s == TALLY_ERR_UNSUPPORTED, "xor of f32 through the buffer API: %s", tally_status_name(s));
+        s = tally_vulkan_reduce_buffer(g_vk, TALLY_I32, g_buf.buf, 0, 0, (tally_op[]){TALLY_MIN}, 1, NULL, &r);
+        CHECK(s == TALLY_ERR_EMPTY && r.status == TALLY_ERR_EMPTY, "min of nothing: %s", tally_status_name(s));
+    }
+    tally_vulkan_handles hd;
+    CHECK(tally_vulkan_get_handles(g_cpu, &hd) == TALLY_ERR_INVALID_ARGUMENT, "handles of a CPU context");
+}
+
+/* ---- the device without 64-bit integers (documented answer) ---------------------------------- */
+static int test_no_int64(void)
+{
+    setenv("TALLY_VULKAN_PRETEND_NO_INT64", "1", 1);
+    int n = tally_vulkan_device_count(NULL);
+    if (n == 0) {
+        printf("SKIP: no Vulkan device\n0 passed, 0 failed, 1 skipped\n");
+        return 77;
+    }
+    tally_vulkan_device_info info;
+    CHECK(tally_vulkan_get_device_info(0, &info) == TALLY_OK && !info.usable &&
+              strstr(info.why_not, "shaderInt64"), "device 0 listed unusable, naming shaderInt64: '%s'",
+          info.why_not);
+    tally_options o;
+    tally_options_init(&o);
+    o.backend = TALLY_BACKEND_VULKAN;
+    tally_context *c = NULL;
+    tally_status s = tally_create(&c, &o);
+    CHECK(s == TALLY_ERR_BACKEND_UNAVAILABLE && !c && strstr(tally_create_error(), "shaderInt64"),
+          "create: %s (%s)", tally_status_name(s), tally_create_error());
+    o.backend = TALLY_BACKEND_AUTO;
+    s = tally_create(&c, &o);
+    CHECK(s == TALLY_OK && c && tally_active_backend(c) != TALLY_BACKEND_VULKAN, "AUTO falls back: %s",
+          tally_status_name(s));
+    tally_destroy(c);
+    printf("%d passed, %d failed, %d skipped\n", g_pass, g_fail, g_skip);
+    return g_fail ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int full = 0, big = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--full")) full = 1;
+        if (!strcmp(argv[i], "--big")) big = 1;
+        if (!strcmp(argv[i], "--no-int64")) return test_no_int64();
+    }
+    tally_options o;
+    tally_options_init(&o);
+    o.backend = TALLY_BACKEND_CPU;
+    if (tally_create(&g_cpu, &o) != TALLY_OK) {
+        printf("FATAL: no CPU context: %s\n", tally_create_error());
+        return 1;
+    }
+    o.threads = 1;
+    if (tally_create(&g_cpu1, &o) != TALLY_OK) return 1;
+    o.threads = 0;
+    const char *why = "";
+    int ndev = tally_vulkan_device_count(&why);
+    if (!tally_backend_available(TALLY_BACKEND_VULKAN)) {
+        tally_context *c = NULL;
+        o.backend = TALLY_BACKEND_VULKAN;
+        tally_status st = tally_create(&c, &o);
+        if (st != TALLY_ERR_BACKEND_UNAVAILABLE || c) {
+            printf("FAIL: without a usable Vulkan device, VULKAN must report BACKEND_UNAVAILABLE (got %s)\n",
+                   tally_status_name(st));
+            return 1;
+        }
+        printf("SKIP: no usable Vulkan device here (%d listed; %s; %s)\n", ndev, why, tally_create_error());
+        printf("0 passed, 0 failed, 1 skipped\n");
+        return 77;
+    }
+    for (int i = 0; i < ndev; i++) {
+        tally_vulkan_device_info info;
+        tally_vulkan_get_device_info(i, &info);
+        printf("vulkan device %d: %s [%s] type %d subgroup %u arith %d int64 %d f64 %d denorm32/64 %d/%d%s%s\n",
+               i, info.name, info.driver, info.device_type, info.subgroup_size, info.subgroup_arithmetic,
+               info.int64, info.float64, info.denorm_preserve32, info.denorm_preserve64,
+               info.usable ? "" : " UNUSABLE: ", info.usable ? "" : info.why_not);
+    }
+    /* AUTO never picks a CPU-emulated device */
+    {
+        tally_context *a = NULL;
+        tally_options ao;
+        tally_options_init(&ao);
+        CHECK(tally_create(&a, &ao) == TALLY_OK, "AUTO context");
+        int real_gpu = 0;
+        for (int i = 0; i < ndev; i++) {
+            tally_vulkan_device_info info;
+            tally_vulkan_get_device_info(i, &info);
+            real_gpu |= info.usable && info.device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+        }
+        if (a && !real_gpu)
+            CHECK(tally_active_backend(a) != TALLY_BACKEND_VULKAN, "AUTO picked a CPU-emulated Vulkan device");
+        tally_destroy(a);
+    }
+    o.backend = TALLY_BACKEND_VULKAN;
+    const char *dev = getenv("TALLY_TEST_VULKAN_DEVICE");
+    o.device = dev ? atoi(dev) : 0;
+    if (tally_create(&g_vk, &o) != TALLY_OK) {
+        printf("FATAL: no Vulkan context: %s\n", tally_create_error());
+        return 1;
+    }
+    printf("device: %s\n", tally_device_description(g_vk));
+    g_have_bufs = tvk_test_init(g_vk);
+    CHECK(g_have_bufs, "VkBuffers for the buffer API");
+    test_errors();
+    test_reduce_matrix(full);
+    printf("reduce matrix: %d passed, %d failed\n", g_pass, g_fail);
+    test_scan_matrix(full);
+    printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
+    test_streams();
+    if (big) test_big();
+    else g_skip++;
+    const char *last = "";
+    uint64_t msgs = tally_vulkan_validation_messages(g_vk, &last);
+    const char *val = getenv("TALLY_VULKAN_VALIDATION");
+    if (val && *val && strcmp(val, "0")) {
+        CHECK(msgs == 0, "%llu validation messages; the last: %s", (unsigned long long)msgs, last);
+        printf("validation layer: %llu messages\n", (unsigned long long)msgs);
+    }
+    tvk_test_buf_free(&g_buf);
+    tally_destroy(g_vk);
+    tally_destroy(g_cpu);
+    tally_destroy(g_cpu1);
+    printf("%d passed, %d failed, %d skipped\n", g_pass, g_fail, g_skip);
+    return g_fail ? 1 : 0;
+}

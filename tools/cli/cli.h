@@ -1,0 +1,234 @@
+/* The tally command's internals, shared by its files (tools/cli/), its test driver and its
+ * fuzz target. Nothing here is public API.
+ *
+ *   options.c       the grammar: options, operations, conflicts (cli_parse_args)
+ *   command.c       cli_main: the whole command, from argv to an exit status; --help
+ *   fields.c        -f: field numbers, ranges and names against the input
+ *   results.c       ops -> library calls (the plan), library results -> printable values
+ *   decimal.c       exact sums of decimal text (scaled integers): mean and variance, rounded once
+ *   text_reduce.c   reductions of text fields: streams per field, int64 until a value says other
+ *   spool.c         a pipe's copy of integer values, bounded in memory, for replaying a field
+ *   array.c         .npy and raw input: columns, byte order, bools, Fortran order; reductions
+ *   scan.c          tally scan
+ *   outfile.c       writing OUT: a temporary file renamed at the end, or through a device/FIFO
+ *   output.c        the table and JSON output, messages for failed results
+ *   progress.c      the progress line on a terminal
+ *   info.c demo.c   tally info, tally demo */
+#ifndef TALLY_CLI_H
+#define TALLY_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tally.h"
+#include "tally_io.h"
+
+typedef enum cli_cmd { CLI_REDUCE, CLI_SCAN, CLI_INFO, CLI_DEMO, CLI_HELP, CLI_VERSION } cli_cmd;
+
+/* What the user can ask for; several map to one library op (var and svar differ by ddof). */
+typedef enum cli_op {
+    CLI_OP_COUNT, CLI_OP_SUM, CLI_OP_PROD, CLI_OP_MIN, CLI_OP_MAX, CLI_OP_MEAN, CLI_OP_VAR,
+    CLI_OP_STD, CLI_OP_SVAR, CLI_OP_SSTD, CLI_OP_AND, CLI_OP_OR, CLI_OP_XOR, CLI_OP_ARGMIN,
+    CLI_OP_ARGMAX
+} cli_op;
+
+#define CLI_MAX_OPS 64
+
+typedef struct cli_opts {
+    cli_cmd cmd;
+    cli_op ops[CLI_MAX_OPS];
+    const char *op_names[CLI_MAX_OPS]; /* as the user spelled them (pvar, sstdev, ...) */
+    int nops;
+    const char *file;                  /* NULL: standard input */
+    /* text input */
+    int header;
+    char delim;                        /* 0: auto */
+    int whitespace;
+    const char *fields;                /* -f spec, resolved against the input later */
+    /* raw binary */
+    const char *dtype;
+    /* engine */
+    tally_backend_kind backend;
+    int threads;                       /* 0: all cores */
+    int omit_nan;
+    int skip_invalid;
+    /* output */
+    int json;
+    int progress;                      /* -1 auto (a terminal), 0 never, 1 always */
+    size_t block_size;                 /* text block size (0: the reader's default) */
+    /* scan */
+    cli_op scan_op;
+    int exclusive;
+    const char *init;
+    const char *out;
+    int text;
+    unsigned given;                    /* CLI_GIVEN_* bits: which options appeared */
+    char err[256];                     /* the usage error, when parsing fails */
+} cli_opts;
+
+/* Options that only make sense for text input; refused for .npy and --dtype input. */
+enum {
+    CLI_GIVEN_HEADER = 1u << 0, CLI_GIVEN_DELIM = 1u << 1, CLI_GIVEN_WHITESPACE = 1u << 2,
+    CLI_GIVEN_SKIP_INVALID = 1u << 3, CLI_GIVEN_BLOCK_SIZE = 1u << 4
+};
+
+/* Parses argv (argv[0] is the program). Returns 0, or 2 for a usage error (o->err says what).
+ * Never prints, never exits; keeps pointers into argv. */
+int cli_parse_args(int argc, char **argv, cli_opts *o);
+/* "sum" -> CLI_OP_SUM (aliases: pvar, pstdev, sstdev); -1 if unknown. */
+int cli_op_from_name(const char *name);
+/* 1 if the op has a scan (sum prod min max and or xor). */
+int cli_op_scannable(cli_op op);
+tally_op cli_op_library(cli_op op);
+int cli_has_bitwise(const cli_opts *o);
+
+/* ---- limits and test seams ------------------------------------------------------------------
+ * The shipped command uses the defaults. tools/cli/testing.c (tally-testing, never installed)
+ * changes them to reach the limits with small inputs; no environment variable is read. */
+typedef struct cli_limits {
+    size_t spool_memory;        /* a pipe's in-memory copy of values, all fields together */
+    size_t max_record;          /* the longest record read from a pipe (0: the reader's) */
+    long long write_limit;      /* >= 0: writing OUT fails with ENOSPC after this many bytes */
+    /* called once the input is open (and mapped), before anything is read */
+    void (*after_input_open)(const char *path);
+} cli_limits;
+extern cli_limits cli_limit;
+#define CLI_SPOOL_MEMORY ((size_t)256 << 20)
+
+/* The whole command: argv in, exit status out (0 ok, 1 bad data, 2 usage). Prints results on
+ * stdout and messages on stderr; never exits; leaves no signal handler or global state behind,
+ * so a fuzzer can call it repeatedly. `tally bench` and `tally explain` are main.c's. */
+int cli_main(int argc, char **argv);
+
+/* ---- messages ------------------------------------------------------------------------------ */
+void cli_error(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* A usage error: the sentence, then the usage line; returns 2. */
+int cli_usage_error(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* A reader's error (tio_text_run's return value run): a bad value (run == 1) is printed as the
+ * reader spells it ("data.csv:3:2: 'x' is not a number"); other errors get the "tally: " prefix. */
+void cli_data_error(int run, const char *err);
+/* Reports "FILE changed while being read" and returns 1 if the input changed under us. */
+int cli_input_changed(tio_input *in);
+
+/* A context on backend kind (device: GPU ordinal), or NULL after a message. */
+tally_context *cli_context(const cli_opts *o, tally_backend_kind kind, int device);
+int cli_info(const cli_opts *o);
+int cli_demo(const cli_opts *o);
+
+/* ---- fields -------------------------------------------------------------------------------- */
+/* Resolves -f against nfields (0: unknown) and names (NULL: the input has no names; is_array:
+ * the input is an array, whose fields are column numbers). On success returns the count and
+ * *sel (malloc'd, 0-based); with more than maxsel fields selected, an error. Returns -2 after a
+ * usage message, -1 after a data message (an empty input with a header). */
+int cli_select_fields(const cli_opts *o, int nfields, const char *const *names, int is_array,
+                      int maxsel, int **sel);
+
+/* ---- results ------------------------------------------------------------------------------- */
+enum { V_NONE, V_I64, V_U64, V_F64, V_F32 };
+
+typedef struct cli_value {
+    tally_status status;
+    int kind;
+    int64_t i;
+    uint64_t u;
+    double d;
+} cli_value;
+
+/* Results of every op for every field: row-major, nfields x nops. */
+typedef struct cli_table {
+    int nfields, nops;
+    char **names;              /* the field names as read (any bytes), or its number */
+    cli_value *v;
+} cli_table;
+
+int cli_table_init(cli_table *t, int nfields, int nops);
+void cli_table_free(cli_table *t);
+/* Sets field f's name (copied); NULL: its 1-based number. 0, or -1 out of memory. */
+int cli_table_name(cli_table *t, int f, const char *name, int number);
+static inline cli_value *cli_cell(const cli_table *t, int f, int k) { return &t->v[(size_t)f * t->nops + k]; }
+
+/* Group 0 holds every library op with ddof 0; group 1 only TALLY_VAR with ddof 1 (svar, sstd). */
+#define CLI_PLAN_MAX 16
+typedef struct cli_plan {
+    tally_op ops[2][CLI_PLAN_MAX];
+    int n[2];
+    int group[CLI_MAX_OPS], index[CLI_MAX_OPS];
+} cli_plan;
+/* The library ops behind o's ops; with_prod 0 leaves prod out (text fields reduce it apart). */
+void cli_make_plan(const cli_opts *o, int with_prod, cli_plan *p);
+/* Library results -> values of o's ops; input is the data's type (f32 min/max print as f32). */
+void cli_fill_values(const cli_opts *o, const cli_plan *p, tally_result res[2][CLI_PLAN_MAX],
+                     tally_type input, cli_value *out);
+
+/* ---- output -------------------------------------------------------------------------------- */
+/* The results on stdout: one value, a table, or JSON. */
+void cli_print(const cli_opts *o, const cli_table *t);
+/* Messages for the results that failed; returns 1 if any did. */
+int cli_report_failures(const cli_opts *o, const char *file, const cli_table *t);
+/* A value's text (buf >= 64 bytes): integers in full, floats shortest round-trip, "-" if none. */
+void cli_value_text(const cli_value *v, char *buf, size_t len);
+/* A name for messages and the table: control bytes, backslashes and invalid UTF-8 escaped. */
+char *cli_escape_name(const char *s);
+
+/* ---- inputs -------------------------------------------------------------------------------- */
+int cli_reduce_text(const cli_opts *o, tally_context *ctx, tio_input *in);
+int cli_reduce_array(const cli_opts *o, tally_context *ctx, tio_input *in);
+int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int binary);
+
+/* A loaded .npy or raw input, as columns. */
+typedef struct cli_array {
+    const uint8_t *data;       /* first element */
+    uint64_t n;                /* elements per column */
+    int ncols;
+    int fortran;               /* 1: columns are contiguous */
+    tally_type type;
+    size_t elsize;
+    int swap;                  /* bytes must be swapped */
+    int is_bool;               /* bytes: any nonzero byte is 1 */
+    uint8_t *owned;            /* a buffer we filled (pipe input, C order of a Fortran nd array) */
+} cli_array;
+/* Loads the binary input. 0, or an exit status after a message. */
+int cli_array_open(const cli_opts *o, tio_input *in, cli_array *a);
+/* A native, aligned, contiguous copy of column c (or the data itself when it already is one);
+ * *owned gets the buffer to free. NULL when out of memory. */
+const void *cli_array_column(const cli_array *a, int c, void **owned);
+void cli_array_free(cli_array *a);
+
+/* Opens the text reader on in and resolves -f; maxsel is the most fields the caller takes.
+ * Returns the reader, or NULL with *status the exit status (message printed). */
+tio_text_reader *cli_text_open(const cli_opts *o, tio_input *in, int maxsel, int **sel,
+                               int *nsel, int *status);
+/* The reader options that the command's options ask for. */
+void cli_text_options(const cli_opts *o, tio_text_options *to);
+
+/* ---- writing OUT --------------------------------------------------------------------------- */
+typedef struct cli_outfile {
+    const char *name;          /* as given, for messages */
+    int fd;
+    int direct;                /* 1: writing OUT itself (a device, a FIFO); 0: a temporary file */
+    char *target;              /* the file renamed over (OUT, or the end of its symlinks) */
+} cli_outfile;
+/* Opens OUT for writing: a temporary file beside the regular file OUT (or the file its
+ * symlinks lead to) with OUT's mode, or OUT itself when it is a device or a FIFO. 0, or 1 after
+ * a message. */
+int cli_out_open(cli_outfile *f, const char *out);
+/* Writes all of p (honouring cli_limit.write_limit). 0, or -1 with errno. */
+int cli_out_write(cli_outfile *f, const void *p, size_t n);
+/* ok: close and rename into place (0, or 1 after a message); !ok: discard (returns 1). */
+int cli_out_finish(cli_outfile *f, int ok);
+
+/* ---- progress ------------------------------------------------------------------------------ */
+void cli_progress_start(const cli_opts *o, const char *name, uint64_t total);
+void cli_progress_update(uint64_t done);
+void cli_progress_end(void);
+/* Reads a mapped file's pages with a progress line first, when someone watches a terminal. */
+void cli_prefault(const cli_opts *o, tio_input *in);
+
+#endif

@@ -1,0 +1,350 @@
+/* tally scan OP: one column in, its prefix scan out (.npy, or text with --text).
+ *
+ * A text column is collected whole: int64 while its values are integers (scanned as int64, which
+ * wraps as C does), exact scaled integers while they are plain decimals and the op is sum, min or
+ * max (each prefix then rounded once to float64), else float64. An exclusive scan of a decimal
+ * column starts from the identity of the float64 it is written as (-inf for max, inf for min). */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const int64_t cli_pow10_i64[19] = {
+    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000, 10000000000,
+    100000000000, 1000000000000, 10000000000000, 100000000000000, 1000000000000000,
+    10000000000000000, 100000000000000000, 1000000000000000000};
+
+/* v * 10^k into out[]; 0 if one does not fit int64 */
+static int cli_rescale(const int64_t *v, size_t n, int k, int64_t *out)
+{
+    const int64_t f = cli_pow10_i64[k];
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] > INT64_MAX / f || v[i] < INT64_MIN / f) return 0;
+        out[i] = v[i] * f;
+    }
+    return 1;
+}
+
+typedef struct cli_column {
+    const char *file;
+    uint64_t *v;               /* int64 or double bits */
+    size_t n, cap;
+    int is_float;
+    int scale;                 /* int64 column: v / 10^scale */
+    int keep_decimals;         /* a sum/min/max scan keeps decimals exact */
+    uint64_t abs_sum;          /* sum of |v|: below 2^63, no prefix sum can overflow */
+    uint64_t invalid;
+    int failed;
+} cli_column;
+
+static void cli_column_to_float(cli_column *c)
+{
+    if (c->is_float) return;
+    for (size_t k = 0; k < c->n; k++) {
+        double d = tio_decimal_to_double((int64_t)c->v[k], c->scale);
+        memcpy(&c->v[k], &d, 8);
+    }
+    c->is_float = 1;
+}
+
+static int cli_column_values(void *user, int sel, int is_float, int scale, const void *vals,
+                             size_t n)
+{
+    (void)sel;
+    cli_column *c = user;
+    if (c->n + n > c->cap) {
+        size_t nc = c->cap ? c->cap : 65536;
+        while (nc < c->n + n) nc *= 2;
+        uint64_t *nv = realloc(c->v, nc * 8);
+        if (!nv) { cli_error("%s: out of memory", c->file); c->failed = 1; return 1; }
+        c->v = nv;
+        c->cap = nc;
+    }
+    const int64_t *iv = vals;
+    if (!is_float && !c->is_float && c->keep_decimals) {
+        if (c->n == 0) c->scale = scale;
+        if (scale > c->scale) {
+            if (cli_rescale((const int64_t *)c->v, c->n, scale - c->scale, (int64_t *)c->v))
+                c->scale = scale;
+            else
+                is_float = 2;
+        }
+        if (!is_float) {
+            if (!cli_rescale(iv, n, c->scale - scale, (int64_t *)c->v + c->n)) {
+                is_float = 2;
+            } else {
+                for (size_t k = 0; k < n; k++) {          /* can a prefix overflow? */
+                    int64_t x = ((int64_t *)c->v)[c->n + k];
+                    uint64_t ax = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+                    c->abs_sum = c->abs_sum + ax < c->abs_sum ? UINT64_MAX : c->abs_sum + ax;
+                }
+                /* decimals must not wrap; plain integers wrap as C does (documented) */
+                if (c->abs_sum > (uint64_t)INT64_MAX && (c->scale > 0 || scale > 0)) {
+                    is_float = 2;
+                } else {
+                    c->n += n;
+                    return 0;
+                }
+            }
+        }
+    }
+    if (!is_float && !c->is_float && !c->keep_decimals && scale == 0) {
+        memcpy(c->v + c->n, vals, n * 8);         /* integers (they may wrap, as C does) */
+        c->n += n;
+        return 0;
+    }
+    cli_column_to_float(c);
+    for (size_t k = 0; k < n; k++) {
+        double d = is_float == 1 ? ((const double *)vals)[k] : tio_decimal_to_double(iv[k], scale);
+        memcpy(&c->v[c->n + k], &d, 8);
+    }
+    c->n += n;
+    return 0;
+}
+
+static void cli_column_invalid(void *user, uint64_t line, int field, const char *text, size_t len,
+                               int missing)
+{
+    cli_column *c = user;
+    if (++c->invalid > 10) return;
+    if (missing) {
+        fprintf(stderr, "tally: warning: %s:%llu:%d: missing field (skipped)\n", c->file,
+                (unsigned long long)line, field);
+        return;
+    }
+    char *copy = malloc(len + 1), *shown = NULL;
+    if (copy) {
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        if (len > 100) memcpy(copy + 97, "...", 4);
+        shown = cli_escape_name(copy);
+    }
+    fprintf(stderr, "tally: warning: %s:%llu:%d: '%s' is not a number (skipped)\n", c->file,
+            (unsigned long long)line, field, shown ? shown : "?");
+    free(shown);
+    free(copy);
+}
+
+static void cli_column_progress(void *user, uint64_t done)
+{
+    (void)user;
+    cli_progress_update(done);
+}
+
+static int cli_parse_init(const cli_opts *o, tally_type t, tally_scan_options *so)
+{
+    if (!o->init) return 0;
+    int64_t iv;
+    double dv;
+    tio_num_kind k = tio_parse_number(o->init, strlen(o->init), &iv, &dv);
+    so->has_init = 1;
+    if (t == TALLY_F32 || t == TALLY_F64) {
+        if (k == TIO_NUM_INVALID) goto bad;
+        so->init.f64 = k == TIO_NUM_INT ? (double)iv : dv;
+        return 0;
+    }
+    if (t == TALLY_U8 || t == TALLY_U16 || t == TALLY_U32 || t == TALLY_U64) {
+        char *end;
+        errno = 0;
+        if (o->init[0] == '-') goto bad;
+        unsigned long long u = strtoull(o->init, &end, 10);
+        if (*end || errno || end == o->init) goto bad;
+        uint64_t max = t == TALLY_U64 ? UINT64_MAX : (UINT64_C(1) << (8 * tally_type_size(t))) - 1;
+        if (u > max) goto bad;
+        so->init.u64 = u;
+        return 0;
+    }
+    if (k != TIO_NUM_INT) goto bad;
+    {
+        int bits = 8 * (int)tally_type_size(t);
+        if (bits < 64 && (iv < -(INT64_C(1) << (bits - 1)) || iv >= (INT64_C(1) << (bits - 1))))
+            goto bad;
+    }
+    so->init.i64 = iv;
+    return 0;
+bad:
+    return cli_usage_error("--init '%s' is not a %s value", o->init, tally_type_name(t));
+}
+
+/* Writes n scanned values of type t (text: one per line; else .npy) to f. */
+static int cli_write_values(cli_outfile *f, int text, tally_type t, const void *v, uint64_t n)
+{
+    if (!text) {
+        char hdr[256];
+        size_t hl = tio_npy_write_header(hdr, sizeof hdr, t, n);
+        if (cli_out_write(f, hdr, hl) != 0) return -1;
+        return cli_out_write(f, v, n * tally_type_size(t));
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 64);
+    if (!buf) return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        char tmp[40];
+        switch (t) {
+        case TALLY_I8: snprintf(tmp, sizeof tmp, "%d", ((const int8_t *)v)[i]); break;
+        case TALLY_U8: snprintf(tmp, sizeof tmp, "%u", ((const uint8_t *)v)[i]); break;
+        case TALLY_I16: snprintf(tmp, sizeof tmp, "%d", ((const int16_t *)v)[i]); break;
+        case TALLY_U16: snprintf(tmp, sizeof tmp, "%u", ((const uint16_t *)v)[i]); break;
+        case TALLY_I32: snprintf(tmp, sizeof tmp, "%d", ((const int32_t *)v)[i]); break;
+        case TALLY_U32: snprintf(tmp, sizeof tmp, "%u", ((const uint32_t *)v)[i]); break;
+        case TALLY_I64: snprintf(tmp, sizeof tmp, "%lld", (long long)((const int64_t *)v)[i]); break;
+        case TALLY_U64:
+            snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)((const uint64_t *)v)[i]);
+            break;
+        case TALLY_F32: tio_format_float(((const float *)v)[i], tmp); break;
+        default: tio_format_double(((const double *)v)[i], tmp); break;
+        }
+        size_t l = strlen(tmp);
+        memcpy(buf + len, tmp, l);
+        buf[len + l] = '\n';
+        len += l + 1;
+        if (len >= cap) {
+            if (cli_out_write(f, buf, len) != 0) { free(buf); return -1; }
+            len = 0;
+        }
+    }
+    int r = cli_out_write(f, buf, len);
+    free(buf);
+    return r;
+}
+
+/* The column to scan, from a text input: 0, or an exit status after a message. */
+static int cli_scan_text(const cli_opts *o, tio_input *in, cli_column *c)
+{
+    int *sel, nsel, status = 0;
+    tio_text_reader *r = cli_text_open(o, in, 1, &sel, &nsel, &status);
+    if (!r) return status;
+    free(sel);
+    c->file = in->name;
+    c->keep_decimals = o->scan_op == CLI_OP_SUM || o->scan_op == CLI_OP_MIN || o->scan_op == CLI_OP_MAX;
+    tio_text_sink sink = {c, cli_column_values, cli_column_invalid, cli_column_progress};
+    char err[512];
+    cli_progress_start(o, in->name, in->size_known ? in->size : 0);
+    int run = tio_text_run(r, &sink, err, sizeof err);
+    cli_progress_end();
+    tio_text_close(r);
+    if (cli_input_changed(in)) return 1;
+    if (run != 0) {
+        if (!c->failed) cli_data_error(run, err);
+        return 1;
+    }
+    if (c->invalid)
+        fprintf(stderr, "tally: warning: %s: skipped %llu invalid value%s\n", in->name,
+                (unsigned long long)c->invalid, c->invalid == 1 ? "" : "s");
+    return 0;
+}
+
+static void cli_decimals_to_double(uint64_t *v, uint64_t n, int scale)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        double d = tio_decimal_to_double((int64_t)v[i], scale);
+        memcpy(&v[i], &d, 8);
+    }
+}
+
+int cli_scan(const cli_opts *o, tally_context *ctx, tio_input *in, int binary)
+{
+    void *vals = NULL;
+    tally_type type;
+    uint64_t n;
+    int scale = 0;                             /* a decimal text column: int64 / 10^scale */
+    cli_array a;
+    memset(&a, 0, sizeof a);
+    cli_column c;
+    memset(&c, 0, sizeof c);
+    int rc;
+    if (binary) {
+        rc = cli_array_open(o, in, &a);
+        if (rc) { cli_array_free(&a); return rc; }
+        int *sel, nsel = cli_select_fields(o, a.ncols, NULL, 1, 1, &sel);
+        if (nsel < 0) { cli_array_free(&a); return nsel == -1 ? 1 : 2; }
+        void *owned;
+        const void *col = cli_array_column(&a, sel[0], &owned);
+        free(sel);
+        if (!col) { cli_error("%s: out of memory", in->name); cli_array_free(&a); return 1; }
+        type = a.type;
+        n = a.n;
+        if (!owned) {                          /* scan into a copy, never into the input */
+            owned = malloc(n ? n * a.elsize : 1);
+            if (!owned) { cli_error("%s: out of memory", in->name); cli_array_free(&a); return 1; }
+            memcpy(owned, col, n * a.elsize);
+        }
+        vals = owned;
+        cli_array_free(&a);
+    } else {
+        rc = cli_scan_text(o, in, &c);
+        if (rc) { free(c.v); return rc; }
+        type = c.is_float ? TALLY_F64 : TALLY_I64;
+        n = c.n;
+        vals = c.v;
+        scale = c.is_float ? 0 : c.scale;
+    }
+    tally_scan_options so;
+    memset(&so, 0, sizeof so);
+    so.exclusive = o->exclusive;
+    rc = cli_parse_init(o, scale ? TALLY_F64 : type, &so);
+    if (rc) goto done;
+    if (scale && so.has_init) {
+        /* the initial value joins the decimal column exactly, or the column goes float */
+        int64_t m, scaled;
+        int sc;
+        double dv;
+        tio_num_kind k = tio_parse_number_scaled(o->init, strlen(o->init), &m, &sc, &dv);
+        if (k == TIO_NUM_INT && sc <= scale && cli_rescale(&m, 1, scale - sc, &scaled)) {
+            so.init.i64 = scaled;
+        } else {
+            cli_decimals_to_double(vals, n, scale);
+            scale = 0;
+            type = TALLY_F64;
+        }
+    }
+    if (n) {
+        tally_status s = tally_scan(ctx, cli_op_library(o->scan_op), type, vals, vals, n, &so);
+        if (s != TALLY_OK) {
+            if (s == TALLY_ERR_UNSUPPORTED)
+                cli_error("%s: cannot scan %s over %s values", in->name,
+                          tally_op_name(cli_op_library(o->scan_op)), tally_type_name(type));
+            else
+                cli_error("%s: %s", in->name, tally_last_error(ctx));
+            rc = 1;
+            goto done;
+        }
+    }
+    if (scale) {                               /* exact decimal prefixes, rounded once each */
+        cli_decimals_to_double(vals, n, scale);
+        type = TALLY_F64;
+        /* the exclusive scan started from int64's identity: float64's is the infinity */
+        if (n && o->exclusive && !so.has_init && (o->scan_op == CLI_OP_MIN || o->scan_op == CLI_OP_MAX))
+            ((double *)vals)[0] = o->scan_op == CLI_OP_MAX ? -INFINITY : INFINITY;
+    }
+    if (binary && cli_input_changed(in)) { rc = 1; goto done; }
+    cli_outfile f;
+    if (!o->out || strcmp(o->out, "-") == 0) {
+        if (!o->text && isatty(1)) {
+            rc = cli_usage_error("not writing .npy data to a terminal (use --text, or -o FILE)");
+            goto done;
+        }
+        fflush(stdout);
+        f.name = "standard output";
+        f.fd = 1;
+        f.direct = 1;
+        f.target = NULL;
+        if (cli_write_values(&f, o->text, type, vals, n) != 0) {
+            cli_error("writing the output: %s", strerror(errno));
+            rc = 1;
+        }
+        goto done;
+    }
+    if (cli_out_open(&f, o->out)) { rc = 1; goto done; }
+    int wr = cli_write_values(&f, o->text, type, vals, n);
+    if (wr != 0) cli_error("%s: %s", o->out, strerror(errno ? errno : EIO));
+    rc = cli_out_finish(&f, wr == 0);
+done:
+    free(vals);
+    return rc;
+}
