@@ -71,7 +71,7 @@ tally_status tally_internal_check_scan(tally_context *ctx, const char *fn, tally
                                        uint64_t n, const tally_scan_options *opts)
 {
     if (!ctx) return TALLY_ERR_INVALID_ARGUMENT;
-    return tally_check_scan(ctx, fn, op, type, in, out, n, opts);
+    return tally_check_scan(ctx, fn, op, type, "in", in, "out", out, n, opts);
 }
 
 tally_status tally_internal_set_error(tally_context *ctx, tally_status status, const char *fmt, ...)
