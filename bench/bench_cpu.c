@@ -12,7 +12,15 @@
  * Each answer is checked once against a reference computed independently here (exact integer
  * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up; the
  * two sides of a row run alternately, so load from elsewhere hits both alike.
- * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32). */
+ * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32).
+ *
+ *   tally_bench_cpu -x 1,2,4,8,16 [-n ELEMENTS] [-r RUNS] [-o RESULT.md]
+ *
+ * The correctly rounded sums alone, for each thread count of the list: f32 and f64 over every
+ * data shape (price-like; random sign with exponents over 2^-40..2^40; over the whole range of
+ * the type), each row beside the read loop and a plain rounding SIMD sum of the same bytes, and
+ * the small-array rows: one exact sum of 4,096 floats against a plain SIMD loop over them. Each
+ * answer is checked against the superaccumulator fed element by element (core/exact_sum.h). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +33,7 @@
 #include <immintrin.h>
 #endif
 #include "tally.h"
+#include "core/exact_sum.h"
 
 static double now(void) {
     struct timespec t;
@@ -235,6 +244,274 @@ static uint64_t rnd(void) {
     return rng * 2685821657736338717ull;
 }
 
+/* ---- the exact-sum scaling table (-x) --------------------------------------------------------- */
+/* A plain rounding SIMD sum (the naive loop a user would write with intrinsics): per thread four
+ * float or double accumulators over 1 MiB slices. The answer is not exact; only its speed counts. */
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static double plain_avx512(const void *p, size_t bytes, int f64) {
+    const char *c = p;
+    size_t i = 0;
+    double s = 0;
+    if (f64) {
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 256 <= bytes; i += 256) {
+            a0 = _mm512_add_pd(a0, _mm512_loadu_pd((const double *)(c + i)));
+            a1 = _mm512_add_pd(a1, _mm512_loadu_pd((const double *)(c + i + 64)));
+            a2 = _mm512_add_pd(a2, _mm512_loadu_pd((const double *)(c + i + 128)));
+            a3 = _mm512_add_pd(a3, _mm512_loadu_pd((const double *)(c + i + 192)));
+        }
+        s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
+        for (; i + 8 <= bytes; i += 8) s += *(const double *)(c + i);
+    } else {
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 256 <= bytes; i += 256) {
+            a0 = _mm512_add_ps(a0, _mm512_loadu_ps((const float *)(c + i)));
+            a1 = _mm512_add_ps(a1, _mm512_loadu_ps((const float *)(c + i + 64)));
+            a2 = _mm512_add_ps(a2, _mm512_loadu_ps((const float *)(c + i + 128)));
+            a3 = _mm512_add_ps(a3, _mm512_loadu_ps((const float *)(c + i + 192)));
+        }
+        s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        for (; i + 4 <= bytes; i += 4) s += *(const float *)(c + i);
+    }
+    return s;
+}
+__attribute__((target("avx2"))) static double plain_avx2(const void *p, size_t bytes, int f64) {
+    const char *c = p;
+    size_t i = 0;
+    double s = 0, l[4];
+    float lf[8];
+    if (f64) {
+        __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 128 <= bytes; i += 128) {
+            a0 = _mm256_add_pd(a0, _mm256_loadu_pd((const double *)(c + i)));
+            a1 = _mm256_add_pd(a1, _mm256_loadu_pd((const double *)(c + i + 32)));
+            a2 = _mm256_add_pd(a2, _mm256_loadu_pd((const double *)(c + i + 64)));
+            a3 = _mm256_add_pd(a3, _mm256_loadu_pd((const double *)(c + i + 96)));
+        }
+        _mm256_storeu_pd(l, _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+        s = l[0] + l[1] + l[2] + l[3];
+        for (; i + 8 <= bytes; i += 8) s += *(const double *)(c + i);
+    } else {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 128 <= bytes; i += 128) {
+            a0 = _mm256_add_ps(a0, _mm256_loadu_ps((const float *)(c + i)));
+            a1 = _mm256_add_ps(a1, _mm256_loadu_ps((const float *)(c + i + 32)));
+            a2 = _mm256_add_ps(a2, _mm256_loadu_ps((const float *)(c + i + 64)));
+            a3 = _mm256_add_ps(a3, _mm256_loadu_ps((const float *)(c + i + 96)));
+        }
+        _mm256_storeu_ps(lf, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        for (int j = 0; j < 8; j++) s += lf[j];
+        for (; i + 4 <= bytes; i += 4) s += *(const float *)(c + i);
+    }
+    return s;
+}
+#endif
+static double plain_scalar(const void *p, size_t bytes, int f64) {
+    double s = 0;
+    if (f64)
+        for (size_t i = 0; i < bytes / 8; i++) s += ((const double *)p)[i];
+    else
+        for (size_t i = 0; i < bytes / 4; i++) s += ((const float *)p)[i];
+    return s;
+}
+static double (*plain_fn)(const void *, size_t, int) = plain_scalar;
+static volatile double g_dsink;
+
+typedef struct { const void *p; size_t bytes; int f64; } plain_arg;
+static void base_plain(void *a) {
+    const plain_arg *b = a;
+    int64_t slices = (int64_t)((b->bytes + SLICE_BYTES - 1) / SLICE_BYTES);
+    double total = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : total)
+    for (int64_t s = 0; s < slices; s++) {
+        size_t lo = (size_t)s * SLICE_BYTES, hi = lo + SLICE_BYTES < b->bytes ? lo + SLICE_BYTES : b->bytes;
+        total += plain_fn((const char *)b->p + lo, hi - lo, b->f64);
+    }
+    g_dsink = total;
+}
+
+/* deterministic data from the index: price, exponents over 2^-40..2^40, or the whole range */
+static uint64_t mix64(uint64_t h) {
+    h ^= h >> 31;
+    h *= 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return h;
+}
+static void fill_shape(int shape, float *xf, double *xd, uint64_t n) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < (int64_t)n; i++) {
+        uint64_t h = mix64((uint64_t)i * 2 + 1), g = mix64(h);
+        double sg = (h >> 63) ? -1.0 : 1.0, u = 1.0 + (double)(g >> 11) * 0x1p-53;
+        if (shape == 0) {
+            xf[i] = (float)(500 + (int)(h % 4500)) / 100.0f;
+            xd[i] = (double)(500 + (int)(g % 4500)) / 100.0;
+        } else if (shape == 1) {
+            xf[i] = (float)(sg * ldexp(u, (int)(h % 80) - 40));
+            xd[i] = sg * ldexp(u, (int)(g % 80) - 40);
+        } else {
+            xf[i] = (float)(sg * ldexp(u, (int)(h % 253) - 126));
+            xd[i] = sg * ldexp(u, (int)(g % 2013) - 1022); /* up to 2^991: the sum stays finite */
+        }
+    }
+}
+/* the exact sum, rounded once, from the superaccumulator fed element by element */
+static double exact_reference(const void *x, uint64_t n, int f64) {
+    tally_exact total;
+    tally_exact_init(&total);
+#pragma omp parallel
+    {
+        tally_exact a;
+        tally_exact_init(&a);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < (int64_t)n; i++)
+            tally_exact_add(&a, f64 ? ((const double *)x)[i] : (double)((const float *)x)[i]);
+#pragma omp critical
+        tally_exact_merge(&total, &a);
+    }
+    return tally_exact_round(&total);
+}
+
+typedef struct { tally_context *ctx; const float *x; double *out; int reps; } small_arg;
+static void small_ours(void *a) {
+    small_arg *s = a;
+    tally_result r;
+    for (int i = 0; i < s->reps; i++) {
+        if (tally_reduce(s->ctx, TALLY_SUM, TALLY_F32, s->x, 4096, NULL, &r) != TALLY_OK) exit(1);
+        *s->out += r.value.f64;
+    }
+}
+static void small_plain(void *a) {
+    small_arg *s = a;
+    for (int i = 0; i < s->reps; i++) *s->out += plain_fn(s->x, 4096 * 4, 0);
+}
+
+static int exact_table(const char *tlist, uint64_t n, const char *outpath, int argc, char **argv) {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) { read_fn = read_avx512; read_name = "AVX-512"; plain_fn = plain_avx512; }
+    else if (__builtin_cpu_supports("avx2")) { read_fn = read_avx2; read_name = "AVX2"; plain_fn = plain_avx2; }
+#endif
+    float *xf = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+    double *xd = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    if (!xf || !xd) {
+        fprintf(stderr, "tally_bench_cpu: out of memory for n = %" PRIu64 "\n", n);
+        return 1;
+    }
+    int threads[64], nt = 0;
+    for (const char *c = tlist; *c && nt < 64;) {
+        threads[nt++] = atoi(c);
+        while (*c && *c != ',') c++;
+        if (*c == ',') c++;
+    }
+    static const char *shapes[] = {"price", "2^-40..2^40", "full range"};
+    char load_start[64], load_end[64];
+    loadavg(load_start, sizeof load_start);
+    printf("tally_bench_cpu -x: n = %" PRIu64 " (2^%.2f), read loop %s, median of %d runs; GB/s of input\n",
+           n, log2((double)n), read_name, g_runs);
+    const char *head =
+        "| threads | data | type | exact ms | GB/s | read loop GB/s | ratio | plain sum GB/s | ratio | answer |\n"
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+    fputs(head, stdout);
+    g_tlen = 0;
+    g_tlen += (size_t)snprintf(g_table, sizeof g_table, "%s", head);
+    char line[512];
+    for (int shape = 0; shape < 3; shape++) {
+        fill_shape(shape, xf, xd, n);
+        double want[2] = {exact_reference(xf, n, 0), exact_reference(xd, n, 1)};
+        for (int ti = 0; ti < nt; ti++) {
+            tally_options opt;
+            tally_options_init(&opt);
+            opt.backend = TALLY_BACKEND_CPU;
+            opt.threads = threads[ti];
+            tally_context *ctx;
+            if (tally_create(&ctx, &opt) != TALLY_OK) {
+                fprintf(stderr, "tally_bench_cpu: tally_create: %s\n", tally_create_error());
+                return 1;
+            }
+            int nth = tally_thread_count(ctx);
+            omp_set_num_threads(nth);
+            for (int f64 = 0; f64 <= 1; f64++) {
+                our_arg o = {ctx, f64 ? TALLY_F64 : TALLY_F32, f64 ? (const void *)xd : (const void *)xf,
+                             NULL, n, {TALLY_SUM}, 1, {{0}}, 0};
+                ours(&o); /* validate first */
+                int ok = memcmp(&o.res[0].value.f64, &want[f64], 8) == 0;
+                if (!ok) fail("exact sum");
+                buf_arg b = {o.x, n * (f64 ? 8 : 4), NULL};
+                plain_arg pa = {o.x, n * (f64 ? 8 : 4), f64};
+                double t, tb, tp, t2;
+                timepair(ours, &o, base_read, &b, &t, &tb);
+                timepair(ours, &o, base_plain, &pa, &t2, &tp);
+                if (t2 < t) t = t2;
+                double bytes = (double)b.bytes;
+                snprintf(line, sizeof line, "| %d | %s | %s | %.2f | %.1f | %.1f | %.2f | %.1f | %.2f | %.17g%s |\n",
+                         nth, shapes[shape], f64 ? "f64" : "f32", t * 1e3, bytes / t / 1e9, bytes / tb / 1e9,
+                         tb / t, bytes / tp / 1e9, tp / t, o.res[0].value.f64, ok ? "" : " WRONG");
+                fputs(line, stdout);
+                fflush(stdout);
+                g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+            }
+            tally_destroy(ctx);
+        }
+    }
+    /* small arrays: one call on 4,096 floats (in cache), against a plain SIMD loop over them */
+    const char *shead = "\n| threads | 4,096 f32 | exact ns/call | plain SIMD loop ns | ratio (<= 2 wanted) |\n"
+                        "|---:|---|---:|---:|---:|\n";
+    fputs(shead, stdout);
+    g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", shead);
+    for (int shape = 0; shape < 3; shape++) {
+        fill_shape(shape, xf, xd, 4096);
+        double want = exact_reference(xf, 4096, 0);
+        for (int ti = 0; ti < nt; ti++) {
+            tally_options opt;
+            tally_options_init(&opt);
+            opt.backend = TALLY_BACKEND_CPU;
+            opt.threads = threads[ti];
+            tally_context *ctx;
+            if (tally_create(&ctx, &opt) != TALLY_OK) return 1;
+            tally_result r;
+            tally_reduce(ctx, TALLY_SUM, TALLY_F32, xf, 4096, NULL, &r);
+            int ok = memcmp(&r.value.f64, &want, 8) == 0;
+            if (!ok) fail("exact sum of 4096");
+            double out = 0;
+            small_arg so = {ctx, xf, &out, 2000}, sp = {ctx, xf, &out, 2000};
+            double t, tb;
+            timepair(small_ours, &so, small_plain, &sp, &t, &tb);
+            snprintf(line, sizeof line, "| %d | %s | %.0f | %.0f | %.2f%s |\n", tally_thread_count(ctx),
+                     shapes[shape], t / so.reps * 1e9, tb / sp.reps * 1e9, t / tb, ok ? "" : " WRONG");
+            fputs(line, stdout);
+            g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+            tally_destroy(ctx);
+        }
+    }
+    loadavg(load_end, sizeof load_end);
+    printf("load average (1, 5, 15 min): %s at the start, %s at the end\n", load_start, load_end);
+    if (outpath) {
+        FILE *f = fopen(outpath, "w");
+        if (!f) {
+            perror(outpath);
+            return 1;
+        }
+        time_t tt = time(NULL);
+        char date[64];
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&tt));
+        fprintf(f, "# CPU benchmark: correctly rounded sums, %s\n\n", date);
+        fprintf(f, "- machine: %s, %ld cores online\n- tally %s; read loop %s; plain sum: rounding SIMD adds\n",
+                cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), tally_version(), read_name);
+        fprintf(f, "- command: `");
+        for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
+        fprintf(f, "`\n- n = %" PRIu64 "; median of %d runs after one warm-up; every answer checked before timing\n"
+                   "- load average: %s at the start, %s at the end\n"
+                   "- ratio = baseline time / our time (1.00 = as fast); small arrays: our time / the loop's\n\n",
+                n, g_runs, load_start, load_end);
+        fputs(g_table, f);
+        fclose(f);
+    }
+    free(xf);
+    free(xd);
+    return g_fail;
+}
+
 int main(int argc, char **argv) {
     /* OpenMP threads that spin after a parallel region would steal the cores from tally's own
      * threads (and the other way round): make them sleep. libgomp reads this at load time, so
@@ -245,20 +522,24 @@ int main(int argc, char **argv) {
     }
     uint64_t n = 1ull << 28;
     int threads = 0;
-    const char *outpath = NULL;
+    const char *outpath = NULL, *xlist = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-x") && i + 1 < argc) xlist = argv[++i];
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) g_runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) outpath = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]\n"
+                            "       %s -x THREADS,THREADS,... [-n ELEMENTS] [-r RUNS] [-o RESULT.md]\n",
+                    argv[0], argv[0]);
             return 2;
         }
     }
     if (g_runs < 1) g_runs = 1;
     if (g_runs > 63) g_runs = 63;
     if (n < 1) n = 1;
+    if (xlist) return exact_table(xlist, n < 4096 ? 4096 : n, outpath, argc, argv);
 
     tally_options opt;
     tally_options_init(&opt);

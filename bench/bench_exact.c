@@ -1,22 +1,31 @@
-/* tally_bench_exact: the exact-sum kernels alone, one core, per ISA and data shape.
+/* tally_bench_exact: the exact-sum kernels alone, one core, per ISA, data shape and kernel.
  *
- *   tally_bench_exact [-n ELEMENTS] [-r RUNS]
+ *   tally_bench_exact [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] [-d DATA] [-k KERNEL]
  *
- * Prints GB/s of input per core (best of RUNS) for sum and squared deviations of f32 and f64,
- * on price-like data (5.00 .. 49.99, the fast path with one or two levels), data spanning
- * 2^-20 .. 2^20 (two levels) and data spanning the whole exponent range (most of it through
- * the per-exponent bins). Each result is checked against the scalar kernel (bitwise). Times are
- * the thread's CPU time, so other load on the machine does not inflate them. */
+ * Every row: ns per element and GB/s of input (best of RUNS, the thread's CPU time, so other load
+ * on the machine inflates them less), next to a read loop over the same bytes in the same run
+ * (SIMD integer adds: the core's ceiling for that many bytes) and their ratio, and which of the
+ * kernels' methods added the elements (W32 / LEV / BINS / SLOW, see src/cpu/exact_impl.h).
+ * Before anything is timed, each answer is checked bit for bit against the superaccumulator fed
+ * element by element (core/exact_sum.h) and the extremes against a plain loop.
+ *
+ * Data: price (5.00 .. 49.99), pm40 (random sign, exponents spread over 2^-40..2^40), full
+ * (random sign, exponents over the whole range of the type), pm20 (2^-20..2^20).
+ * Kernels: sum, sum+min+max (the fused one), sqdev (squared deviations from a mean near the data).
+ * n = 16384 stays in L1/L2: the kernel's own speed; n = 2^24 reads from memory. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include "cpu/exact_kernels.h"
 
 static double now(void) {
     struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); /* one thread: CPU time, robust on a shared machine */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 static uint64_t rng = 88172645463325252ull;
@@ -40,71 +49,208 @@ static int isa_ok(tally_isa isa) {
 #endif
 }
 
+/* ---- the read loop: integer adds over the same bytes ---- */
+static volatile uint64_t g_sink;
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static uint64_t read_avx512(const void *p, size_t bytes) {
+    const char *c = p;
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 256 <= bytes; i += 256) {
+        a0 = _mm512_add_epi32(a0, _mm512_loadu_si512(c + i));
+        a1 = _mm512_add_epi32(a1, _mm512_loadu_si512(c + i + 64));
+        a2 = _mm512_add_epi32(a2, _mm512_loadu_si512(c + i + 128));
+        a3 = _mm512_add_epi32(a3, _mm512_loadu_si512(c + i + 192));
+    }
+    uint64_t s = (uint64_t)_mm512_reduce_add_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
+    for (; i < bytes; i++) s += (unsigned char)c[i];
+    return s;
+}
+__attribute__((target("avx2"))) static uint64_t read_avx2(const void *p, size_t bytes) {
+    const char *c = p;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 128 <= bytes; i += 128) {
+        a0 = _mm256_add_epi32(a0, _mm256_loadu_si256((const __m256i *)(c + i)));
+        a1 = _mm256_add_epi32(a1, _mm256_loadu_si256((const __m256i *)(c + i + 32)));
+        a2 = _mm256_add_epi32(a2, _mm256_loadu_si256((const __m256i *)(c + i + 64)));
+        a3 = _mm256_add_epi32(a3, _mm256_loadu_si256((const __m256i *)(c + i + 96)));
+    }
+    uint64_t l[4];
+    _mm256_storeu_si256((__m256i *)l, _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+    uint64_t s = l[0] + l[1] + l[2] + l[3];
+    for (; i < bytes; i++) s += (unsigned char)c[i];
+    return s;
+}
+#endif
+static uint64_t read_plain(const void *p, size_t bytes) {
+    const uint64_t *w = p;
+    uint64_t s = 0;
+    for (size_t i = 0; i < bytes / 8; i++) s += w[i];
+    return s;
+}
+
+enum { D_PRICE, D_PM40, D_FULL, D_PM20, D_COUNT };
+static const char *dnames[] = {"price", "pm40", "full", "pm20"};
+enum { K_SUM, K_FUSED, K_SQ, K_COUNT };
+static const char *knames[] = {"sum", "sum+min+max", "sqdev"};
+static const char *inames[] = {"", "scalar", "avx2", "avx512"};
+
+static void fill(int d, float *f, double *x, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) {
+        double s = rnd() & 1 ? 1 : -1;
+        if (d == D_PRICE) {
+            x[i] = (double)(500 + rnd() % 4500) / 100.0;
+            f[i] = (float)((double)(500 + rnd() % 4500) / 100.0);
+        } else if (d == D_PM40 || d == D_PM20) {
+            int w = d == D_PM40 ? 40 : 20;
+            x[i] = s * ldexp(1 + unif(), (int)(rnd() % (2 * w)) - w);
+            f[i] = (float)(s * ldexp(1 + unif(), (int)(rnd() % (2 * w)) - w));
+        } else {
+            x[i] = s * ldexp(1 + unif(), (int)(rnd() % 2045) - 1022);
+            f[i] = (float)(s * ldexp(1 + unif(), (int)(rnd() % 253) - 126));
+        }
+    }
+}
+
+/* One kernel call; returns the rounded sum (min, max in mm for the fused kernel). */
+static double call(const tally_exact_kernels *k, int kern, int f32, const float *f, const double *x,
+                   uint64_t n, double mean, tally_xminmax *mm) {
+    tally_exact a;
+    tally_exact_init(&a);
+    tally_xminmax_init(mm);
+    if (kern == K_SUM) {
+        if (f32) k->sum_f32(f, n, 0, &a);
+        else k->sum_f64(x, n, 0, &a);
+    } else if (kern == K_FUSED) {
+        if (f32) k->sum_minmax_f32(f, n, 0, &a, mm);
+        else k->sum_minmax_f64(x, n, 0, &a, mm);
+    } else {
+        if (f32) k->sqdev_f32(f, n, mean, 0, &a);
+        else k->sqdev_f64(x, n, mean, 0, &a);
+    }
+    return tally_exact_round(&a);
+}
+
+/* The reference: the superaccumulator fed one element at a time (hi + lo for squares). */
+static double reference(int kern, int f32, const float *f, const double *x, uint64_t n, double mean,
+                        double *mn, double *mx) {
+    tally_exact a;
+    tally_exact_init(&a);
+    *mn = HUGE_VAL;
+    *mx = -HUGE_VAL;
+    for (uint64_t i = 0; i < n; i++) {
+        double v = f32 ? (double)f[i] : x[i];
+        if (v < *mn) *mn = v;
+        if (v > *mx) *mx = v;
+        if (kern == K_SQ) { /* d*d split exactly; an overflow adds +inf (exact_kernels.h) */
+            double d = v - mean, hi = d * d;
+            tally_exact_add(&a, hi);
+            if (hi - hi == 0) tally_exact_add(&a, fma(d, d, -hi));
+        } else {
+            tally_exact_add(&a, v);
+        }
+    }
+    return tally_exact_round(&a);
+}
+
 int main(int argc, char **argv) {
-    uint64_t n = 1u << 24;
-    int runs = 3;
+    uint64_t n = 16384;
+    int runs = 20, only_isa = 0, only_d = -1, only_k = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) runs = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS]\n", argv[0]);
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
+            const char *s = argv[++i];
+            for (int j = 1; j <= 3; j++)
+                if (!strcmp(s, inames[j])) only_isa = j;
+        } else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+            const char *s = argv[++i];
+            for (int j = 0; j < D_COUNT; j++)
+                if (!strcmp(s, dnames[j])) only_d = j;
+        } else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+            const char *s = argv[++i];
+            for (int j = 0; j < K_COUNT; j++)
+                if (!strcmp(s, knames[j])) only_k = j;
+        } else {
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] "
+                            "[-d price|pm40|full|pm20] [-k sum|sum+min+max|sqdev]\n", argv[0]);
             return 2;
         }
     }
     if (n < 1) n = 1;
     if (runs < 1) runs = 1;
     float *f = malloc(n * sizeof *f);
-    double *d = malloc(n * sizeof *d);
-    if (!f || !d) return 1;
-    const char *shapes[] = {"price 5.00..49.99", "2^-20..2^20, both signs", "whole exponent range"};
-    const char *names[] = {"", "scalar", "avx2", "avx512"};
-    const double mean = 27.31;
+    double *x = malloc(n * sizeof *x);
+    if (!f || !x) return 1;
+    uint64_t (*read_fn)(const void *, size_t) = read_plain;
+    const char *read_name = "plain";
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) { read_fn = read_avx512; read_name = "AVX-512"; }
+    else if (__builtin_cpu_supports("avx2")) { read_fn = read_avx2; read_name = "AVX2"; }
+#endif
+    /* repeat small inputs so that each timing covers ~2^22 elements */
+    int reps = (int)((1u << 22) / n);
+    if (reps < 1) reps = 1;
     int bad = 0;
-    printf("one core, n = %llu, best of %d runs; GB/s of input\n\n", (unsigned long long)n, runs);
-    printf("| data | ISA | sum f32 | sum f64 | sqdev f32 | sqdev f64 |\n|---|---|---:|---:|---:|---:|\n");
-    for (int shape = 0; shape < 3; shape++) {
-        for (uint64_t i = 0; i < n; i++) {
-            if (shape == 0) {
-                d[i] = (double)(500 + rnd() % 4500) / 100.0;
-                f[i] = (float)((double)(500 + rnd() % 4500) / 100.0);
-            } else if (shape == 1) {
-                d[i] = (rnd() & 1 ? 1 : -1) * ldexp(1 + unif(), (int)(rnd() % 40) - 20);
-                f[i] = (float)d[i];
-            } else {
-                d[i] = (rnd() & 1 ? 1 : -1) * ldexp(1 + unif(), (int)(rnd() % 2000) - 1000);
-                f[i] = (float)((rnd() & 1 ? 1 : -1) * ldexp(1 + unif(), (int)(rnd() % 250) - 125));
-            }
-        }
-        double want[4] = {0};
-        for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
-            if (!isa_ok(isa)) continue;
-            const tally_exact_kernels *k = tally_exact_kernels_for(isa);
-            double best[4] = {1e30, 1e30, 1e30, 1e30}, got[4] = {0};
-            for (int r = 0; r < runs; r++) {
-                for (int op = 0; op < 4; op++) {
-                    tally_exact a;
-                    tally_exact_init(&a);
-                    double t = now();
-                    if (op == 0) k->sum_f32(f, n, 0, &a);
-                    else if (op == 1) k->sum_f64(d, n, 0, &a);
-                    else if (op == 2) k->sqdev_f32(f, n, mean, 0, &a);
-                    else k->sqdev_f64(d, n, mean, 0, &a);
-                    t = now() - t;
-                    if (t < best[op]) best[op] = t;
-                    got[op] = tally_exact_round(&a);
+    printf("tally_bench_exact: one core, n = %llu, best of %d runs x %d calls, CPU time; read loop %s\n\n",
+           (unsigned long long)n, runs, reps, read_name);
+    printf("| data | kernel | type | ISA | ns/elem | GB/s | read GB/s | ratio | W32/LEV/BINS/SLOW %% |\n"
+           "|---|---|---|---|---:|---:|---:|---:|---|\n");
+    for (int d = 0; d < D_COUNT; d++) {
+        if (only_d >= 0 && d != only_d) continue;
+        fill(d, f, x, n);
+        for (int kern = 0; kern < K_COUNT; kern++) {
+            if (only_k >= 0 && kern != only_k) continue;
+            for (int f32 = 1; f32 >= 0; f32--) {
+                double mean = f32 ? (double)f[n / 2] * 0.999 : x[n / 2] * 0.999;
+                double rmn, rmx;
+                double want = reference(kern, f32, f, x, n, mean, &rmn, &rmx);
+                const size_t bytes = n * (f32 ? 4 : 8);
+                for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+                    if (!isa_ok(isa) || (only_isa && (int)isa != only_isa)) continue;
+                    const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+                    tally_xminmax mm;
+                    uint64_t cnt[4];
+                    tally_exact_method_counts(cnt, 1);
+                    double got = call(k, kern, f32, f, x, n, mean, &mm);
+                    tally_exact_method_counts(cnt, 1);
+                    int ok = memcmp(&got, &want, 8) == 0 &&
+                             (kern != K_FUSED || (mm.min == rmn && mm.max == rmx));
+                    if (!ok) {
+                        fprintf(stderr, "tally_bench_exact: WRONG %s %s %s %s: %a, want %a\n",
+                                dnames[d], knames[kern], f32 ? "f32" : "f64", inames[isa], got, want);
+                        bad = 1;
+                    }
+                    double best = 1e30, bestr = 1e30;
+                    for (int r = 0; r < runs; r++) {
+                        double t = now();
+                        for (int j = 0; j < reps; j++) call(k, kern, f32, f, x, n, mean, &mm);
+                        t = now() - t;
+                        if (t < best) best = t;
+                        t = now();
+                        for (int j = 0; j < reps; j++) g_sink += read_fn(f32 ? (void *)f : (void *)x, bytes);
+                        t = now() - t;
+                        if (t < bestr) bestr = t;
+                    }
+                    double tot = (double)(cnt[0] + cnt[1] + cnt[2] + cnt[3]);
+                    if (tot == 0) tot = 1;
+                    best /= reps;
+                    bestr /= reps;
+                    printf("| %s | %s | %s | %s | %.3f | %.1f | %.1f | %.2f | %.0f/%.0f/%.0f/%.0f%s |\n",
+                           dnames[d], knames[kern], f32 ? "f32" : "f64", inames[isa],
+                           best / (double)n * 1e9, (double)bytes / best / 1e9,
+                           (double)bytes / bestr / 1e9, bestr / best, 100 * cnt[0] / tot,
+                           100 * cnt[1] / tot, 100 * cnt[2] / tot, 100 * cnt[3] / tot,
+                           ok ? "" : " WRONG");
+                    fflush(stdout);
                 }
             }
-            for (int op = 0; op < 4; op++) {
-                if (isa == TALLY_ISA_SCALAR) want[op] = got[op];
-                else if (memcmp(&want[op], &got[op], 8)) bad = 1;
-            }
-            printf("| %s | %s | %.1f | %.1f | %.1f | %.1f |\n", shapes[shape], names[isa],
-                   (double)n * 4 / best[0] / 1e9, (double)n * 8 / best[1] / 1e9,
-                   (double)n * 4 / best[2] / 1e9, (double)n * 8 / best[3] / 1e9);
         }
     }
-    if (bad) fprintf(stderr, "tally_bench_exact: ISA results differ from the scalar kernels\n");
+    if (bad) fprintf(stderr, "tally_bench_exact: VALIDATION FAILED\n");
     free(f);
-    free(d);
+    free(x);
     return bad;
 }

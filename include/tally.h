@@ -203,6 +203,32 @@ TALLY_API tally_status tally_reduce_many(tally_context *ctx, tally_type type, co
                                          const tally_reduce_options *opts,
                                          tally_result *results);
 
+/* ---- batched (segmented) reductions ----------------------------------------------------------
+ * Many independent reductions in one call, as CUB's segmented reduce: the rows of a matrix, or
+ * segments of one array given by offsets. Each segment gets ops[0..nops-1] with exactly the
+ * semantics of tally_reduce_many over that segment alone (empty segments included: sum 0, min
+ * EMPTY, ...), the same bits. results holds nseg * nops entries, filled by the call:
+ * results[s * nops + i] is ops[i] of segment s; argmin/argmax indices count from the segment's
+ * first element. Returns TALLY_OK if every result is OK, else the status of the first failing
+ * result in that order (tally_last_error names its segment); argument errors fail the whole
+ * call. data is as in tally_reduce (host pointer on the CPU; on CUDA, device or host memory);
+ * offsets is always host memory, read during the call only. nseg = 0 is a valid no-op. */
+
+/* Segment s is the elements offsets[s] .. offsets[s+1]-1 of data: offsets has nseg + 1
+ * nondecreasing entries (offsets[0] need not be 0; data must hold offsets[nseg] elements). */
+TALLY_API tally_status tally_reduce_segments(tally_context *ctx, tally_type type, const void *data,
+                                             const uint64_t *offsets, uint64_t nseg,
+                                             const tally_op *ops, size_t nops,
+                                             const tally_reduce_options *opts,
+                                             tally_result *results);
+
+/* Row r is the row_len elements starting row_stride elements after row r-1's start (a
+ * C-contiguous matrix: row_stride = row_len; rows may also overlap or repeat). */
+TALLY_API tally_status tally_reduce_rows(tally_context *ctx, tally_type type, const void *data,
+                                         uint64_t nrows, uint64_t row_len, uint64_t row_stride,
+                                         const tally_op *ops, size_t nops,
+                                         const tally_reduce_options *opts, tally_result *results);
+
 /* ---- streaming reductions --------------------------------------------------------------------
  * For data that arrives in pieces (a file larger than memory, a pipe): feed chunks in order,
  * read the results at any time. Sums stay exact across chunks, so the results equal one

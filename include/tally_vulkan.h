@@ -14,8 +14,9 @@
  *     scans run on the host's CPU backend instead, and so do the rare variance inputs that
  *     need it (differences from the mean below 2^-463 or above 2^510); the results are the
  *     same, the speed is the CPU's.
- *   - The device needs Vulkan 1.1, shaderInt64 and shaderSharedInt64Atomics (64-bit integers in
- *     shaders, 64-bit atomic adds in shared memory: every desktop GPU and lavapipe). Devices
+ *   - The device needs Vulkan 1.1, shaderInt64, shaderSharedInt64Atomics and
+ *     shaderBufferInt64Atomics (64-bit integers in shaders, 64-bit atomics in shared and buffer
+ *     memory: every desktop GPU and lavapipe). Devices
  *     without them are listed with usable = 0 and the reason, and tally_create on them fails
  *     with TALLY_ERR_BACKEND_UNAVAILABLE saying which feature is missing.
  *   - The loader (libvulkan.so.1) is opened at run time: a machine without it still loads

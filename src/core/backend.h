@@ -36,6 +36,15 @@ typedef struct tally_backend {
      * copy. libtally_mpi stages device data through host memory with it. */
     tally_status (*copy)(tally_context *ctx, void *state, void *dst, const void *src,
                          uint64_t bytes);
+    /* Optional batched reduce (tally_reduce_segments / tally_reduce_rows); NULL: the core calls
+     * reduce once per segment. offsets != NULL: segment s is elements offsets[s] ..
+     * offsets[s+1]-1 (host memory, checked nondecreasing); offsets == NULL: segment s is row_len
+     * elements from s * row_stride. nseg >= 1; results[s * nops + i] as reduce fills them. */
+    tally_status (*reduce_segments)(tally_context *ctx, void *state, tally_type type,
+                                    const void *data, const uint64_t *offsets, uint64_t nseg,
+                                    uint64_t row_len, uint64_t row_stride, const tally_op *ops,
+                                    size_t nops, const tally_reduce_options *opts,
+                                    tally_result *results);
     /* Optional, for streams: adds n elements (global indices base .. base + n - 1) into acc,
      * which may hold earlier ones (core/partial.h). NULL: the context's streams run on a CPU
      * backend state of their own. */

@@ -167,16 +167,33 @@ static inline TALLY_HD void tally_exact_merge(tally_exact *dst, const tally_exac
     dst->flags |= src->flags;
 }
 
-/* Bits [pos, pos+n) (n <= 32) of the normalised magnitude held in digits d[]. */
-static inline TALLY_HD uint64_t tally_exact_getbits_(const uint64_t *d, int pos, int n) {
+/* Digit i of a normalised magnitude whose digits lo .. top are in d[] (the others are zero). */
+static inline TALLY_HD uint64_t tally_exact_digit_(const int64_t *d, int lo, int top, int i) {
+    return (i < lo || i > top) ? 0 : (uint64_t)d[i];
+}
+/* Bits [pos, pos+n) (n <= 32) of that magnitude. */
+static inline TALLY_HD uint64_t tally_exact_getbits_(const int64_t *d, int lo, int top, int pos,
+                                                     int n) {
     int i = pos >> 5, s = pos & 31;
-    uint64_t w = d[i] >> s;
-    if (i + 1 < TALLY_EXACT_CHUNKS) w |= d[i + 1] << (32 - s);
+    uint64_t w = tally_exact_digit_(d, lo, top, i) >> s;
+    w |= tally_exact_digit_(d, lo, top, i + 1) << (32 - s);
     return w & ((1ull << n) - 1);
+}
+static inline TALLY_HD int tally_exact_clz32_(uint64_t v) { /* 0 < v < 2^32: leading zeros of 32 */
+#if defined(__CUDA_ARCH__)
+    return __clzll((long long)v) - 32;
+#elif defined(__GNUC__)
+    return __builtin_clzll(v) - 32;
+#else
+    int n = 0;
+    while (!(v & 0x80000000u)) { v <<= 1; n++; }
+    return n;
+#endif
 }
 
 /* The exact value rounded once to nearest-even f64, with the special cases described above.
- * Does not change *a. */
+ * Does not change *a. Works on the span of nonzero digits only (real sums touch a handful of the
+ * 68), so a call costs about a scan of the digits. */
 static inline TALLY_HD double tally_exact_round(const tally_exact *a) {
     uint32_t f = a->flags;
     if ((f & TALLY_EXACT_F_NAN) || ((f & TALLY_EXACT_F_PINF) && (f & TALLY_EXACT_F_NINF)))
@@ -184,45 +201,65 @@ static inline TALLY_HD double tally_exact_round(const tally_exact *a) {
     if (f & TALLY_EXACT_F_PINF) return tally_exact_double_(0x7ff0000000000000ull);
     if (f & TALLY_EXACT_F_NINF) return tally_exact_double_(0xfff0000000000000ull);
 
-    tally_exact t = *a;
-    tally_exact_normalize(&t);
+    const int N = TALLY_EXACT_CHUNKS;
+    const uint64_t zero = (f & TALLY_EXACT_F_ANY) && !(f & TALLY_EXACT_F_NONNEGZERO)
+                              ? 0x8000000000000000ull : 0; /* -0 only if all added were -0 */
+    int lo = 0, hi = N - 1;
+    while (lo < N && a->chunk[lo] == 0) lo++;
+    if (lo == N) return tally_exact_double_(zero);
+    while (a->chunk[hi] == 0) hi--;
+    /* Normalise digits lo.. into d: carries go up from lo, and die out a few digits above hi
+     * (|digit| < 2^63 by the add budget, each step divides the carry by 2^32). */
+    int64_t d[TALLY_EXACT_CHUNKS];
+    int64_t carry = 0;
+    int i = lo;
+    for (; i < N - 1; i++) {
+        if (i > hi && carry == 0) break;
+        int64_t c = a->chunk[i] + carry;
+        uint64_t low = (uint64_t)c & 0xffffffffu;
+        carry = (c - (int64_t)low) / ((int64_t)1 << 32); /* exact division: floor(c / 2^32) */
+        d[i] = (int64_t)low;
+    }
+    int top = i - 1; /* digits above are zero, or: */
+    if (i == N - 1) {
+        d[N - 1] = a->chunk[N - 1] + carry; /* signed: the value is negative iff this is */
+        top = N - 1;
+    }
     uint64_t sign = 0;
-    if (t.chunk[TALLY_EXACT_CHUNKS - 1] < 0) { /* negate: -(sum c_i w_i) = sum (-c_i) w_i */
+    if (top >= lo && d[top] < 0) { /* only the top chunk can be negative: negate, -(sum d_i w_i) = sum (-d_i) w_i */
         sign = 1;
-        for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) t.chunk[i] = -t.chunk[i];
-        tally_exact_normalize(&t);
+        carry = 0;
+        for (i = lo; i < top; i++) {
+            int64_t c = -d[i] + carry;
+            uint64_t low = (uint64_t)c & 0xffffffffu;
+            carry = (c - (int64_t)low) / ((int64_t)1 << 32);
+            d[i] = (int64_t)low;
+        }
+        d[top] = -d[top] + carry; /* in [0, 2^32): |sum| < 2^1088 */
     }
-    /* Now every digit is in [0, 2^32) (the top one too: |sum| < 2^1088). */
-    uint64_t d[TALLY_EXACT_CHUNKS];
-    int top = -1;
-    for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) {
-        d[i] = (uint64_t)t.chunk[i];
-        if (d[i]) top = i;
-    }
-    if (top < 0) {
-        int negzero = (f & TALLY_EXACT_F_ANY) && !(f & TALLY_EXACT_F_NONNEGZERO);
-        return tally_exact_double_(negzero ? 0x8000000000000000ull : 0);
-    }
-    int msb = top * 32 + 31;
-    while (!((d[top] >> (msb - top * 32)) & 1)) msb--;
-    /* The value is N * 2^-BIAS with N's top bit at msb. Keep 53 bits, or fewer where the result
+    while (top >= lo && d[top] == 0) top--;
+    if (top < lo) return tally_exact_double_(zero); /* the digits cancelled exactly */
+    int msb = top * 32 + 31 - tally_exact_clz32_((uint64_t)d[top]);
+    /* The value is M * 2^-BIAS with M's top bit at msb. Keep 53 bits, or fewer where the result
      * is subnormal: the lowest kept bit r is never below the 2^-1074 bit (index BIAS - 1074). */
     int r = msb - 52;
     if (r < TALLY_EXACT_BIAS - 1074) r = TALLY_EXACT_BIAS - 1074;
     int nk = msb - r + 1; /* kept bits, 1..53 */
     uint64_t mant;
     if (nk > 32)
-        mant = tally_exact_getbits_(d, r, 32) | (tally_exact_getbits_(d, r + 32, nk - 32) << 32);
+        mant = tally_exact_getbits_(d, lo, top, r, 32) |
+               (tally_exact_getbits_(d, lo, top, r + 32, nk - 32) << 32);
     else
-        mant = tally_exact_getbits_(d, r, nk);
+        mant = tally_exact_getbits_(d, lo, top, r, nk);
     /* r >= 14 since BIAS - 1074 = 14, so the round bit r-1 exists; sticky = any bit below it. */
-    uint64_t half = tally_exact_getbits_(d, r - 1, 1);
+    uint64_t half = tally_exact_getbits_(d, lo, top, r - 1, 1);
     int sticky = 0;
     {
         int below = r - 1; /* bits [0, below) */
         int wi = below >> 5;
-        for (int i = 0; i < wi && !sticky; i++) sticky = d[i] != 0;
-        if (!sticky && (below & 31)) sticky = (d[wi] & ((1ull << (below & 31)) - 1)) != 0;
+        for (i = lo; i < wi && i <= top && !sticky; i++) sticky = d[i] != 0;
+        if (!sticky && (below & 31))
+            sticky = (tally_exact_digit_(d, lo, top, wi) & ((1ull << (below & 31)) - 1)) != 0;
     }
     if (half && (sticky || (mant & 1))) {
         mant++;

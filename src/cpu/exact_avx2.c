@@ -1,4 +1,5 @@
-/* Exact-sum kernels for AVX2 + FMA: four doubles per vector, two accumulator sets.
+/* Exact-sum kernels for AVX2 + FMA: four doubles per vector, two accumulator sets; W32 on eight
+ * floats.
  * The method and its exactness proof are in exact_impl.h. */
 #if defined(TALLY_X86)
 #include <immintrin.h>
@@ -14,10 +15,12 @@
 #define XV __m256d
 #define XW 4
 #define XU 2
-#define XBLK 512
 #define XFN(name) tally_xavx2_##name
 static inline __m128i tally_xavx2_lanes_(int k) { /* first k of 4 i32 lanes all-ones */
     return _mm_cmpgt_epi32(_mm_set1_epi32(k), _mm_setr_epi32(0, 1, 2, 3));
+}
+static inline __m256i tally_xavx2_lanes8_(int k) { /* first k of 8 i32 lanes all-ones */
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 #define XV_ZERO() _mm256_setzero_pd()
 #define XV_SET1(d) _mm256_set1_pd(d)
@@ -27,6 +30,28 @@ static inline __m128i tally_xavx2_lanes_(int k) { /* first k of 4 i32 lanes all-
 #define XV_FMS(a, b, c) _mm256_fmsub_pd((a), (b), (c))
 #define XV_OR(a, b) _mm256_or_pd((a), (b))
 #define XV_MAXABS(acc, v) _mm256_max_pd((acc), _mm256_andnot_pd(_mm256_set1_pd(-0.0), (v)))
+#define XV_MINABS(acc, v) _mm256_min_pd((acc), _mm256_andnot_pd(_mm256_set1_pd(-0.0), (v)))
+/* key(v) (exact_impl.h): the lowest set bit of the 53-bit significand m, m & -m = 2^t, goes to a
+ * double exactly as (2^52 | 2^t) - 2^52 (2^t <= 2^52), whose exponent field is t + 1023. */
+static inline __m256i tally_xavx2_lsbmin_(__m256i acc, __m256d v) {
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i b = _mm256_castpd_si256(v);
+    __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), _mm256_set1_epi64x(0x7ff));
+    __m256i ez = _mm256_cmpeq_epi64(e, zero);
+    __m256i m = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi64x(0x000fffffffffffffll)),
+                                _mm256_andnot_si256(ez, _mm256_set1_epi64x(1ll << 52)));
+    __m256i low = _mm256_and_si256(m, _mm256_sub_epi64(zero, m));
+    __m256d two52 = _mm256_set1_pd(0x1p52);
+    __m256d ld = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(low, _mm256_castpd_si256(two52))), two52);
+    __m256i key = _mm256_add_epi64(_mm256_srli_epi64(_mm256_castpd_si256(ld), 52),
+                                   _mm256_sub_epi64(e, ez)); /* e, or 1 for e = 0 */
+    key = _mm256_blendv_epi8(key, _mm256_set1_epi64x(INT64_MAX), _mm256_cmpeq_epi64(m, zero));
+    return _mm256_blendv_epi8(acc, key, _mm256_cmpgt_epi64(acc, key));
+}
+#define XVK __m256i
+#define XVK_INIT() _mm256_set1_epi64x(INT64_MAX)
+#define XVK_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
+#define XVK_LSBMIN(acc, v) tally_xavx2_lsbmin_((acc), (v))
 #define XV_STORE(p, v) _mm256_storeu_pd((p), (v))
 #define XV_LOAD_F64(p) _mm256_loadu_pd(p)
 #define XV_LOAD_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
@@ -55,6 +80,31 @@ static inline __m256d tally_xavx2_ord_(__m256d a, __m256d v) { /* v, with a in v
 #define XV_MAX_ORD(a, v) tally_xavx2_max_((a), tally_xavx2_ord_((a), (v)))
 #define XV_NAN_MASK(v) ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((v), (v), _CMP_UNORD_Q)))
 #include "cpu/exact_xf_avx2.h"
+/* W32 on eight floats (see exact_impl.h) */
+#define XW32 1
+#define XU32 2
+#define XP __m256
+#define XPW 8
+#define XP_LOAD(p) _mm256_loadu_ps(p)
+#define XP_LOAD_PART(p, k) _mm256_maskload_ps((p), tally_xavx2_lanes8_(k))
+#define XP_KEEP_ORD(v) _mm256_and_ps((v), _mm256_cmp_ps((v), (v), _CMP_ORD_Q))
+#define XP_SET1(f) _mm256_set1_ps(f)
+#define XP_MUL(a, b) _mm256_mul_ps((a), (b))
+#define XP_MAXABS(acc, v) _mm256_max_ps((acc), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (v)))
+#define XP_STORE(p, v) _mm256_storeu_ps((p), (v))
+#define XP_CVT(v) _mm256_cvtps_epi32(v)
+#define XI __m256i
+#define XI_ZERO() _mm256_setzero_si256()
+#define XI_ADD(a, b) _mm256_add_epi32((a), (b))
+#define XL __m256i
+#define XL_ZERO() _mm256_setzero_si256()
+#define XL_WIDEN_ADD(lo, hi, xi)                                                                 \
+    do {                                                                                         \
+        __m256i t_ = (xi);                                                                       \
+        (lo) = _mm256_add_epi64((lo), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(t_)));        \
+        (hi) = _mm256_add_epi64((hi), _mm256_cvtepi32_epi64(_mm256_extracti128_si256(t_, 1)));   \
+    } while (0)
+#define XL_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
 /* r = v - q on the FMA ports (same rounding, same bits: see exact_avx512.c) */
 #define XV_FEED_SUBR(a, b) _mm256_fnmadd_pd((b), _mm256_set1_pd(1.0), (a))
 #include "cpu/exact_impl.h"

@@ -1,28 +1,57 @@
 /* The body of the exact-sum kernels, written once and stamped out per ISA. The including file
  * defines a vector of XW doubles and its operations, then includes this file:
  *
- *   XV, XW, XU (independent accumulator sets), XBLK (block length in elements), XFN(name)
+ *   XV, XW, XU (independent accumulator sets), XFN(name)
  *   XV_ZERO(), XV_SET1(d), XV_ADD, XV_SUB, XV_MUL, XV_FMS(a,b,c) = fma(a,b,-c), XV_OR (bitwise),
- *   XV_MAXABS(acc, v) = lanewise max(acc, |v|) (any value where v is NaN), XV_STORE(double*, v),
- *   XV_LOAD_F64(p), XV_LOAD_F32(p) (XW floats widened exactly), XV_LOAD_F64_PART(p, k),
- *   XV_LOAD_F32_PART(p, k) (first k < XW lanes, the rest +0.0), XV_KEEP(v, k) (first k lanes of
- *   v, the rest +0.0), XV_KEEP_ORD(a, x) (lanes of a where x is not NaN, the rest +0.0),
- *   XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN),
+ *   XV_MAXABS(acc, v) = lanewise max(acc, |v|) (any value where v is NaN),
+ *   XV_MINABS(acc, v) = lanewise min(acc, |v|) (any value where v is NaN), XVK: a vector of XW int64 lanes, XVK_INIT() (all INT64_MAX), XVK_STORE,
+ *   XVK_LSBMIN(acc, v) = lanewise min(acc, key(v)) over v != 0, where key(v) = 2098 + the
+ *   exponent of v's lowest set bit (v a multiple of 2^(key - 2098) and of no larger power of
+ *   two; any value where v is inf or NaN), XV_STORE(double*, v), XV_LOAD_F64(p), XV_LOAD_F32(p) (XW floats widened
+ *   exactly), XV_LOAD_F64_PART(p, k), XV_LOAD_F32_PART(p, k) (first k < XW lanes, the rest +0.0),
+ *   XV_KEEP(v, k) (first k lanes of v, the rest +0.0), XV_KEEP_ORD(a, x) (lanes of a where x is
+ *   not NaN, the rest +0.0), XV_NONZERO_MASK(v) (bit i set where lane i != 0 or is NaN),
  *   XV_MIN(a, v) / XV_MAX(a, v): lanewise IEEE 754-2019 minimum / maximum, -0 < +0 (a lane where
  *   a or v is NaN may give anything), XV_MIN_ORD / XV_MAX_ORD: the same, but a NaN lane of v
  *   leaves a, XV_NAN_MASK(v) (bit i set where lane i is NaN).
- * Optionally XF_W = XU * XW and a vector XF of XF_W 32-bit integers: XF_LOAD(const float *),
- * XF_STORE(uint32_t *, v), XF_SET1(u32), XF_MINU, XF_MAXU, XF_MINS, XF_MAXS (lanewise unsigned /
- * signed min and max), XF_ABSBITS(v) (the sign bits cleared). Then f32 sums without omit_nan
- * take their extremes (or max |x|) from integer min/max of the bits as loaded (see
- * XFN(xf_extremes)): integer ops on XF_W elements at once instead of FP ops on every widened
- * vector, which leaves the FP ports to the levels' adds.
- * Optionally XV_FEED_SUBR(a, b): a - b for the residue r = v - q of each level, as the body likes
- * it (XV_SUB if not defined). An FMA form fnmadd(b, 1, a) computes -(b*1) + a exactly and
- * rounds once, so it gives fl(a - b), the same bits as XV_SUB (and r is exact anyway, see
- * below); it runs on the multiply ports, which the adds leave idle.
+ * Optional:
+ *   XV_FEED_SUBR(a, b): a - b for the residue r = v - q of a level, as the body likes it (an FMA
+ *     form fnmadd(b, 1, a) rounds the exact a - b once: the same bits as XV_SUB, on other ports).
+ *   XV_SAE 1, with XV_ADD_NX, XV_SUB_NX, XV_MUL_NX, XV_FMS_NX: the same operations, same results,
+ *     but raising no floating-point exception flags (AVX-512 "suppress all exceptions"). Then the
+ *     inexact flag after a block says whether its last level's adds were all exact (see LEV).
+ *   XF_* (XF_W = XU * XW floats as 32-bit integers: XF_LOAD, XF_STORE, XF_SET1, XF_MINU, XF_MAXU,
+ *     XF_MINS, XF_MAXS): f32 extremes for the fused sum+min+max from integer min/max of the bits
+ *     (see XFN(xf_extremes)), which leaves the FP ports to the levels.
+ *   XW32 1: the W32 method for f32 sums, on a vector XP of XPW floats and XI of XPW int32 lanes:
+ *     XP_LOAD(p), XP_LOAD_PART(p, k), XP_KEEP_ORD(v) (NaN lanes +0, raising nothing), XP_SET1,
+ *     XP_MUL, XP_MAXABS(acc, v), XP_STORE(float*, v), XP_CVT(v) (to int32, rounding as MXCSR
+ *     says: raises inexact / invalid when not exact / out of range), XI_ZERO(), XI_ADD, and XL, a
+ *     vector of XPW/2 int64 lanes: XL_ZERO(), XL_WIDEN_ADD(lo, hi, xi) (lo += the first XPW/2
+ *     int32 lanes of xi sign-extended, hi += the others), XL_STORE(int64_t*, v); XU32 sets.
  *
- * ---- The method ------------------------------------------------------------------------------
+ * ---- Methods ----------------------------------------------------------------------------------
+ * Data goes in blocks of XBLK_BYTES. Each block is added by one of four methods, all exact:
+ *   W32  (f32 sums)  y = x * 2^s as int32 (exact iff x is a multiple of 2^-s), summed in int32
+ *        lanes (|y| <= 2^27, 8 adds per lane, then widened into int64 lanes). The FP inexact /
+ *        invalid flags after the block say whether every conversion was exact and in range.
+ *        Cost ~4 vector ops per XPW floats; fits data whose max / min nonzero ulp span <= 27
+ *        bits (prices with 24-bit floats over 3 binades).
+ *   LEV(L) levels of double accumulators (below), 3 ops per level per vector, 1 for the last.
+ *   BINS data spanning more than XL_MAX levels: xsum's large accumulator (Neal 2015): an integer
+ *        bin per sign and exponent, one add per element (see tally_xbins below).
+ *   SLOW blocks with NaN or inf: element by element into the superaccumulator.
+ * A block is run optimistically with the method of the last one; if the result cannot be trusted
+ * (inexact flag, residue, bound exceeded, non-finite), the accumulators are restored, a stats
+ * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
+ * exact by the proofs below, and the block runs again. After 16 blocks, then 32, .., every 256,
+ * the next cheaper method is tried (a wrong try costs a rerun); in BINS a stats pass runs on every
+ * block anyway. So the cost follows the data: a call on price-like f32 data is W32 throughout,
+ * on data over 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of
+ * character costs a block or two. A method chosen from stats that still fails (never, by the
+ * proofs) leaves the block to SLOW: the checks, not the proofs alone, guard the result.
+ *
+ * ---- LEV: the levels --------------------------------------------------------------------------
  * Level-0 inputs v (x itself for sums, d*d for squared deviations) are bounded by a running power
  * of two: |v| <= 2^m for everything that took the fast path. For a level k with inputs bounded by
  * 2^mk, the accumulator starts at C = 1.5 * 2^E with E = mk + T + 3 (T = XT_BITS), whose ulp is
@@ -44,41 +73,54 @@
  * So |r| <= u/2 = 2^(E-53): level k+1 uses mk' = E - 53 and gets E' = E - 50 + T, i.e. each level
  * holds 50 - T = 40 bits of the input. E is clamped to >= -1022 (C must be normal); then u is
  * 2^-1074, every v is a multiple of u, and r = 0: more headroom only.
- * Whatever is left after the last level (r != 0: data spanning more than ~40*L bits) is added
- * exactly, lane by lane, through integer bins (the "careful" pass below). Every 2^T adds per lane
- * (and whenever m grows), each S - C (exact: same binade) is added exactly to the
- * superaccumulator and S restarts at C. The fast path needs E <= 1023, i.e. m <= 1010; blocks
- * with larger values (near DBL_MAX), NaN or inf go to the scalar exact path.
+ * The last level L-1 only adds: S += v, exact (and within the binade, as above) iff v is a
+ * multiple of u_(L-1). Every level input is a multiple of 2^g when every element is (g: the
+ * smallest ulp exponent of the data; r = v - q with q a multiple of u_k, which is a multiple of
+ * 2^g or else q = v), so L levels are exact when u_(L-1) <= 2^g (XFN(levels_for)). At run time
+ * the exactness is checked, not assumed: with XV_SAE the other levels' adds raise no flags, so
+ * the inexact flag after the block is set iff some last-level add rounded; without it, the last
+ * level does the full split and its residues r are ORed (the block was exact iff all are 0), or
+ * with one level the plain add's own inexact flag tells.
+ * Every 2^T adds per lane (and whenever m grows), each S - C (exact: same binade) is added
+ * exactly to the superaccumulator and S restarts at C. The fast path needs E <= 1023, i.e.
+ * m <= 1010; larger finite values take BINS.
  * Squared deviations: hi = fl(d*d) enters level 0; lo = d*d - hi (exact by FMA when d*d neither
- * under- nor overflows) has |lo| <= ulp(hi)/2 <= 2^(m-53) <= 2^m1, so it enters level 1 directly;
- * levels >= 1 then take two adds per element, counted as such.
+ * under- nor overflows; when it underflows, lo is the same rounded double as in the slow path)
+ * has |lo| <= ulp(hi)/2 <= 2^(m-53) <= 2^m1, so it enters level 1 directly; levels >= 1 then take
+ * two adds per element, counted as such. hi and lo are multiples of 2^g with g = 2 * (the ulp
+ * exponent of the smallest nonzero |d|), at least 2^-1074.
  *
- * ---- Blocks -----------------------------------------------------------------------------------
- * Data goes in blocks of XBLK elements. A block is first run optimistically with the current
- * grids while it computes its max |v| and the OR of its last residues; then
- *   - an accumulator that is not finite means NaN/inf (or huge values) in the block: restore the
- *     accumulators saved before the block and add the block element by element, exactly;
- *   - max > 2^m: restore, flush, raise m, run the block again (rare: m only grows);
- *   - some residue != 0: restore and run the block again with one more level (up to XL_MAX = 4),
- *     or, with 4 levels already, in careful mode, which hands each nonzero residue to per-exponent
- *     integer bins (tally_xbins below) that reach the superaccumulator exactly.
- * The NaN/inf and max tests cost nothing per element beyond one max; the residue test one OR.
- * The level count L adapts: the level-0 grid does not depend on L (level k only ever sees the
- * residues of level k-1), so blocks run with different L share the same accumulators. A block
- * also reports whether L-1 levels would have left no residue; after 8 such blocks in a row L
- * drops by one. So f32 price-like data runs with one level (24-bit values, 40-bit level),
- * f64 price-like with two, squared deviations (106-bit exact squares over a range of sizes)
- * three or four, and data spanning a huge range pays for four plus the bins. (With at most
- * three levels, squared deviations of data spanning 2^-20..2^20 ran 8x slower, through the bins.)
- * The first block's max is looked at before the loop, so a call does not start with a wasted
- * pass (the CPU backend calls these kernels on 64 KiB pieces).
+ * ---- W32 --------------------------------------------------------------------------------------
+ * With the block's |x| <= 2^m32 and s = 27 - m32, |y| = |x| 2^s <= 2^27, so 8 adds stay below
+ * 2^30 in an int32 lane, and a widened int64 lane takes 2^33 such batches. x * 2^s is exact
+ * unless it underflows (then inexact: the block fails); the conversion to int32 is exact iff y
+ * is an integer (else the inexact flag) and fits (else invalid, also for NaN and inf). So a
+ * block whose flags stay clear and whose max is <= 2^m32 added sum(y) exactly; the int64 lanes
+ * are worth 2^-s each. s must keep 2^s a normal float: m32 in [-100, 153].
+ *
+ * ---- Floating-point environment ---------------------------------------------------------------
+ * The kernels save the caller's environment (MXCSR on x86), run with round-to-nearest, no
+ * flush-to-zero or denormals-are-zero, all exceptions masked and the flags clear, and restore the
+ * caller's environment (flags included) on return. So the caller's mode cannot change a result,
+ * and the kernels' flags do not leak.
  */
 #include <math.h>
+#include <limits.h>
 
 #define XT_BITS 10
 #define XL_MAX 4
 #define XM_INIT (-1100)     /* "no nonzero value yet": every grid clamps to u = 2^-1074 */
 #define XM_FAST_MAX (1023 - XT_BITS - 3) /* E0 = m + T + 3 <= 1023 */
+#define XBLK_BYTES 65536    /* a block stays in L2 for a rerun; the flags are read once a block */
+#define XW32_BITS 27        /* W32: |y| <= 2^27 */
+#define XW32_ADDS 8         /* W32: adds per int32 lane between widenings */
+/* The block loops prefetch this many bytes ahead: with a few ops per element between loads the
+ * hardware prefetcher alone left a core at ~0.65 of a read loop's bandwidth from DRAM (compute
+ * and memory did not overlap); with it ~0.8. Past the end of the data a prefetch is harmless. */
+#define XPF_DIST 4096
+#define XPREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define XPROBE_MIN 16       /* blocks between tries of a cheaper method: at first, */
+#define XPROBE_MAX 256      /* and at most (doubling at each try) */
 
 #if defined(__GNUC__)
 #define XINLINE static inline __attribute__((always_inline))
@@ -91,11 +133,23 @@
 #ifndef XV_FEED_SUBR
 #define XV_FEED_SUBR XV_SUB
 #endif
+#ifndef XV_SAE
+#define XV_SAE 0
+#define XV_ADD_NX XV_ADD
+#define XV_SUB_NX XV_SUB
+#define XV_MUL_NX XV_MUL
+#define XV_FMS_NX XV_FMS
+#endif
 
 #ifndef TALLY_EXACT_IMPL_COMMON /* once per file, however many bodies it stamps */
 #define TALLY_EXACT_IMPL_COMMON
+#if !(defined(__x86_64__) || defined(__i386__))
+#include <fenv.h>
+#endif
 enum { XK_SUM_F32 = 0, XK_SUM_F64 = 1, XK_SQ_F32 = 2, XK_SQ_F64 = 3 };
-enum { XMODE_CAREFUL = 1, XMODE_OMIT = 2, XMODE_MINMAX = 4 }; /* block modes, see XFN(step) */
+enum { XMODE_OMIT = 1, XMODE_MINMAX = 2 };           /* block modes */
+enum { XM_W32 = 0, XM_LEV = 1, XM_BINS = 2, XM_SLOW = 3 }; /* methods, cheapest first */
+
 static inline double tally_xgrid_(int e) { /* 1.5 * 2^e, -1022 <= e <= 1023 */
     return tally_exact_double_(((uint64_t)(e + 1023) << 52) | (1ull << 51));
 }
@@ -107,6 +161,17 @@ static inline void tally_xgrids_(int m, int L, double *C) {
         C[k] = tally_xgrid_(e);
         mk = e - 53;
     }
+}
+/* The levels that bound m needs so that the last one's ulp is <= 2^g (at least Lmin); XL_MAX + 1
+ * if more than XL_MAX. */
+static inline int tally_xlevels_for_(int m, int g, int Lmin) {
+    int e = m + XT_BITS + 3;
+    for (int L = 1; L <= XL_MAX; L++) {
+        if (e < -1022) e = -1022;
+        if (e - 52 <= g) return L < Lmin ? Lmin : L;
+        e = e - 53 + XT_BITS + 3;
+    }
+    return XL_MAX + 1;
 }
 /* 2^e as a double (0 below 2^-1074); e <= 1023. */
 static inline double tally_xpow2_(int e) {
@@ -121,6 +186,57 @@ static inline int tally_xceil_log2_(double v) {
     if (e == 0) return -1022;
     return (b & 0x000fffffffffffffull) ? e - 1022 : e - 1023;
 }
+
+/* ---- the floating-point environment (see the top) ---- */
+#if defined(__x86_64__) || defined(__i386__)
+typedef unsigned tally_xfenv;
+#define TALLY_XCSR_BASE 0x1F80u /* all exceptions masked, round to nearest, no FTZ / DAZ */
+static inline unsigned tally_xcsr_get_(void) {
+    unsigned c;
+    __asm__ volatile("stmxcsr %0" : "=m"(c) : : "memory");
+    return c;
+}
+static inline void tally_xcsr_set_(unsigned c) { __asm__ volatile("ldmxcsr %0" : : "m"(c) : "memory"); }
+static inline void tally_xfenv_enter_(tally_xfenv *saved) {
+    *saved = tally_xcsr_get_();
+    tally_xcsr_set_(TALLY_XCSR_BASE);
+}
+static inline void tally_xfenv_leave_(const tally_xfenv *saved) { tally_xcsr_set_(*saved); }
+static inline void tally_xfenv_clear_(void) { tally_xcsr_set_(TALLY_XCSR_BASE); }
+/* Inexact or invalid since the last clear. */
+static inline int tally_xfenv_raised_(void) { return (tally_xcsr_get_() & 0x21u) != 0; }
+#else
+typedef fenv_t tally_xfenv;
+static inline void tally_xfenv_enter_(tally_xfenv *saved) {
+    fegetenv(saved);
+    fesetenv(FE_DFL_ENV);
+}
+static inline void tally_xfenv_leave_(const tally_xfenv *saved) { fesetenv(saved); }
+static inline void tally_xfenv_clear_(void) { feclearexcept(FE_ALL_EXCEPT); }
+static inline int tally_xfenv_raised_(void) { return fetestexcept(FE_INEXACT | FE_INVALID) != 0; }
+#endif
+
+/* acc += (neg ? -1 : 1) * v * 2^k, exactly. Needs k >= -TALLY_EXACT_BIAS and v * 2^k < 2^1059
+ * (the chunks touched end below the top one): v << (p mod 32) spans at most 95 bits, three
+ * chunks from p / 32 on, each changed by less than 2^32 (the add budget counts one add). */
+static inline void tally_xadd_u64_(tally_exact *acc, uint64_t v, int k, int neg) {
+    int p = k + TALLY_EXACT_BIAS;
+    int i = p >> 5, s = p & 31;
+    unsigned __int128 t = (unsigned __int128)v << s;
+    int64_t c0 = (int64_t)((uint64_t)t & 0xffffffffu);
+    int64_t c1 = (int64_t)((uint64_t)(t >> 32) & 0xffffffffu);
+    int64_t c2 = (int64_t)(uint64_t)(t >> 64); /* < 2^31 */
+    int64_t m = neg ? -1 : 0;
+    acc->chunk[i] += (c0 ^ m) - m;
+    acc->chunk[i + 1] += (c1 ^ m) - m;
+    acc->chunk[i + 2] += (c2 ^ m) - m;
+    if (++acc->nadds >= TALLY_EXACT_MAX_ADDS) tally_exact_normalize(acc);
+}
+static inline void tally_xadd_i64_(tally_exact *acc, int64_t v, int k) {
+    if (v < 0) tally_xadd_u64_(acc, 0 - (uint64_t)v, k, 1);
+    else if (v) tally_xadd_u64_(acc, (uint64_t)v, k, 0);
+}
+
 /* Element by element, exactly, with NaN/inf/-0 handling: the reference semantics. */
 static inline void tally_xslow_(const void *x, uint64_t n, int kind, double mean, int omit_nan,
                                 tally_exact *acc) {
@@ -168,66 +284,6 @@ static inline unsigned tally_xslow_minmax_(const void *x, uint64_t i0, uint64_t 
     }
     return nans;
 }
-
-/* Residues that the levels could not hold (data spanning more than ~40 L bits) are collected by
- * exponent before they reach the superaccumulator: bin[e] holds a sum of signed 53-bit
- * significands that all scale by 2^(e-1075) (e = the biased exponent, 1 for subnormals), so an
- * add is one integer add. A bin takes at most 1024 adds (|bin| < 2^63) before it is spilled
- * exactly into the superaccumulator; every bin is spilled at the end of a call, which leaves the
- * bins zero again. One set per thread (thread-local: 20 KiB, zero at thread start). */
-typedef struct {
-    int64_t bin[2048];
-    uint16_t cnt[2048];  /* adds since the last spill; 0: not in the dirty list */
-    uint16_t dirty[2048];
-    int ndirty;
-} tally_xbins;
-
-static inline void tally_xbins_spill_(tally_exact *acc, int64_t v, int e) {
-    /* v * 2^(e-1075), |v| < 2^63: its lowest bit sits at bit p >= 14 of the fixed-point number,
-     * and |v| << (p mod 32) spans at most 94 bits: three chunks, each changed by < 2^32. */
-    int p = e - 1075 + TALLY_EXACT_BIAS;
-    int i = p >> 5, s = p & 31;
-    int64_t neg = v < 0 ? -1 : 0;
-    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    uint64_t rest = a >> (32 - s); /* < 2^62 */
-    int64_t c0 = (int64_t)((a << s) & 0xffffffffu);
-    int64_t c1 = (int64_t)(rest & 0xffffffffu);
-    int64_t c2 = (int64_t)(rest >> 32);
-    acc->chunk[i] += (c0 ^ neg) - neg;
-    acc->chunk[i + 1] += (c1 ^ neg) - neg;
-    acc->chunk[i + 2] += (c2 ^ neg) - neg;
-    if (++acc->nadds >= TALLY_EXACT_MAX_ADDS) tally_exact_normalize(acc);
-}
-
-static inline void tally_xbins_add_(tally_xbins *b, tally_exact *acc, double r) {
-    uint64_t x = tally_exact_bits_(r);
-    int e = (int)((x >> 52) & 0x7ff);
-    int64_t m = (int64_t)(x & 0x000fffffffffffffull);
-    if (e) m |= (int64_t)1 << 52;
-    else e = 1;
-    int64_t neg = -(int64_t)(x >> 63);
-    m = (m ^ neg) - neg; /* branch-free: the sign is random in wide data */
-    if (b->cnt[e] == 0) b->dirty[b->ndirty++] = (uint16_t)e;
-    b->bin[e] += m;
-    if (++b->cnt[e] == 1024) {
-        tally_xbins_spill_(acc, b->bin[e], e);
-        b->bin[e] = 0;
-        b->cnt[e] = 1; /* stays in the dirty list */
-    }
-}
-
-static inline void tally_xbins_flush_(tally_xbins *b, tally_exact *acc) {
-    for (int j = 0; j < b->ndirty; j++) {
-        int e = b->dirty[j];
-        if (b->bin[e]) tally_xbins_spill_(acc, b->bin[e], e);
-        b->bin[e] = 0;
-        b->cnt[e] = 0;
-    }
-    b->ndirty = 0;
-}
-
-static _Thread_local tally_xbins tally_xbins_tls;
-
 /* For a block whose level-0 inputs are all zero (NaNs skipped): bit 0 if some element is not
  * NaN (something was added), bit 1 if some element is neither NaN nor -0.0. */
 static inline unsigned tally_xzero_block_flags_(const void *x, uint64_t n, int kind) {
@@ -241,7 +297,109 @@ static inline unsigned tally_xzero_block_flags_(const void *x, uint64_t n, int k
     }
     return f;
 }
-#endif
+
+/* What a stats pass found over a block (NaNs skipped with omit_nan). */
+typedef struct {
+    double maxabs;  /* max |level-0 input|: |x|, or d*d for squared deviations */
+    double minabs;  /* f64 sums: min |x| (zeros included; omitted NaNs count as zeros) */
+    int64_t lsbkey; /* with want_lsb: min over the level inputs (x; hi and lo) of key(v) (see
+                     * XVK_LSBMIN); INT64_MAX if all are zero */
+    int nonfinite;  /* some level-0 input is inf or NaN (a NaN not omitted) */
+    unsigned nans;  /* XMODE_OMIT: NaN elements */
+    double mn, mx;  /* XMODE_MINMAX: extremes of the non-NaN elements (+inf / -inf: none) */
+} tally_xstats;
+
+/* g: every level input is a multiple of 2^g (from the stats' lsbkey), or a large number if all
+ * are zero. */
+static inline int tally_xgexp_(int64_t lsbkey) {
+    return lsbkey >= INT_MAX / 2 ? INT_MAX / 2 : (int)(lsbkey - 2098);
+}
+
+/* ---- BINS: xsum's large accumulator ---------------------------------------------------------
+ * f64: b64[sign+exponent] (the top 12 bits) holds a sum of 53-bit significands (with the implicit
+ * bit; none for exponent 0) that all scale by 2^(max(e,1) - 1075): one unsigned add per element.
+ * An add that would carry out of 64 bits first spills the bin exactly into the superaccumulator
+ * (rare: 2^11 adds of one sign and exponent). The bins from b64lo to b64hi (exponents, both
+ * signs) may be nonzero; the end of a call spills them.
+ * f32: b32[sign+exponent] += fraction + 2^40, so bits 40.. count the adds (the implicit bits,
+ * count * 2^23 for e != 0, come back at the spill) and bits 0..39 sum the 23-bit fractions,
+ * which holds 2^17 adds: all bins are spilled every 2^17 adds and at the end of a call.
+ * Only finite values go in (blocks with NaN or inf take SLOW). One set per thread (thread-local,
+ * zero at thread start, left zero by every call). */
+#define TALLY_XB32_ADDS (1u << 17) /* f32 bins: adds between spills (2^17 * 2^23 = 2^40) */
+typedef struct {
+    uint64_t b64[4096];
+    uint64_t b32[512];
+    uint32_t n32; /* adds into b32 since it was spilled */
+    int b64lo, b64hi;
+} tally_xbins;
+static _Thread_local tally_xbins tally_xbins_tls;
+
+static inline void tally_xbins64_spill_(tally_exact *acc, unsigned ix, uint64_t v) {
+    int e = (int)(ix & 0x7ff);
+    tally_xadd_u64_(acc, v, (e ? e : 1) - 1075, (int)(ix >> 11));
+}
+/* n finite doubles (as bits) into the bins. e0: some element may have exponent field 0 (zeros,
+ * subnormals); without it the implicit bit is set unconditionally. */
+static void tally_xbins64_add_(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
+                               uint64_t n, int e0) {
+    uint64_t *restrict bin = b->b64;
+#define TALLY_XBIN64(u, implicit)                                                                \
+    do {                                                                                         \
+        unsigned ix_ = (unsigned)((u) >> 52);                                                    \
+        uint64_t m_ = ((u) & 0x000fffffffffffffull) | (implicit);                                \
+        uint64_t o_ = bin[ix_], s_ = o_ + m_;                                                    \
+        if (__builtin_expect(s_ < o_, 0)) {                                                      \
+            tally_xbins64_spill_(acc, ix_, o_);                                                  \
+            s_ = m_;                                                                             \
+        }                                                                                        \
+        bin[ix_] = s_;                                                                           \
+    } while (0)
+    if (!e0) {
+        for (uint64_t i = 0; i < n; i++) TALLY_XBIN64(x[i], 1ull << 52);
+    } else {
+        for (uint64_t i = 0; i < n; i++)
+            TALLY_XBIN64(x[i], (uint64_t)((x[i] & 0x7ff0000000000000ull) != 0) << 52);
+    }
+#undef TALLY_XBIN64
+}
+static void tally_xbins64_flush_(tally_xbins *b, tally_exact *acc) {
+    for (int e = b->b64lo; e <= b->b64hi; e++)
+        for (unsigned ix = (unsigned)e; ix < 4096; ix += 2048)
+            if (b->b64[ix]) {
+                tally_xbins64_spill_(acc, ix, b->b64[ix]);
+                b->b64[ix] = 0;
+            }
+    b->b64lo = 2047;
+    b->b64hi = 0;
+}
+static void tally_xbins32_flush_(tally_xbins *b, tally_exact *acc) {
+    for (unsigned ix = 0; ix < 512; ix++) {
+        uint64_t v = b->b32[ix];
+        if (!v) continue;
+        unsigned e = ix & 0xff;
+        uint64_t val = (v & ((1ull << 40) - 1)) + (e ? (v >> 40) << 23 : 0);
+        tally_xadd_u64_(acc, val, (int)(e ? e : 1) - 150, (int)(ix >> 8));
+        b->b32[ix] = 0;
+    }
+    b->n32 = 0;
+}
+static void tally_xbins32_loop_(uint64_t *restrict bin, const uint32_t *restrict x, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) bin[x[i] >> 23] += (x[i] & 0x7fffffu) + (1ull << 40);
+}
+static void tally_xbins32_add_(tally_xbins *b, tally_exact *acc, const uint32_t *x, uint64_t n) {
+    while (n) {
+        uint64_t room = TALLY_XB32_ADDS - b->n32, k = n < room ? n : room;
+        tally_xbins32_loop_(b->b32, x, k);
+        b->n32 += (uint32_t)k;
+        x += k;
+        n -= k;
+        if (b->n32 >= TALLY_XB32_ADDS) tally_xbins32_flush_(b, acc);
+    }
+}
+#endif /* TALLY_EXACT_IMPL_COMMON */
+
+/* ---- per-ISA body ------------------------------------------------------------------------- */
 
 XINLINE XV XFN(load)(const void *x, uint64_t i, int kind) {
     return (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? XV_LOAD_F32((const float *)x + i)
@@ -251,54 +409,147 @@ XINLINE XV XFN(load_part)(const void *x, uint64_t i, int k, int kind) {
     return (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? XV_LOAD_F32_PART((const float *)x + i, k)
                                                      : XV_LOAD_F64_PART((const double *)x + i, k);
 }
+static inline double XFN(hmax)(XV v) {
+    double lane[XW], mx = 0;
+    XV_STORE(lane, v);
+    for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
+    return mx;
+}
+static inline unsigned XFN(orbits)(XV v) { /* 1 if some lane has a nonzero magnitude */
+    double lane[XW];
+    uint64_t orbits = 0;
+    XV_STORE(lane, v);
+    for (int j = 0; j < XW; j++) orbits |= tally_exact_bits_(lane[j]);
+    return (orbits << 1) != 0; /* a -0 residue (from x = -0) is no residue */
+}
 
-/* Runs v through levels k0..L-1 of one accumulator set; the last residue is ORed into *res
- * (fast) or added exactly lane by lane (careful). The residue after level L-2 (what L-1 levels
- * would have left) is ORed into *res1, so the driver knows when fewer levels would do. */
-XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, XV *res1, int careful,
-                       tally_exact *acc) {
+/* The stats of x[i0 .. i0+len) (see tally_xstats), vector ops only; the lowest set bits (the
+ * dearest part) only with want_lsb. */
+XINLINE void XFN(stats_)(const void *x, uint64_t i0, int len, int kind, XV vmean, int mode,
+                         int want_lsb, tally_xstats *o) {
+    XV vmax0 = XV_ZERO(), vmax1 = XV_ZERO(), vmin0 = XV_SET1(HUGE_VAL), vmin1 = vmin0;
+    XV fin = XV_ZERO(), emn = XV_SET1(HUGE_VAL), emx = XV_SET1(-HUGE_VAL);
+    XVK lsb = XVK_INIT();
+    unsigned nans = 0;
+    const int omit = mode & XMODE_OMIT, minmax = mode & XMODE_MINMAX;
+    const int full = len - len % XW;
+    /* two vectors a step: two max chains (the op's latency) */
+#define XSTAT(v, k, vmax, vmin)                                                                  \
+    do {                                                                                         \
+        if (omit) nans += (unsigned)__builtin_popcount(XV_NAN_MASK(v)); /* padding is +0 */     \
+        if (kind <= XK_SUM_F64) {                                                                \
+            if (minmax && (k) == XW) {                                                           \
+                if (omit) {                                                                      \
+                    emn = XV_MIN_ORD(emn, v);                                                    \
+                    emx = XV_MAX_ORD(emx, v);                                                    \
+                } else {                                                                         \
+                    emn = XV_MIN(emn, v);                                                        \
+                    emx = XV_MAX(emx, v);                                                        \
+                }                                                                                \
+            }                                                                                    \
+            if (omit) v = XV_KEEP_ORD(v, v);                                                     \
+            fin = XV_OR(fin, XV_SUB(v, v)); /* NaN where v is inf or NaN */                     \
+            vmax = XV_MAXABS(vmax, v);                                                           \
+            if (kind == XK_SUM_F64 && (k) == XW) vmin = XV_MINABS(vmin, v);                      \
+            if (want_lsb) lsb = XVK_LSBMIN(lsb, v);                                              \
+        } else {                                                                                 \
+            XV d_ = XV_SUB(v, vmean);                                                            \
+            XV hi_ = XV_MUL(d_, d_);                                                             \
+            XV lo_ = XV_FMS(d_, d_, hi_);                                                        \
+            if ((k) < XW) {                                                                      \
+                hi_ = XV_KEEP(hi_, k);                                                           \
+                lo_ = XV_KEEP(lo_, k);                                                           \
+            }                                                                                    \
+            if (omit) {                                                                          \
+                hi_ = XV_KEEP_ORD(hi_, v);                                                       \
+                lo_ = XV_KEEP_ORD(lo_, v);                                                       \
+            }                                                                                    \
+            fin = XV_OR(fin, XV_SUB(hi_, hi_));                                                  \
+            vmax = XV_MAXABS(vmax, hi_);                                                         \
+            if (want_lsb) lsb = XVK_LSBMIN(XVK_LSBMIN(lsb, hi_), lo_);                           \
+        }                                                                                        \
+    } while (0)
+    int i = 0;
+    const size_t es = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
+    for (; i + 2 * XW <= len; i += 2 * XW) {
+        for (int u = 0; u < 2 * XW * (int)es; u += 64)
+            XPREFETCH((const char *)x + (i0 + (uint64_t)i) * es + XPF_DIST + u);
+        XV v0 = XFN(load)(x, i0 + i, kind), v1 = XFN(load)(x, i0 + i + XW, kind);
+        XSTAT(v0, XW, vmax0, vmin0);
+        XSTAT(v1, XW, vmax1, vmin1);
+    }
+    for (; i < len; i += XW) {
+        const int k = len - i < XW ? len - i : XW;
+        XV v = k == XW ? XFN(load)(x, i0 + i, kind) : XFN(load_part)(x, i0 + i, k, kind);
+        XSTAT(v, k, vmax0, vmin0);
+    }
+#undef XSTAT
+    o->nonfinite = XV_NONZERO_MASK(fin) != 0;
+    o->nans = nans;
+    o->maxabs = XFN(hmax)(XV_MAXABS(vmax0, vmax1));
+    double lane[XW];
+    if (kind == XK_SUM_F64) {
+        double mn = HUGE_VAL;
+        XV_STORE(lane, XV_MINABS(vmin0, vmin1));
+        for (int j = 0; j < XW; j++) mn = lane[j] < mn ? lane[j] : mn;
+        for (int j = full; j < len; j++) { /* the partial vector (its padding is no data) */
+            double v = fabs(((const double *)x)[i0 + (uint64_t)j]);
+            if (v != v) v = 0; /* an omitted NaN counts as 0 (see minabs) */
+            if (v < mn) mn = v;
+        }
+        o->minabs = mn;
+    }
+    o->lsbkey = INT64_MAX;
+    if (want_lsb) {
+        int64_t kl[XW];
+        XVK_STORE(kl, lsb);
+        for (int j = 0; j < XW; j++) o->lsbkey = kl[j] < o->lsbkey ? kl[j] : o->lsbkey;
+    }
+    if (minmax) {
+        double lmn = HUGE_VAL, lmx = -HUGE_VAL;
+        XV_STORE(lane, emn);
+        for (int j = 0; j < XW; j++) lmn = tally_xmin_(lmn, lane[j]);
+        XV_STORE(lane, emx);
+        for (int j = 0; j < XW; j++) lmx = tally_xmax_(lmx, lane[j]);
+        if (full < len) /* the partial vector's elements (their NaNs are counted above) */
+            tally_xslow_minmax_(x, i0 + (uint64_t)full, (uint64_t)(len - full), kind, &lmn, &lmx);
+        o->mn = lmn;
+        o->mx = lmx;
+    }
+}
+static void XFN(stats)(const void *x, uint64_t i0, int len, int kind, XV vmean, int mode,
+                       int want_lsb, tally_xstats *o) {
+    if (want_lsb) XFN(stats_)(x, i0, len, kind, vmean, mode, 1, o);
+    else XFN(stats_)(x, i0, len, kind, vmean, mode, 0, o);
+}
+
+/* Runs v through levels k0..L-1 of one accumulator set. pe: the last level is a plain add, its
+ * exactness read from the inexact flag (the other levels' adds raise none); else the last
+ * level splits too and its residue is ORed into *res. */
+XINLINE void XFN(feed)(XV *S, int k0, int L, XV v, XV *res, int pe) {
     for (int k = k0; k < L; k++) {
-        XV s = XV_ADD(S[k], v);
+        if (pe && k == L - 1) {
+            S[k] = XV_ADD(S[k], v);
+            return;
+        }
+        XV s = pe ? XV_ADD_NX(S[k], v) : XV_ADD(S[k], v);
         XV q = XV_SUB(s, S[k]);
         S[k] = s;
         v = XV_FEED_SUBR(v, q);
-        if (!careful && k == L - 2) *res1 = XV_OR(*res1, v);
     }
-    if (!careful) {
-        *res = XV_OR(*res, v);
-    } else if (XW == 1) { /* scalar: adding a zero is harmless and cheaper than a branch */
-        double lane[XW];
-        XV_STORE(lane, v);
-        tally_xbins_add_(&tally_xbins_tls, acc, lane[0]);
-    } else {
-        unsigned mask = XV_NONZERO_MASK(v);
-        if (mask) {
-            double lane[XW];
-            XV_STORE(lane, v);
-            do { /* over the set bits: no branch per lane to mispredict */
-                unsigned j = (unsigned)__builtin_ctz(mask);
-                if (j >= XW) break; /* never: the mask has XW bits (see exact_avx512.c) */
-                tally_xbins_add_(&tally_xbins_tls, acc, lane[j]);
-                mask &= mask - 1;
-            } while (mask);
-        }
-    }
+    *res = XV_OR(*res, v);
 }
 
-/* One vector of input (k < XW: only the first k lanes are data). mode: XMODE_* bits. With
- * omit_nan, NaN lanes become +0 (adding nothing) so that sparse NaNs keep the fast path; the
- * flags for blocks of nothing but zeros and NaNs come from tally_xzero_block_flags_.
- * The block's bound comes from *vmax (max |v|), or with XMODE_MINMAX from the extremes *vmn,
- * *vmx (max |v| = max(-min, max)): then one max op per vector becomes two (min and max), and the
- * extremes of a fused sum+min+max cost one op per vector. A partial vector (k < XW, the call's
- * last elements) is left out of the extremes: its padding lanes are +0, not data; XFN(block)
- * folds those elements itself. In omit mode the extremes skip NaN lanes and *nans counts them;
- * otherwise a NaN makes the level-0 accumulator NaN and the block goes the exact slow way,
- * which counts it there (a NaN lane's extremes may then be anything: they are dropped). */
+/* One vector of input (k < XW: only the first k lanes are data). With omit_nan, NaN lanes become
+ * +0 (adding nothing) so that sparse NaNs keep the fast path; the flags for blocks of nothing
+ * but zeros and NaNs come from tally_xzero_block_flags_. The block's bound comes from *vmax
+ * (max |v|), or with XMODE_MINMAX from the extremes *vmn, *vmx (max |v| = max(-min, max)). A
+ * partial vector (k < XW, the call's last elements) is left out of the extremes: its padding
+ * lanes are +0, not data; XFN(block) folds those elements itself. In omit mode the extremes skip
+ * NaN lanes and *nans counts them; otherwise a NaN makes the level-0 accumulator NaN and the
+ * block goes the exact slow way, which counts it there. */
 XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, XV *vmn,
-                       XV *vmx, unsigned *nans, XV *res, XV *res1, int mode, int ext,
-                       tally_exact *acc) {
-    const int careful = mode & XMODE_CAREFUL;
+                       XV *vmx, unsigned *nans, XV *res, int mode, int ext, int pe) {
     if (kind <= XK_SUM_F64) {
         if (mode & XMODE_MINMAX) {
             if (k == XW && ext) {
@@ -316,25 +567,23 @@ XINLINE void XFN(step)(XV *S, XV v, int k, int kind, int L, XV vmean, XV *vmax, 
             if (mode & XMODE_OMIT) v = XV_KEEP_ORD(v, v);
             if (ext) *vmax = XV_MAXABS(*vmax, v);
         }
-        XFN(feed)(S, 0, L, v, res, res1, careful, acc);
+        XFN(feed)(S, 0, L, v, res, pe);
     } else {
-        XV d = XV_SUB(v, vmean);
-        XV hi = XV_MUL(d, d);
-        XV lo = XV_FMS(d, d, hi);
-        if (k < XW) { hi = XV_KEEP(hi, k); lo = XV_KEEP(lo, k); }
-        if (mode & XMODE_OMIT) { hi = XV_KEEP_ORD(hi, v); lo = XV_KEEP_ORD(lo, v); }
+        XV d = XV_SUB_NX(v, vmean);
+        XV hi = XV_MUL_NX(d, d);
+        XV lo = XV_FMS_NX(d, d, hi);
+        if (k < XW) {
+            hi = XV_KEEP(hi, k);
+            lo = XV_KEEP(lo, k);
+        }
+        if (mode & XMODE_OMIT) {
+            hi = XV_KEEP_ORD(hi, v);
+            lo = XV_KEEP_ORD(lo, v);
+        }
         *vmax = XV_MAXABS(*vmax, hi);
-        XFN(feed)(S, 0, L, hi, res, res1, careful, acc);
-        XFN(feed)(S, 1, L, lo, res, res1, careful, acc);
+        XFN(feed)(S, 0, L, hi, res, pe);
+        XFN(feed)(S, 1, L, lo, res, pe);
     }
-}
-
-static inline unsigned XFN(orbits)(XV v) { /* 1 if some lane has a nonzero magnitude */
-    double lane[XW];
-    uint64_t orbits = 0;
-    XV_STORE(lane, v);
-    for (int j = 0; j < XW; j++) orbits |= tally_exact_bits_(lane[j]);
-    return (orbits << 1) != 0; /* a -0 residue (from x = -0) is no residue */
 }
 
 #if defined(XF_W)
@@ -372,24 +621,24 @@ XINLINE double XFN(xf_extremes)(XF fminu, XF fmaxu, XF fmins, XF fmaxs, double *
 #define tally_xf_extremes_ XFN(xf_extremes)
 #endif
 
-/* What one run of a block found besides the residue bits. */
+/* What one LEV run of a block found. */
 typedef struct {
     double bmax;    /* max |level-0 input| (0 if none) */
     int finite;     /* the level-0 accumulators stayed finite */
+    unsigned res;   /* without pe: some last residue is nonzero */
     double mn, mx;  /* XMODE_MINMAX: extremes of the non-NaN elements (+inf / -inf: none) */
     unsigned nans;  /* XMODE_MINMAX with XMODE_OMIT: NaN elements */
-} XFN(bres);
+} XFN(lres);
 
-/* Runs one block of len <= XBLK elements through L levels. Returns bit 0: some last residue is
- * nonzero (fast mode only); bit 1: some residue after level L-2 is nonzero. *o: see above.
- * Every max (or min/max) chain has one accumulator per set: on one chain the op's latency (3
- * cycles for VRANGEPD on Zen 4) bounded the f32 sum. */
-XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
-                            int L, XV vmean, int mode, tally_exact *acc, XFN(bres) *o) {
+/* Runs one block of len elements through L levels (see XFN(lres)). Every max (or min/max) chain
+ * has one accumulator per set: on one chain the op's latency bounded the f32 sum. */
+XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind, int L,
+                        XV vmean, int mode, XFN(lres) *o) {
+    const int pe = XV_SAE || (L == 1 && kind <= XK_SUM_F64);
     XV S[XU][XL_MAX]; /* a local copy the compiler can keep in registers */
     for (int w = 0; w < XU; w++)
-        for (int k = 0; k < XL_MAX; k++) S[w][k] = Sm[w][k];
-    XV vmax[XU], vmn[XU], vmx[XU], res = XV_ZERO(), res1 = XV_ZERO();
+        for (int k = 0; k < L; k++) S[w][k] = Sm[w][k];
+    XV vmax[XU], vmn[XU], vmx[XU], res = XV_ZERO();
     for (int w = 0; w < XU; w++) {
         vmax[w] = XV_ZERO();
         vmn[w] = XV_SET1(HUGE_VAL);
@@ -397,60 +646,45 @@ XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int l
     }
     unsigned nans = 0;
     int i = 0;
-#if defined(XF_W) /* f32 sums: the extremes (or max |x|) on the bits as loaded, see XF_W above */
-    const int fx = kind == XK_SUM_F32 && !(mode & XMODE_OMIT);
+#if defined(XF_W) /* f32 sums: the extremes on the bits as loaded, see XF_W above */
+    const int fx = kind == XK_SUM_F32 && (mode & XMODE_MINMAX) && !(mode & XMODE_OMIT);
     XF fminu = XF_SET1(0xffffffffu), fmaxu = XF_SET1(0), fmins = XF_SET1(0x7fffffffu),
        fmaxs = XF_SET1(0x80000000u);
 #else
     const int fx = 0;
 #endif
     for (; i + XU * XW <= len; i += XU * XW) {
+        for (int u = 0; u < XU * XW * (int)((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8); u += 64)
+            XPREFETCH((const char *)x + (i0 + i) * ((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8) + XPF_DIST + u);
 #if defined(XF_W)
         if (fx) {
             XF f = XF_LOAD((const float *)x + i0 + i);
-            if (mode & XMODE_MINMAX) {
-                fminu = XF_MINU(fminu, f);
-                fmaxu = XF_MAXU(fmaxu, f);
-                fmins = XF_MINS(fmins, f);
-                fmaxs = XF_MAXS(fmaxs, f);
-            } else {
-                fmaxu = XF_MAXU(fmaxu, XF_ABSBITS(f));
-            }
+            fminu = XF_MINU(fminu, f);
+            fmaxu = XF_MAXU(fmaxu, f);
+            fmins = XF_MINS(fmins, f);
+            fmaxs = XF_MAXS(fmaxs, f);
         }
 #endif
         for (int u = 0; u < XU; u++)
             XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax[u],
-                      &vmn[u], &vmx[u], &nans, &res, &res1, mode, !fx, acc);
+                      &vmn[u], &vmx[u], &nans, &res, mode, !fx, pe);
     }
 #if defined(XF_W)
     /* Reduced right away: live across the calls below, GCC 12 kept them in memory in the loop
-     * (a store-load chain per step, f32 sum+min+max 2x slower). The files that define XF_W also
-     * turn GCC's loop vectorizer off: it had these lane loops move the accumulators through the
-     * stack on every step of the loop above. */
-    double fxmn = HUGE_VAL, fxmx = -HUGE_VAL, fxabs = 0;
-    if (fx && i > 0) {
-        if (mode & XMODE_MINMAX) {
-            fxmn = tally_xf_extremes_(fminu, fmaxu, fmins, fmaxs, &fxmx);
-        } else {
-            uint32_t fl[XF_W], top = 0;
-            XF_STORE(fl, fmaxu);
-            for (int j = 0; j < XF_W; j++) top = fl[j] > top ? fl[j] : top;
-            float f;
-            memcpy(&f, &top, sizeof f);
-            fxabs = (double)f; /* a NaN (bits above inf) is no bound: no harm, see the block's end */
-        }
-    }
+     * (a store-load chain per step, f32 sum+min+max 2x slower). */
+    double fxmn = HUGE_VAL, fxmx = -HUGE_VAL;
+    if (fx && i > 0) fxmn = tally_xf_extremes_(fminu, fmaxu, fmins, fmaxs, &fxmx);
 #endif
     int u = 0;
     for (; i + XW <= len; i += XW, u++)
         XFN(step)(S[u], XFN(load)(x, i0 + i, kind), XW, kind, L, vmean, &vmax[u], &vmn[u],
-                  &vmx[u], &nans, &res, &res1, mode, 1, acc);
+                  &vmx[u], &nans, &res, mode, 1, pe);
     const int tail = i;
     if (i < len)
         XFN(step)(S[u], XFN(load_part)(x, i0 + i, len - i, kind), len - i, kind, L, vmean,
-                  &vmax[u], &vmn[u], &vmx[u], &nans, &res, &res1, mode, 1, acc);
+                  &vmax[u], &vmn[u], &vmx[u], &nans, &res, mode, 1, pe);
     for (int w = 0; w < XU; w++)
-        for (int k = 0; k < XL_MAX; k++) Sm[w][k] = S[w][k];
+        for (int k = 0; k < L; k++) Sm[w][k] = S[w][k];
     double lane[XW];
     unsigned bad = 0;
     for (int w = 0; w < XU; w++) bad |= XV_NONZERO_MASK(XV_SUB(S[w][0], S[w][0]));
@@ -482,77 +716,39 @@ XINLINE unsigned XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int l
     } else {
         XV a = vmax[0];
         for (int w = 1; w < XU; w++) a = XV_MAXABS(a, vmax[w]);
-        XV_STORE(lane, a);
-        for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
-#if defined(XF_W)
-        if (fxabs > mx) mx = fxabs;
-#endif
+        mx = XFN(hmax)(a);
     }
     o->bmax = mx;
-    if (mode & XMODE_CAREFUL) return 0;
-    return XFN(orbits)(res) | (L >= 2 ? XFN(orbits)(res1) << 1 : 2u);
+    o->res = pe ? 0 : XFN(orbits)(res);
 }
 
 /* The block with a run-time level count and mode, each case compiled with constant ones. */
-static unsigned XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind,
-                             int L, XV vmean, int mode, tally_exact *acc, XFN(bres) *o) {
+static void XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, int kind, int L,
+                         XV vmean, int mode, XFN(lres) *o) {
     switch (kind * 64 + mode * 8 + L) {
 #define XCASE(K, MO, LL)                                                                         \
     case (K) * 64 + (MO) * 8 + (LL):                                                             \
-        return XFN(block)(S, x, i0, len, K, LL, vmean, (MO), acc, o);
-#define XCASES(K, MO)                                                                            \
-    XCASE(K, MO, 2) XCASE(K, MO, 3) XCASE(K, MO, 4) XCASE(K, MO | 1, 4)                          \
-    XCASE(K, MO | 2, 2) XCASE(K, MO | 2, 3) XCASE(K, MO | 2, 4) XCASE(K, MO | 3, 4)
+        XFN(block)(S, x, i0, len, K, LL, vmean, (MO), o);                                        \
+        return;
+#define XCASES_L(K, MO) XCASE(K, MO, 1) XCASE(K, MO, 2) XCASE(K, MO, 3) XCASE(K, MO, 4)
 #define XCASES_SUM(K)                                                                            \
-    XCASES(K, 0) XCASE(K, 0, 1) XCASE(K, 2, 1)                                                   \
-    XCASES(K, XMODE_MINMAX) XCASE(K, XMODE_MINMAX, 1) XCASE(K, XMODE_MINMAX | 2, 1)
+    XCASES_L(K, 0)                                                                               \
+    XCASES_L(K, XMODE_OMIT) XCASES_L(K, XMODE_MINMAX) XCASES_L(K, XMODE_MINMAX | XMODE_OMIT)
+#define XCASES_SQ(K)                                                                             \
+    XCASE(K, 0, 2) XCASE(K, 0, 3) XCASE(K, 0, 4)                                                 \
+    XCASE(K, XMODE_OMIT, 2) XCASE(K, XMODE_OMIT, 3) XCASE(K, XMODE_OMIT, 4)
         XCASES_SUM(XK_SUM_F32)
         XCASES_SUM(XK_SUM_F64)
-        XCASES(XK_SQ_F32, 0)
-        XCASES(XK_SQ_F64, 0)
+        XCASES_SQ(XK_SQ_F32)
+        XCASES_SQ(XK_SQ_F64)
+#undef XCASES_SQ
 #undef XCASES_SUM
-#undef XCASES
+#undef XCASES_L
 #undef XCASE
     default:
-        return 0; /* not reached */
+        o->finite = 0; /* not reached */
+        return;
     }
-}
-/* Max |level-0 input| over x[i0 .. i0+len): a cheap first look that sets the first bound, so
- * the first block of a call is not run twice. NaN/inf give NaN/inf or are missed: no harm, the
- * block checks catch them. */
-XINLINE double XFN(blockmax)(const void *x, uint64_t i0, int len, int kind, XV vmean) {
-    XV vmax = XV_ZERO(), m4[4] = {XV_ZERO(), XV_ZERO(), XV_ZERO(), XV_ZERO()};
-    int i = 0;
-    for (; i + 4 * XW <= len; i += 4 * XW) /* four chains: the max latency would dominate */
-        for (int j = 0; j < 4; j++) {
-            XV v = XFN(load)(x, i0 + i + j * XW, kind);
-            if (kind > XK_SUM_F64) {
-                XV d = XV_SUB(v, vmean);
-                v = XV_MUL(d, d);
-            }
-            m4[j] = XV_MAXABS(m4[j], v);
-        }
-    vmax = XV_MAXABS(XV_MAXABS(m4[0], m4[1]), XV_MAXABS(m4[2], m4[3]));
-    for (; i + XW <= len; i += XW) {
-        XV v = XFN(load)(x, i0 + i, kind);
-        if (kind > XK_SUM_F64) {
-            XV d = XV_SUB(v, vmean);
-            v = XV_MUL(d, d);
-        }
-        vmax = XV_MAXABS(vmax, v);
-    }
-    if (i < len) {
-        XV v = XFN(load_part)(x, i0 + i, len - i, kind);
-        if (kind > XK_SUM_F64) {
-            XV d = XV_SUB(v, vmean);
-            v = XV_KEEP(XV_MUL(d, d), len - i);
-        }
-        vmax = XV_MAXABS(vmax, v);
-    }
-    double lane[XW], mx = 0;
-    XV_STORE(lane, vmax);
-    for (int j = 0; j < XW; j++) mx = lane[j] > mx ? lane[j] : mx;
-    return mx;
 }
 
 /* Moves what the accumulators hold into the superaccumulator and restarts them at C. Each lane
@@ -581,96 +777,350 @@ static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
     }
 }
 
-/* Level counts: sums start with one level and go up to four when residues appear, and back
- * down after a run of blocks that did not need the last level; squared deviations need two at
- * least (lo enters at level 1). */
+#if defined(XW32)
+/* One W32 run over len floats (see W32 at the top): sum(x * scale) into the int64 lanes W.
+ * Returns max |x| (NaN lanes skipped with omit). The caller checks the flags and the bound. */
+XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float scale, int omit) {
+    const XP vs = XP_SET1(scale);
+    XP vmax[XU32];
+    XI A[XU32];
+    for (int u = 0; u < XU32; u++) {
+        vmax[u] = XP_SET1(0.0f);
+        A[u] = XI_ZERO();
+    }
+    int i = 0, batch = 0;
+    for (; i + XU32 * XPW <= len; i += XU32 * XPW) {
+        for (int u = 0; u < XU32 * XPW * 4; u += 64) XPREFETCH((const char *)(x + i) + XPF_DIST + u);
+        for (int u = 0; u < XU32; u++) {
+            XP v = XP_LOAD(x + i + u * XPW);
+            if (omit) v = XP_KEEP_ORD(v);
+            vmax[u] = XP_MAXABS(vmax[u], v);
+            A[u] = XI_ADD(A[u], XP_CVT(XP_MUL(v, vs)));
+        }
+        if (++batch == XW32_ADDS) {
+            for (int u = 0; u < XU32; u++) {
+                XL_WIDEN_ADD(W[u][0], W[u][1], A[u]);
+                A[u] = XI_ZERO();
+            }
+            batch = 0;
+        }
+    }
+    /* the rest: at most XU32 vectors, one more add per set after a widening */
+    for (int u = 0; u < XU32; u++) {
+        XL_WIDEN_ADD(W[u][0], W[u][1], A[u]);
+        A[u] = XI_ZERO();
+    }
+    for (int u = 0; i < len; i += XPW, u++) {
+        const int k = len - i < XPW ? len - i : XPW;
+        XP v = k == XPW ? XP_LOAD(x + i) : XP_LOAD_PART(x + i, k);
+        if (omit) v = XP_KEEP_ORD(v);
+        vmax[u] = XP_MAXABS(vmax[u], v);
+        XL_WIDEN_ADD(W[u][0], W[u][1], XP_CVT(XP_MUL(v, vs)));
+    }
+    float lane[XPW], mx = 0;
+    for (int u = 1; u < XU32; u++) vmax[0] = XP_MAXABS(vmax[0], vmax[u]);
+    XP_STORE(lane, vmax[0]);
+    for (int j = 0; j < XPW; j++) mx = lane[j] > mx ? lane[j] : mx;
+    return (double)mx;
+}
+static double XFN(w32_block)(XL W[XU32][2], const float *x, int len, float scale, int omit) {
+    if (omit) return XFN(w32_block_)(W, x, len, scale, 1);
+    return XFN(w32_block_)(W, x, len, scale, 0);
+}
+/* Adds sum(W) * 2^-s exactly to acc and zeroes W. Each lane is split into its low 32 bits
+ * (unsigned) and the rest (signed), whose sums cannot overflow. */
+static void XFN(w32_flush)(XL W[XU32][2], int s, tally_exact *acc) {
+    int64_t lo = 0, hi = 0;
+    for (int u = 0; u < XU32; u++)
+        for (int h = 0; h < 2; h++) {
+            int64_t lane[XPW / 2];
+            XL_STORE(lane, W[u][h]);
+            W[u][h] = XL_ZERO();
+            for (int j = 0; j < XPW / 2; j++) {
+                lo += (int64_t)((uint64_t)lane[j] & 0xffffffffu);
+                hi += lane[j] >> 32; /* arithmetic: floor(lane / 2^32) */
+            }
+        }
+    tally_xadd_i64_(acc, lo, -s);
+    tally_xadd_i64_(acc, hi, 32 - s);
+}
+#endif
+
+/* The per-call state of the LEV and W32 methods. */
+typedef struct {
+    XV S[XU][XL_MAX];
+    double C[XL_MAX];
+    double bound; /* 2^m */
+    int m, L;
+    unsigned cnt; /* adds per lane per level since the last flush (upper bound) */
+    int lev_used, lev_ready; /* ready: S and C are set up for bound m */
+#if defined(XW32)
+    XL W[XU32][2];
+    int m32, w32_used; /* scale 2^(27 - m32) */
+#endif
+} XFN(state);
+
+static void XFN(lev_setm)(XFN(state) *st, int m, tally_exact *acc) {
+    if (st->lev_used) XFN(flush)(st->S, st->C, acc);
+    st->lev_ready = 1;
+    st->m = m;
+    tally_xgrids_(m, XL_MAX, st->C);
+    st->bound = tally_xpow2_(m);
+    for (int u = 0; u < XU; u++)
+        for (int k = 0; k < XL_MAX; k++) st->S[u][k] = XV_SET1(st->C[k]);
+    st->cnt = 0;
+    st->lev_used = 0;
+}
+
+/* The cheapest method that is exact for a block with stats s (finite), setting it up (a new
+ * bound or scale flushes what the method held). shrink: the LEV bound may also go down. BINS
+ * takes no NaN (omitted ones included): such blocks go the slow way. */
+static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_ok, int shrink,
+                       tally_exact *acc) {
+    const int Lmin = kind <= XK_SUM_F64 ? 1 : 2;
+    if (!(s->maxabs > 0)) { /* nothing nonzero: any level count adds it exactly */
+        if (st->L < Lmin) st->L = Lmin;
+        return XM_LEV;
+    }
+    const int mneed = tally_xceil_log2_(s->maxabs);
+    if (mneed > XM_FAST_MAX) return s->nans ? XM_SLOW : XM_BINS;
+    const int g = tally_xgexp_(s->lsbkey);
+#if defined(XW32)
+    if (w32_ok) {
+        if (st->w32_used && mneed <= st->m32 && g >= st->m32 - XW32_BITS) return XM_W32;
+        if (mneed >= -100 && g >= mneed - XW32_BITS) {
+            if (st->w32_used) XFN(w32_flush)(st->W, XW32_BITS - st->m32, acc);
+            st->m32 = mneed;
+            st->w32_used = 1;
+            return XM_W32;
+        }
+    }
+#else
+    (void)w32_ok;
+#endif
+    int m = st->m > mneed ? st->m : mneed;
+    if (shrink && mneed + 8 < st->m) m = mneed;
+    const int L = tally_xlevels_for_(m, g, Lmin);
+    if (L > XL_MAX) return s->nans ? XM_SLOW : XM_BINS;
+    if (m != st->m || !st->lev_ready) XFN(lev_setm)(st, m, acc);
+    st->L = L;
+    return XM_LEV;
+}
+
+/* A finite, NaN-free block with stats s into the bins (BINS). */
+static void XFN(bins_block)(tally_xbins *b, tally_exact *acc, const void *xb, int len, int kind,
+                            double mean, const tally_xstats *s) {
+    if (kind == XK_SUM_F32) {
+        tally_xbins32_add_(b, acc, (const uint32_t *)xb, (uint64_t)len);
+        return;
+    }
+    int ehi = (int)(tally_exact_bits_(s->maxabs) >> 52), elo = 0, e0 = 1;
+    if (kind == XK_SUM_F64) {
+        e0 = !(s->minabs >= 0x1p-1022); /* some zero or subnormal */
+        if (!e0) elo = (int)(tally_exact_bits_(s->minabs) >> 52);
+        tally_xbins64_add_(b, acc, (const uint64_t *)xb, (uint64_t)len, e0);
+    } else { /* squared deviations: hi and lo of each element, as the slow path has them */
+        uint64_t buf[512];
+        for (int i = 0; i < len; i += 256) {
+            int k = len - i < 256 ? len - i : 256;
+            for (int j = 0; j < k; j++) {
+                double v = kind == XK_SQ_F32 ? (double)((const float *)xb)[i + j]
+                                             : ((const double *)xb)[i + j];
+                double d = v - mean, hi = d * d, lo = fma(d, d, -hi);
+                buf[2 * j] = tally_exact_bits_(hi);
+                buf[2 * j + 1] = tally_exact_bits_(lo);
+            }
+            tally_xbins64_add_(b, acc, buf, 2 * (uint64_t)k, 1);
+        }
+    }
+    if (elo < b->b64lo) b->b64lo = elo;
+    if (ehi > b->b64hi) b->b64hi = ehi;
+}
+
+/* One call: blocks of XBLK_BYTES, each by the method of the last one, unless it fails (then the
+ * block's stats pick the method) or it is time to try a cheaper one (see Methods at the top). */
 static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_nan,
                      tally_exact *acc, tally_xminmax *mm) {
     if (n == 0) return;
-    const int Lmin = kind <= XK_SUM_F64 ? 1 : 2, Lmax = XL_MAX;
-    /* f32 values have 24 bits: one level of 40 usually holds them; f64 values need two */
-    int L = kind == XK_SUM_F32 ? 1 : 2, easy_run = 0;
-    XV vmean = XV_SET1(mean);
-    int m = XM_INIT;
-    {
-        double mx = XFN(blockmax)(x, 0, (int)(n < XBLK ? n : XBLK), kind, vmean);
-        if (mx > 0 && mx <= tally_xpow2_(XM_FAST_MAX)) m = tally_xceil_log2_(mx);
-    }
-    double C[XL_MAX];
-    tally_xgrids_(m, XL_MAX, C);
-    double bound = tally_xpow2_(m); /* 2^m */
-    XV S[XU][XL_MAX], saved[XU][XL_MAX];
-    for (int u = 0; u < XU; u++)
-        for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k]);
+    tally_xfenv fenv;
+    tally_xfenv_enter_(&fenv);
+    const int f32 = kind == XK_SUM_F32 || kind == XK_SQ_F32;
+    const size_t esize = f32 ? 4 : 8;
+    const int blk = (int)(XBLK_BYTES / esize);
+    const int mode = (omit_nan ? XMODE_OMIT : 0) | (mm ? XMODE_MINMAX : 0);
+    const int w32_ok = kind == XK_SUM_F32 && !mm;
+    const int Lmin = kind <= XK_SUM_F64 ? 1 : 2;
+    const XV vmean = XV_SET1(mean);
+    XFN(state) st;
+    st.L = Lmin;
+    st.m = XM_INIT;
+    st.lev_used = st.lev_ready = 0; /* set up when first used (a W32 call never needs it) */
+    XV saved[XU][XL_MAX];
+#if defined(XW32)
+    st.m32 = 0;
+    st.w32_used = 0;
+    for (int u = 0; u < XU32; u++) st.W[u][0] = st.W[u][1] = XL_ZERO();
+    XL Wsaved[XU32][2];
+#endif
     /* adds per lane per level in one block (upper bound): the vectors are dealt round-robin */
-    const unsigned per_block = (unsigned)((((XBLK + XW - 1) / XW) + XU - 1) / XU) *
+    const unsigned per_block = (unsigned)((((blk + XW - 1) / XW) + XU - 1) / XU) *
                                (kind <= XK_SUM_F64 ? 1u : 2u);
-    const size_t esize = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
-    unsigned cnt = 0;
+    tally_xbins *bins = &tally_xbins_tls;
+    int bins64 = 0, bins32 = 0;
+    unsigned bins_blocks = 0;
     int any_fast = 0, nonneg = kind > XK_SUM_F64;
-    const int omode = (omit_nan ? XMODE_OMIT : 0) | (mm ? XMODE_MINMAX : 0);
     double mn = HUGE_VAL, mx = -HUGE_VAL; /* the call's extremes (mm) */
     uint64_t nans = 0;
-    for (uint64_t i0 = 0; i0 < n; i0 += XBLK) {
-        int len = (int)(n - i0 < XBLK ? n - i0 : XBLK);
+    int method, since_try = 0, gap = XPROBE_MIN;
+    /* dirty: the inexact / invalid flags may be set (the checked runs need them clear); other
+     * code may raise them: stats, BINS and SLOW for squared deviations, a failed run */
+    int dirty;
+    double recent = 0; /* max |level-0 input| since the last try */
+    { /* the first method from a sample: a wrong guess costs one block */
+        tally_xstats s;
+        XFN(stats)(x, 0, (int)(n < 64 ? n : 64), kind, vmean, mode & XMODE_OMIT, 1, &s);
+        dirty = s.nonfinite || kind > XK_SUM_F64; /* inf - inf, or the squares' roundings */
+        method = XM_LEV;
+        if (!s.nonfinite) {
+            method = XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
+            if (method != XM_W32 && method != XM_LEV) method = XM_LEV; /* BINS needs a block's stats */
+        }
+    }
+    for (uint64_t i0 = 0; i0 < n; i0 += (uint64_t)blk) {
+        const int len = (int)(n - i0 < (uint64_t)blk ? n - i0 : (uint64_t)blk);
         const void *xb = (const char *)x + i0 * esize;
-        memcpy(saved, S, sizeof S);
-        for (;;) {
-            XFN(bres) o;
-            unsigned r = XFN(block_l)(S, x, i0, len, kind, L, vmean, omode, acc, &o);
-            if (o.finite && o.bmax > bound && o.bmax <= tally_xpow2_(XM_FAST_MAX)) {
-                /* grow the bound: flush what the accumulators held at the block start */
-                memcpy(S, saved, sizeof S);
-                XFN(flush)(S, C, acc);
-                m = tally_xceil_log2_(o.bmax);
-                tally_xgrids_(m, XL_MAX, C);
-                bound = tally_xpow2_(m);
-                for (int u = 0; u < XU; u++)
-                    for (int k = 0; k < XL_MAX; k++) S[u][k] = XV_SET1(C[k]);
-                memcpy(saved, S, sizeof S);
-                cnt = 0;
-                continue;
+        tally_xstats s;
+        int have_stats = 0, tries = 0, bm = method, trying = 0;
+        double bmax = 0;
+        if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
+            dirty = 1;
+            const int lsb = bins_blocks++ % 8 == 0;
+            XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
+            have_stats = lsb;
+            if (s.nonfinite || s.nans) bm = XM_SLOW;
+            else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+        } else if (++since_try >= gap) { /* try the next cheaper method; failing costs a rerun */
+            since_try = 0;
+            gap = gap * 2 < XPROBE_MAX ? gap * 2 : XPROBE_MAX;
+            if (method == XM_LEV && recent > 0) {
+                const int mr = tally_xceil_log2_(recent);
+#if defined(XW32)
+                if (w32_ok && mr >= -100 && mr <= 128) {
+                    if (st.w32_used && st.m32 != mr) XFN(w32_flush)(st.W, XW32_BITS - st.m32, acc);
+                    st.m32 = mr;
+                    st.w32_used = 1;
+                    bm = XM_W32;
+                    trying = 1;
+                } else
+#endif
+                {
+                    if (mr + 8 < st.m) XFN(lev_setm)(&st, mr, acc); /* the data shrank */
+                    if (st.L > Lmin) {
+                        st.L--;
+                        trying = 1;
+                    }
+                }
             }
-            if (!o.finite || o.bmax > bound) { /* NaN, inf or values beyond 2^1010 */
-                memcpy(S, saved, sizeof S);
+            recent = 0;
+        }
+        for (;;) {
+            if ((bm == XM_W32 || bm == XM_LEV) && tries++ == 3)
+                bm = XM_SLOW; /* never: a method chosen from stats is exact by its proof */
+            if (bm == XM_SLOW) {
+                dirty = 1;
                 tally_xslow_(xb, (uint64_t)len, kind, mean, omit_nan, acc);
                 if (mm) nans += tally_xslow_minmax_(x, i0, (uint64_t)len, kind, &mn, &mx);
                 break;
             }
-            if (r & 1) {
-                memcpy(S, saved, sizeof S);
-                if (L < Lmax) {
-                    L++;
-                    easy_run = 0;
-                    continue;
+            if (bm == XM_BINS) { /* only chosen from this block's stats (finite, no NaN) */
+                dirty = 1;
+                XFN(bins_block)(bins, acc, xb, len, kind, mean, &s);
+                if (kind == XK_SUM_F32) bins32 = 1;
+                else bins64 = 1;
+                bmax = s.maxabs;
+                if (mm) {
+                    mn = tally_xmin_(mn, s.mn);
+                    mx = tally_xmax_(mx, s.mx);
                 }
-                XFN(block_l)(S, x, i0, len, kind, L, vmean, omode | XMODE_CAREFUL, acc, &o);
-            } else if (L > Lmin && !(r & 2) && ++easy_run >= 8) {
-                L--;
-                easy_run = 0;
+                method = bm;
+                break;
             }
-            if (mm) { /* the extremes of the run that counts (every run sees every element) */
-                mn = tally_xmin_(mn, o.mn);
-                mx = tally_xmax_(mx, o.mx);
-                nans += o.nans;
+            int ok;
+#if defined(XW32)
+            if (bm == XM_W32) {
+                memcpy(Wsaved, st.W, sizeof Wsaved);
+                if (dirty) tally_xfenv_clear_();
+                uint32_t sb = (uint32_t)(XW32_BITS - st.m32 + 127) << 23; /* 2^s, s in -101..127 */
+                float scale;
+                memcpy(&scale, &sb, sizeof scale);
+                bmax = XFN(w32_block)(st.W, (const float *)xb, len, scale, omit_nan);
+                ok = !tally_xfenv_raised_() && bmax <= tally_xpow2_(st.m32);
+                dirty = !ok;
+                if (!ok) memcpy(st.W, Wsaved, sizeof Wsaved);
+            } else
+#endif
+            {
+                if (!st.lev_ready) XFN(lev_setm)(&st, st.m, acc);
+                memcpy(saved, st.S, sizeof saved);
+                if (dirty) tally_xfenv_clear_();
+                XFN(lres) o;
+                XFN(block_l)(st.S, x, i0, len, kind, st.L, vmean, mode, &o);
+                const int pe = XV_SAE || (st.L == 1 && kind <= XK_SUM_F64);
+                ok = o.finite && o.bmax <= st.bound && (pe ? !tally_xfenv_raised_() : !o.res);
+                dirty = !ok || !pe || kind > XK_SUM_F64;
+                if (!ok) {
+                    memcpy(st.S, saved, sizeof saved);
+                } else {
+                    st.lev_used = 1;
+                    bmax = o.bmax;
+                    if (mm) { /* the extremes of the run that counts */
+                        mn = tally_xmin_(mn, o.mn);
+                        mx = tally_xmax_(mx, o.mx);
+                        nans += o.nans;
+                    }
+                    st.cnt += per_block;
+                    if (st.cnt + per_block > (1u << XT_BITS)) {
+                        XFN(flush)(st.S, st.C, acc);
+                        st.cnt = 0;
+                    }
+                }
             }
-            if (o.bmax > 0) {
+            if (ok) {
+                method = bm;
+                if (bmax > recent) recent = bmax;
+                break;
+            }
+            if (trying) { /* back to what worked */
+                trying = 0;
+                if (bm == XM_LEV) st.L++;
+                bm = XM_LEV;
+                continue;
+            }
+            if (!have_stats) {
+                XFN(stats)(x, i0, len, kind, vmean, mode, 1, &s);
+                have_stats = 1;
+            }
+            dirty = 1;
+            bm = s.nonfinite ? XM_SLOW : XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
+        }
+        tally_xmethod_n[bm] += (uint64_t)len;
+        /* the flags ANY / NONNEGZERO for what the fast methods added (SLOW sets its own) */
+        if (bm != XM_SLOW) {
+            if (bmax > 0) {
                 any_fast = nonneg = 1;
             } else if (!any_fast || !nonneg) {
                 unsigned f = tally_xzero_block_flags_(xb, (uint64_t)len, kind);
                 any_fast |= (int)(f & 1);
                 nonneg |= (int)(f >> 1);
             }
-            cnt += per_block;
-            if (cnt + per_block > (1u << XT_BITS)) {
-                XFN(flush)(S, C, acc);
-                cnt = 0;
-            }
-            break;
         }
     }
-    XFN(flush)(S, C, acc);
-    tally_xbins_flush_(&tally_xbins_tls, acc);
+    if (st.lev_used) XFN(flush)(st.S, st.C, acc);
+#if defined(XW32)
+    if (st.w32_used) XFN(w32_flush)(st.W, XW32_BITS - st.m32, acc);
+#endif
+    if (bins64) tally_xbins64_flush_(bins, acc);
+    if (bins32) tally_xbins32_flush_(bins, acc);
     if (any_fast)
         acc->flags |= TALLY_EXACT_F_ANY | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
     if (mm) {
@@ -678,6 +1128,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         mm->max = tally_xmax_(mm->max, mx);
         mm->nans += nans;
     }
+    tally_xfenv_leave_(&fenv);
 }
 
 XENTRY void XFN(sum_f32)(const float *x, uint64_t n, int omit_nan, tally_exact *acc) {

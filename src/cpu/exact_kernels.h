@@ -69,6 +69,14 @@ typedef struct tally_exact_kernels {
  * the scalar kernels. Never NULL. */
 const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa);
 
+/* Elements the calling thread's kernel calls added by each method since the last reset:
+ * [0] W32 (f32 fixed point), [1] LEV (double levels), [2] BINS (exponent bins), [3] SLOW (element
+ * by element: NaN / inf blocks); a rerun block counts once, by the method that added it (see
+ * exact_impl.h). For tests and benchmarks: they check that data of a shape takes the path meant
+ * for it. reset: zero the counts after copying them out. */
+void tally_exact_method_counts(uint64_t out[4], int reset);
+extern _Thread_local uint64_t tally_xmethod_n[4];
+
 /* Per-ISA tables (internal; only the x86 ones exist where TALLY_X86 is defined). */
 extern const tally_exact_kernels tally_exact_kernels_scalar;
 #if defined(TALLY_X86)

@@ -7,7 +7,6 @@
 #define XV double
 #define XW 1
 #define XU 4
-#define XBLK 256
 #define XFN(name) tally_xscalar_##name
 static inline double tally_xscalar_or_(double a, double b) {
     return tally_exact_double_(tally_exact_bits_(a) | tally_exact_bits_(b));
@@ -20,7 +19,22 @@ static inline double tally_xscalar_or_(double a, double b) {
 #define XV_FMS(a, b, c) fma((a), (b), -(c))
 #define XV_OR(a, b) tally_xscalar_or_((a), (b))
 #define XV_MAXABS(acc, v) (fabs(v) > (acc) ? fabs(v) : (acc))
+#define XV_MINABS(acc, v) (fabs(v) < (acc) ? fabs(v) : (acc))
 #define XV_STORE(p, v) (*(p) = (v))
+static inline int64_t tally_xscalar_lsbmin_(int64_t acc, double v) {
+    uint64_t b = tally_exact_bits_(v);
+    int64_t e = (int64_t)((b >> 52) & 0x7ff);
+    uint64_t m = b & 0x000fffffffffffffull;
+    if (e) m |= 1ull << 52;
+    else e = 1;
+    if (!m) return acc;
+    int64_t key = e + __builtin_ctzll(m) + 1023;
+    return key < acc ? key : acc;
+}
+#define XVK int64_t
+#define XVK_INIT() INT64_MAX
+#define XVK_STORE(p, v) (*(p) = (v))
+#define XVK_LSBMIN(acc, v) tally_xscalar_lsbmin_((acc), (v))
 #define XV_LOAD_F64(p) (*(p))
 #define XV_LOAD_F32(p) ((double)*(p))
 #define XV_LOAD_F64_PART(p, k) ((void)(p), (void)(k), 0.0) /* never used: XW = 1 */
@@ -38,6 +52,15 @@ static inline double tally_xscalar_or_(double a, double b) {
 const tally_exact_kernels tally_exact_kernels_scalar = {
     tally_xscalar_sum_f32,   tally_xscalar_sum_f64,        tally_xscalar_sqdev_f32,
     tally_xscalar_sqdev_f64, tally_xscalar_sum_minmax_f32, tally_xscalar_sum_minmax_f64};
+
+_Thread_local uint64_t tally_xmethod_n[4];
+
+void tally_exact_method_counts(uint64_t out[4], int reset) {
+    for (int i = 0; i < 4; i++) {
+        out[i] = tally_xmethod_n[i];
+        if (reset) tally_xmethod_n[i] = 0;
+    }
+}
 
 const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa) {
 #if defined(TALLY_X86)

@@ -1,6 +1,6 @@
 /* The XF_* vector of exact_impl.h (f32 extremes from the bits of eight floats at once: XF_W =
  * XU * XW = 8) in AVX2 integer ops, for the files that instantiate exact_impl.h with four f64
- * lanes (exact_avx2.c, and exact_avx512.c's 256-bit build), just before exact_impl.h. */
+ * lanes (exact_avx2.c), just before exact_impl.h. */
 #define XF_W 8
 #define XF __m256i
 #define XF_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/types.h"
+#include "cpu/batch.h"
 #include "cpu/state.h"
 
 /* ---- state ------------------------------------------------------------------------------- */
@@ -86,9 +87,11 @@ static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, ui
     const uint32_t need = p->need;
     const size_t size = tally_type_table[t].size;
     const int fl = tally_type_is_float(t);
-    /* A float sum (or mean) with min and/or max: one pass, the extremes come out of the exact
-     * sum's loop (exact_kernels.h). Argmin/argmax take the min/max kernels below. */
-    const int fused = fl && (need & TALLY_NEED_SUM) && (need & (TALLY_NEED_MIN | TALLY_NEED_MAX)) &&
+    /* A float sum (or mean) with min, max and/or the NaN count: one pass, the extremes and NaNs
+     * come out of the exact sum's loop (exact_kernels.h). Argmin/argmax take the min/max kernels
+     * below. */
+    const int fused = fl && (need & TALLY_NEED_SUM) &&
+                      (need & (TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS)) &&
                       !(need & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX | TALLY_NEED_FIRSTNAN));
     if (fused) {
         tally_xminmax mm;
@@ -187,8 +190,13 @@ static void acc_thread(void *arg, int tid, int nth)
         p->n = 0;
     }
     size_t size = tally_type_size(p->type);
-    /* blocks per piece (sizes are powers of two: no division on the small-input path) */
+    /* blocks per piece (sizes are powers of two: no division on the small-input path). A float
+     * sum whose piece is read by one exact kernel (fused extremes / NaN count included) takes
+     * pieces 16x larger: nothing rereads them, and each call has a fixed cost (exact_kernels.h). */
     uint64_t gblk = (TALLY_CPU_PIECE_BYTES / TALLY_PROD_BLOCK) >> __builtin_ctzll(size);
+    if (tally_type_is_float(p->type) &&
+        !(p->need & ~(uint32_t)(TALLY_NEED_SUM | TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS)))
+        gblk *= 16;
     if (gblk < 1) gblk = 1;
     uint64_t b_lo = 0, b_hi = j->nblocks;
     if (nth > 1) {
@@ -366,6 +374,7 @@ const tally_backend tally_cpu_backend = {
     .reduce = cpu_reduce,
     .scan = tally_cpu_scan,
     .describe = NULL,
+    .reduce_segments = tally_cpu_reduce_segments,
     .accumulate = cpu_accumulate,
     .sqdev = cpu_sqdev,
 };

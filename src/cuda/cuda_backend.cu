@@ -367,7 +367,8 @@ tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *s
 /* no accumulate: streams on a CUDA context run on a CPU backend state of their own */
 const tally_backend cuda_backend = {
     TALLY_BACKEND_CUDA, "cuda",    cuda_available, cuda_init, cuda_fini,
-    cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, nullptr,
+    cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, nullptr /* reduce_segments */,
+    nullptr /* accumulate */, nullptr /* sqdev */,
 };
 
 State *cuda_state(tally_context *ctx)

@@ -17,10 +17,14 @@
 #include "vulkan/vk_internal.h"
 
 /* ---- SPIR-V modules (generated from the shaders by the build, one per shader and type) ---- */
+/* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
+#define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan)
+#define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
-#define TVK_EXTERN_ALL(E, name, C, is_int, sgn, W) TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name)
+#define TVK_EXTERN_ALL(E, name, C, is_int, sgn, W)                                              \
+    TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
@@ -29,52 +33,28 @@ TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
 static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
 {
     switch (shader) {
-    case TVK_SH_REDUCE:
-        switch (t) {
-#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_reduce_##name##_size; return tvk_spv_reduce_##name;
-            TALLY_TYPES(C_)
-#undef C_
-        }
+#define TVK_CASE_T(stem, E, name) case TALLY_##E: *size = tvk_spv_##stem##_##name##_size; return tvk_spv_##stem##_##name;
+#define TVK_SHADER_ALL(SE, stem)                                                                \
+    case TVK_SH_##SE:                                                                           \
+        switch (t) {                                                                            \
+            TALLY_TYPES(TVK_CASE_##stem)                                                        \
+        }                                                                                       \
         break;
-    case TVK_SH_SCAN:
-        switch (t) {
-#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_scan_##name##_size; return tvk_spv_scan_##name;
-            TALLY_TYPES(C_)
-#undef C_
-        }
+#define TVK_SHADER_FLOAT(SE, stem)                                                              \
+    case TVK_SH_##SE:                                                                           \
+        switch (t) {                                                                            \
+            TALLY_FLOAT_TYPES(TVK_CASE_##stem)                                                  \
+        default: break;                                                                         \
+        }                                                                                       \
         break;
-    case TVK_SH_FPROD:
-        switch (t) {
-#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fprod_##name##_size; return tvk_spv_fprod_##name;
-            TALLY_FLOAT_TYPES(C_)
-#undef C_
-        default: break;
-        }
-        break;
-    case TVK_SH_FSCAN:
-        switch (t) {
-#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fscan_##name##_size; return tvk_spv_fscan_##name;
-            TALLY_FLOAT_TYPES(C_)
-#undef C_
-        default: break;
-        }
-        break;
-    case TVK_SH_FPROD_DP:
-        switch (t) {
-#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fprod_dp_##name##_size; return tvk_spv_fprod_dp_##name;
-            TALLY_FLOAT_TYPES(C_)
-#undef C_
-        default: break;
-        }
-        break;
-    case TVK_SH_FSCAN_DP:
-        switch (t) {
-#define C_(E, name, C, i, s, W) case TALLY_##E: *size = tvk_spv_fscan_dp_##name##_size; return tvk_spv_fscan_dp_##name;
-            TALLY_FLOAT_TYPES(C_)
-#undef C_
-        default: break;
-        }
-        break;
+#define TVK_CASE_reduce(E, name, C, i, s, W) TVK_CASE_T(reduce, E, name)
+#define TVK_CASE_scan(E, name, C, i, s, W) TVK_CASE_T(scan, E, name)
+#define TVK_CASE_fprod(E, name, C, i, s, W) TVK_CASE_T(fprod, E, name)
+#define TVK_CASE_fscan(E, name, C, i, s, W) TVK_CASE_T(fscan, E, name)
+#define TVK_CASE_fprod_dp(E, name, C, i, s, W) TVK_CASE_T(fprod_dp, E, name)
+#define TVK_CASE_fscan_dp(E, name, C, i, s, W) TVK_CASE_T(fscan_dp, E, name)
+        TVK_ALL_SHADERS(TVK_SHADER_ALL)
+        TVK_FLOAT_SHADERS(TVK_SHADER_FLOAT)
     }
     *size = 0;
     return NULL;
@@ -209,7 +189,7 @@ static void probe_device(const tvk_instance_fns *f, VkPhysicalDevice pd, tally_v
     else f->vkGetPhysicalDeviceFeatures(pd, &f2.features);
     info->int64 = f2.features.shaderInt64;
     info->float64 = f2.features.shaderFloat64;
-    info->int64_shared_atomics = a64.shaderSharedInt64Atomics;
+    info->int64_shared_atomics = a64.shaderSharedInt64Atomics && a64.shaderBufferInt64Atomics;
     /* a test hook: pretend the device lacks 64-bit integers (the documented answer) */
     const char *pretend = getenv("TALLY_VULKAN_PRETEND_NO_INT64");
     if (pretend && *pretend && strcmp(pretend, "0") != 0) info->int64 = 0;
@@ -222,7 +202,7 @@ static void probe_device(const tvk_instance_fns *f, VkPhysicalDevice pd, tally_v
         info->usable = 0;
         snprintf(info->why_not, sizeof info->why_not, "no %s%s%s (tally's shaders need 64-bit integers)",
                  info->int64 ? "" : "shaderInt64", !info->int64 && !info->int64_shared_atomics ? " and no " : "",
-                 info->int64_shared_atomics ? "" : "shaderSharedInt64Atomics");
+                 info->int64_shared_atomics ? "" : "shaderSharedInt64Atomics/shaderBufferInt64Atomics");
     } else if (!info->float64) {
         info->usable = 0;
         snprintf(info->why_not, sizeof info->why_not, "no shaderFloat64");
@@ -413,7 +393,7 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
 /* ---- command recording ------------------------------------------------------------------- */
 tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
 {
-    TVK_TRY(ctx, fn, s->fd.vkResetDescriptorPool(s->dev, s->dpool, 0));
+    if (!s->push_desc) TVK_TRY(ctx, fn, s->fd.vkResetDescriptorPool(s->dev, s->dpool, 0));
     TVK_TRY(ctx, fn, s->fd.vkResetCommandBuffer(s->cb, 0));
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
@@ -464,13 +444,15 @@ void tvk_barrier(tvk_state *s)
 tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
                       const void *pc, uint32_t pc_size, const char *fn)
 {
-    VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
-                                      s->dpool, 1, &s->dsl};
-    VkDescriptorSet set;
-    if (s->nsets >= TVK_MAX_SETS)
-        return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many dispatches in one call", fn);
-    TVK_TRY(ctx, fn, s->fd.vkAllocateDescriptorSets(s->dev, &ai, &set));
-    s->nsets++;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!s->push_desc) {
+        VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
+                                          s->dpool, 1, &s->dsl};
+        if (s->nsets >= TVK_MAX_SETS)
+            return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many dispatches in one call", fn);
+        TVK_TRY(ctx, fn, s->fd.vkAllocateDescriptorSets(s->dev, &ai, &set));
+        s->nsets++;
+    }
     VkDescriptorBufferInfo bi[4];
     VkWriteDescriptorSet w[4];
     for (int i = 0; i < 4; i++) {
@@ -486,9 +468,13 @@ tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const t
         w[i] = (VkWriteDescriptorSet){VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, (uint32_t)i, 0, 1,
                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &bi[i], NULL};
     }
-    s->fd.vkUpdateDescriptorSets(s->dev, 4, w, 0, NULL);
     s->fd.vkCmdBindPipeline(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-    s->fd.vkCmdBindDescriptorSets(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &set, 0, NULL);
+    if (s->push_desc) {
+        s->push_fn(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 4, w);
+    } else {
+        s->fd.vkUpdateDescriptorSets(s->dev, 4, w, 0, NULL);
+        s->fd.vkCmdBindDescriptorSets(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &set, 0, NULL);
+    }
     if (pc_size) s->fd.vkCmdPushConstants(s->cb, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_size, pc);
     return TALLY_OK;
 }
@@ -518,7 +504,7 @@ static void free_state(tvk_state *s)
         for (int sh = 0; sh < TVK_SH_COUNT; sh++)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
                 if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
-        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux,
+        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy,
                            &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
         if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
@@ -631,10 +617,28 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     VkDeviceQueueCreateInfo qi = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, s->qfam, 1, &prio};
     VkPhysicalDeviceShaderAtomicInt64Features a64 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
     a64.shaderSharedInt64Atomics = VK_TRUE;
+    a64.shaderBufferInt64Atomics = VK_TRUE;
+    /* optional: pushed descriptors (no descriptor sets to allocate per dispatch) */
+    const char *exts[1];
+    uint32_t next = 0;
+    {
+        uint32_t ne = 0;
+        s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, NULL);
+        VkExtensionProperties *ep = calloc(ne ? ne : 1, sizeof *ep);
+        if (ep && s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, ep) == VK_SUCCESS)
+            for (uint32_t i = 0; i < ne; i++)
+                if (!strcmp(ep[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) s->push_desc = 1;
+        free(ep);
+        const char *pd = getenv("TALLY_VULKAN_NO_PUSH_DESCRIPTORS"); /* tests: descriptor sets */
+        if (pd && *pd && strcmp(pd, "0")) s->push_desc = 0;
+        if (s->push_desc) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    }
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
     f2.features.shaderInt64 = VK_TRUE;
     f2.features.shaderFloat64 = VK_TRUE;
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qi};
+    dci.enabledExtensionCount = next;
+    dci.ppEnabledExtensionNames = next ? exts : NULL;
     TVK_INIT(s->fi.vkCreateDevice(s->phys, &dci, NULL, &s->dev));
     if (!tvk_load_device_fns(&s->fd, &s->fi, s->dev)) {
         s->fd.vkDestroyDevice = (PFN_vkDestroyDevice)s->fi.vkGetDeviceProcAddr(s->dev, "vkDestroyDevice");
@@ -644,11 +648,17 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: the Vulkan device lacks core functions", fn);
     }
     s->fd.vkGetDeviceQueue(s->dev, s->qfam, 0, &s->queue);
+    if (s->push_desc) {
+        s->push_fn = (PFN_vkCmdPushDescriptorSetKHR)s->fi.vkGetDeviceProcAddr(s->dev, "vkCmdPushDescriptorSetKHR");
+        if (!s->push_fn) s->push_desc = 0;
+    }
 
     VkDescriptorSetLayoutBinding lb[4];
     for (uint32_t i = 0; i < 4; i++)
         lb[i] = (VkDescriptorSetLayoutBinding){i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-    VkDescriptorSetLayoutCreateInfo dli = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, 4, lb};
+    VkDescriptorSetLayoutCreateInfo dli = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL,
+                                           s->push_desc ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+                                           4, lb};
     TVK_INIT(s->fd.vkCreateDescriptorSetLayout(s->dev, &dli, NULL, &s->dsl));
     VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, TVK_PC_BYTES};
     VkPipelineLayoutCreateInfo pli = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &s->dsl, 1, &pcr};
@@ -687,6 +697,10 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         if (want >= TALLY_PROD_BLOCK * 8 && want < seg) seg = want;
     }
     s->seg_bytes = seg;
+    if (tvk_buf_ensure(ctx, s, &s->dummy, 256, 0, fn) != TALLY_OK) {
+        free_state(s);
+        return TALLY_ERR_OUT_OF_MEMORY;
+    }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,

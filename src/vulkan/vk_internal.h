@@ -14,12 +14,16 @@
 #define TVK_MAX_SETS 256      /* descriptor sets (dispatches) in one command buffer */
 #define TVK_MAX_PIPES 4096
 #define TVK_PC_BYTES 64       /* push constant bytes */
-#define TVK_MAX_WG_PER_SEG 2048
+#define TVK_MAX_WG_PART 1024    /* workgroups of a call whose fields travel as partial records */
+#define TVK_MAX_WG 8192         /* workgroups of a segment otherwise */
+#define TVK_ACC_STRIDE 1024     /* bytes of one call's accumulator (reduce.comp's struct Acc) */
+#define TVK_REC_STRIDE 1024     /* bytes of one call's record in hostres */
+#define TVK_MAX_BATCH 64        /* calls recorded into one command buffer (tally_vulkan_batch_*) */
 
 /* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
  * support it */
-enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_FPROD, TVK_SH_FSCAN, TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP,
-       TVK_SH_COUNT };
+enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_FPROD, TVK_SH_FSCAN,
+       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
 typedef struct tvk_partial {
@@ -29,11 +33,12 @@ typedef struct tvk_partial {
 } tvk_partial;
 #define TVK_XF_EDGE 0x80000000u
 #define TVK_N_SQDEV 1024u     /* reduce.comp's feature bit of the variance pass */
+#define TVK_N_PACK 2048u      /* reduce.comp: argmin/argmax key and index packed in 64 bits */
 
 /* reduce.comp's push constants */
 typedef struct tvk_reduce_pc {
     uint64_t n, gbase, mean_bits;
-    uint32_t head, vec_per_wg, part0, nvec;
+    uint32_t head, vec_per_wg, part0, nvec, total_wg;
 } tvk_reduce_pc;
 
 typedef struct tvk_buf {
@@ -93,6 +98,11 @@ typedef struct tvk_state {
     tvk_buf parts;            /* device: reduce partials, scan tile states */
     tvk_buf hostres;          /* host-visible: results read back */
     tvk_buf aux;              /* device: product lanes, scan carries */
+    tvk_buf acc;              /* device: reduce accumulators (zero between calls), scan state */
+    tvk_buf dummy;            /* device: bound where a shader has nothing to bind */
+    int acc_zeroed;           /* acc's reduce slots were cleared since it was (re)made */
+    int push_desc;            /* VK_KHR_push_descriptor: descriptors pushed, no sets */
+    PFN_vkCmdPushDescriptorSetKHR push_fn;
     VkDeviceSize align;       /* storage-buffer offset alignment (>= 16) */
     uint64_t seg_bytes;       /* bytes per dispatch segment (one binding's range) */
     int threads;              /* for the CPU fallback context */
@@ -129,6 +139,10 @@ tally_status tvk_upload(tally_context *ctx, tvk_state *s, const void *data, uint
 tally_status tvk_download(tally_context *ctx, tvk_state *s, VkBuffer buf, VkDeviceSize off,
                           uint64_t bytes, const void **view, const char *fn);
 tvk_state *tvk_state_of(const tally_context *ctx);
+
+/* The reduce accumulators, zero between calls; cleared in the open command buffer when
+ * (re)made. */
+tally_status tvk_ensure_acc(tally_context *ctx, tvk_state *s, const char *fn);
 
 /* vk_reduce.c: reduce n elements at src (with s->open, the command buffer is already begun
  * and holds the upload). */

@@ -22,7 +22,12 @@ static uint64_t seg_count(const tvk_state *s, size_t es, uint64_t n)
     return n ? (n + per - 1) / per : 0;
 }
 
-static seg_plan plan_segment(const tvk_state *s, size_t es, VkDeviceSize off, uint64_t n, uint64_t k)
+/* Workgroups: four vectors per invocation at least; past 1024 workgroups, 16 vectors per
+ * invocation and up to TVK_MAX_WG (many waves, so the last one's imbalance is small; each
+ * workgroup's cost beyond its loads is a few atomics); at most TVK_MAX_WG_PART when partial
+ * records travel (the last workgroup merges them). */
+static seg_plan plan_segment(const tvk_state *s, size_t es, VkDeviceSize off, uint64_t n, uint64_t k,
+                             int part)
 {
     seg_plan p;
     uint64_t per = s->seg_bytes / es;
@@ -31,10 +36,14 @@ static seg_plan plan_segment(const tvk_state *s, size_t es, VkDeviceSize off, ui
     uint64_t byte0 = off + p.e0 * es;
     uint64_t head = byte0 & (s->align - 1);
     uint64_t nvec = (head + p.ne * es + 15) / 16;
-    /* about four vectors per thread at least, at most TVK_MAX_WG_PER_SEG workgroups */
     uint64_t g = (nvec + TVK_WG * 4 - 1) / (TVK_WG * 4);
     if (g < 1) g = 1;
-    if (g > TVK_MAX_WG_PER_SEG) g = TVK_MAX_WG_PER_SEG;
+    if (g > 1024) {
+        uint64_t g16 = (nvec + TVK_WG * 16 - 1) / (TVK_WG * 16);
+        g = g16 > 1024 ? g16 : 1024;
+    }
+    uint64_t cap = part ? TVK_MAX_WG_PART : TVK_MAX_WG;
+    if (g > cap) g = cap;
     uint64_t vpw = (nvec + g - 1) / g;
     p.nvec = (uint32_t)nvec;
     p.vec_per_wg = (uint32_t)vpw;
@@ -42,52 +51,72 @@ static seg_plan plan_segment(const tvk_state *s, size_t es, VkDeviceSize off, ui
     return p;
 }
 
-/* Records one reduce pass (every segment, then the merge, then the copy of the merged record
- * to hostres at offset 0). */
+/* Partial records (rather than atomics alone) for these needs: integer products, and
+ * argmin/argmax whose key and index do not pack into 64 bits. */
+static int needs_part(tally_type type, uint64_t n, uint32_t feat)
+{
+    if ((feat & TALLY_NEED_PROD) && !tally_type_is_float(type)) return 1;
+    if ((feat & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX)) && (tally_type_size(type) > 4 || n >= 0xffffffffull))
+        return 1;
+    return 0;
+}
+
+/* The accumulators: slots 0 .. TVK_MAX_BATCH-1, zero between calls (each call's last
+ * workgroup zeroes its slot). */
+tally_status tvk_ensure_acc(tally_context *ctx, tvk_state *s, const char *fn)
+{
+    VkDeviceSize bytes = (VkDeviceSize)TVK_MAX_BATCH * TVK_ACC_STRIDE;
+    if (!s->acc.buf || s->acc.size < bytes) s->acc_zeroed = 0;
+    tally_status st = tvk_buf_ensure(ctx, s, &s->acc, bytes, 0, fn);
+    if (st != TALLY_OK) return st;
+    if (!s->acc_zeroed) {
+        s->fd.vkCmdFillBuffer(s->cb, s->acc.buf, 0, bytes, 0);
+        tvk_barrier(s);
+        s->acc_zeroed = 1;
+    }
+    return TALLY_OK;
+}
+
+/* Records one reduce pass over every segment: its record lands in hostres at
+ * slot * TVK_REC_STRIDE, through accumulator slot `slot`. */
 static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
                                 tvk_src src, uint64_t n, uint32_t feat, int omit,
-                                uint64_t mean_bits)
+                                uint64_t mean_bits, uint32_t slot)
 {
     size_t es = tally_type_size(type);
+    int part = needs_part(type, n, feat);
+    if ((feat & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX)) && !part) feat |= TVK_N_PACK;
     uint64_t nseg = seg_count(s, es, n), total = 0;
-    for (uint64_t k = 0; k < nseg; k++) total += plan_segment(s, es, src.off, n, k).groups;
-    tally_status st = tvk_buf_ensure(ctx, s, &s->parts, (total + 1) * sizeof(tvk_partial), 0, fn);
-    if (st != TALLY_OK) return st;
-    VkPipeline pipe, merge;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat, (uint32_t)omit, 0, &pipe)) != TALLY_OK ||
-        (st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat, (uint32_t)omit, 1, &merge)) != TALLY_OK)
+    for (uint64_t k = 0; k < nseg; k++) total += plan_segment(s, es, src.off, n, k, part).groups;
+    tally_status st;
+    if (part && (st = tvk_buf_ensure(ctx, s, &s->parts, total * sizeof(tvk_partial), 0, fn)) != TALLY_OK)
+        return st;
+    if ((st = tvk_ensure_acc(ctx, s, fn)) != TALLY_OK) return st;
+    VkPipeline pipe;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat,
+                           (uint32_t)omit, (uint32_t)part, &pipe)) != TALLY_OK)
         return st;
     uint32_t part0 = 0;
     for (uint64_t k = 0; k < nseg; k++) {
-        seg_plan p = plan_segment(s, es, src.off, n, k);
+        seg_plan p = plan_segment(s, es, src.off, n, k, part);
         tvk_reduce_pc pc;
         memset(&pc, 0, sizeof pc);
         tvk_range b[4] = {{0}};
         b[0] = tvk_window(s, src.buf, src.off + p.e0 * es, p.ne * es, &pc.head);
-        b[2] = (tvk_range){s->parts.buf, 0, VK_WHOLE_SIZE};
+        b[1] = (tvk_range){s->hostres.buf, (VkDeviceSize)slot * TVK_REC_STRIDE, sizeof(tvk_partial)};
+        if (part) b[2] = (tvk_range){s->parts.buf, 0, total * sizeof(tvk_partial)};
+        b[3] = (tvk_range){s->acc.buf, (VkDeviceSize)slot * TVK_ACC_STRIDE, TVK_ACC_STRIDE};
         pc.n = p.ne;
         pc.gbase = p.e0;
         pc.mean_bits = mean_bits;
         pc.vec_per_wg = p.vec_per_wg;
         pc.part0 = part0;
         pc.nvec = p.nvec;
+        pc.total_wg = (uint32_t)total;
         if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
         s->fd.vkCmdDispatch(s->cb, p.groups, 1, 1);
         part0 += p.groups;
     }
-    tvk_barrier(s);
-    tvk_reduce_pc pc;
-    memset(&pc, 0, sizeof pc);
-    pc.vec_per_wg = (uint32_t)total;
-    pc.part0 = 0;
-    pc.nvec = (uint32_t)total; /* the merged record's index */
-    tvk_range b[4] = {{0}};
-    b[2] = (tvk_range){s->parts.buf, 0, VK_WHOLE_SIZE};
-    if ((st = tvk_bind(ctx, s, merge, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
-    s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
-    tvk_barrier(s);
-    VkBufferCopy c = {total * sizeof(tvk_partial), 0, sizeof(tvk_partial)};
-    s->fd.vkCmdCopyBuffer(s->cb, s->parts.buf, s->hostres.buf, 1, &c);
     tvk_barrier(s);
     return TALLY_OK;
 }
@@ -111,7 +140,7 @@ static tally_status record_fprod(tally_context *ctx, tvk_state *s, const char *f
     tvk_barrier(s);
     uint64_t nseg = seg_count(s, es, n);
     for (uint64_t k = 0; k < nseg; k++) {
-        seg_plan p = plan_segment(s, es, src.off, n, k);
+        seg_plan p = plan_segment(s, es, src.off, n, k, 0);
         struct { uint64_t n; uint32_t head, blk0; } pc;
         tvk_range b[4] = {{0}};
         b[0] = tvk_window(s, src.buf, src.off + p.e0 * es, p.ne * es, &pc.head);
@@ -142,7 +171,7 @@ static uint64_t key32_to_key64(uint64_t k)
 
 /* The merged record as the core's partial. */
 static void to_partial(const tvk_partial *r, tally_type type, uint64_t n, uint32_t need, int omit,
-                       uint64_t nparts, tally_partial *p)
+                       tally_partial *p)
 {
     tally_partial_init(p, type, need, omit);
     p->n = n;
@@ -150,8 +179,7 @@ static void to_partial(const tvk_partial *r, tally_type type, uint64_t n, uint32
     if (need & TALLY_NEED_SUM) {
         if (tally_type_is_float(type)) {
             for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) p->fsum.chunk[i] = r->chunk[i];
-            /* each partial's digits were normalised: |digit| < 2^32 per partial */
-            p->fsum.nadds = (uint32_t)(nparts + 1);
+            p->fsum.nadds = 1; /* the last workgroup normalised the digits */
             p->fsum.flags = r->xflags & 31u;
         } else {
             unsigned __int128 v = ((unsigned __int128)r->sum_hi << 64) | r->sum_lo;
@@ -210,14 +238,14 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
     uint32_t feat = need & ~(uint32_t)(fl ? TALLY_NEED_PROD : 0);
     if (n == 0) feat = 0;
     uint64_t nblk = fprod ? (n + TALLY_PROD_BLOCK - 1) / TALLY_PROD_BLOCK : 0;
-    const VkDeviceSize lanes_off = 1024;
+    const VkDeviceSize lanes_off = (VkDeviceSize)TVK_MAX_BATCH * TVK_REC_STRIDE;
     tally_status st = tvk_buf_ensure(ctx, s, &s->hostres, lanes_off + nblk * 64 + 64, 1, fn);
     if (st != TALLY_OK) return st;
     int open = s->open;
     s->open = 0;
     if (feat || prod_dev) {
         if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
-        if (feat && (st = record_pass(ctx, s, fn, type, src, n, feat, omit, 0)) != TALLY_OK) return st;
+        if (feat && (st = record_pass(ctx, s, fn, type, src, n, feat, omit, 0, 0)) != TALLY_OK) return st;
         if (prod_dev && (st = record_fprod(ctx, s, fn, type, src, n, omit, lanes_off, prod_preserve)) != TALLY_OK)
             return st;
         if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
@@ -232,13 +260,8 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
         rec.band = UINT64_MAX;
         rec.pmag = 1;
     }
-    uint64_t nparts = 0;
-    {
-        size_t es = tally_type_size(type);
-        for (uint64_t k = 0; k < seg_count(s, es, n); k++) nparts += plan_segment(s, es, src.off, n, k).groups;
-    }
     tally_partial p;
-    to_partial(&rec, type, n, need, omit, nparts, &p);
+    to_partial(&rec, type, n, need, omit, &p);
     int prod_cpu = fprod && !prod_dev;
     if (prod_dev) {
         const uint64_t *lanes = (const uint64_t *)((const char *)s->hostres.map + lanes_off);
@@ -272,7 +295,7 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
             memcpy(&mb, &mean, 8);
             if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
             uint32_t f2 = TVK_N_SQDEV | (fl ? TALLY_NEED_NANS : 0);
-            if ((st = record_pass(ctx, s, fn, type, src, n, f2, omit, mb)) != TALLY_OK) return st;
+            if ((st = record_pass(ctx, s, fn, type, src, n, f2, omit, mb, 0)) != TALLY_OK) return st;
             if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
             tvk_partial r2;
             memcpy(&r2, s->hostres.map, sizeof r2);
@@ -281,7 +304,7 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
             } else {
                 tally_exact_init(&sq);
                 for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) sq.chunk[i] = r2.chunk[i];
-                sq.nadds = (uint32_t)(nparts + 1);
+                sq.nadds = 1; /* the last workgroup normalised the digits */
                 sq.flags = r2.xflags & 31u;
                 sqp = &sq;
             }

@@ -13,8 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fenv.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include "core/exact_sum.h"
 #include "cpu/exact_kernels.h"
+#include "tally.h"
 
 /* ---- reference ------------------------------------------------------------------------------
  * ref.w[0..REF_WORDS-1]: little-endian 32-bit words of a two's-complement integer N; the value is
@@ -343,8 +348,11 @@ static void check_all(const char *what, int kind, const float *xf, const double 
     }
 }
 
-static const uint64_t sizes[] = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, 255, 256,
-                                 257, 511, 512, 513, 1023, 1025, 4097, 16383, 16385, 100003};
+/* Every kernel-shape boundary: vectors (4, 8, 16 lanes), a step of the sets (8 to 64 elements), a
+ * W32 batch (128 / 512 floats), a block (16384 floats, 8192 doubles), several blocks. */
+static const uint64_t sizes[] = {0,    1,    2,    3,    7,    8,    9,    15,   16,    17,    31,
+                                 32,   33,   63,   64,   65,   127,  129,  255,  256,   257,   511,
+                                 512,  513,  1023, 1025, 4097, 8191, 8193, 16383, 16385, 32769, 100003};
 
 typedef double (*gen_fn)(uint64_t i, int f32);
 
@@ -497,6 +505,220 @@ static void test_nan_only(void **s) { (void)s; run_shape("nan_only", g_nan_only,
 static void test_price_nan(void **s) { (void)s; run_shape("price_nan", g_price_nan, 3, 0); }
 static void test_far(void **s) { (void)s; run_shape("far", g_far, 3, 400001); }
 static void test_ints(void **s) { (void)s; run_shape("ints", g_ints, 3, 0); }
+
+static double g_wide_zeros(uint64_t i, int f32) { /* wide data with zeros and subnormals (bins) */
+    uint64_t r = rnd() % 16;
+    if (r == 0) return rnd() & 1 ? 0.0 : -0.0;
+    if (r == 1) return (rnd() & 1 ? 1 : -1) * (f32 ? ldexp((double)(rnd() % 100), -149) : 0x1p-1074 * (double)(rnd() % 1000));
+    return g_wide(i, f32);
+}
+static double g_wide_nan(uint64_t i, int f32) { /* wide data, a NaN now and then */
+    return rnd() % 700 == 0 ? NAN : g_wide(i, f32);
+}
+static double g_bin_overflow(uint64_t i, int f32) { /* one sign and exponent, many times, in wide
+                                                      * blocks: a bin overflows and spills */
+    if (i % 1000 == 0) return f32 ? 0x1p100 : 0x1p900;
+    if (i % 1000 == 1) return f32 ? -0x1p-100 : -0x1p-900;
+    return ldexp(1.0 + (double)(rnd() % 1024) / 1024.0 + 0.999, 3); /* mantissas near 2 */
+}
+static double g_phases(uint64_t i, int f32) { /* the character changes every 20000 elements */
+    switch (i / 20000 % 4) {
+    case 0: return g_price(i, f32);
+    case 1: return g_wide(i, f32);
+    case 2: return g_moderate(i, f32);
+    default: return (double)(rnd() % 1000); /* integers: few significant bits */
+    }
+}
+static double g_growing(uint64_t i, int f32) { /* magnitudes grow: the bound is raised often */
+    double v = ldexp(1.0 + unif(), (int)(i / 3000) - 30);
+    if (f32) v = (float)v;
+    return rnd() & 1 ? v : -v;
+}
+static double g_w32_edge(uint64_t i, int f32) { /* f32 spans of 27 and 28 bits: W32 or not */
+    (void)f32;
+    uint64_t blk = i / 16384;
+    if (i % 997 == 0) return ldexp(1.0, (int)(blk % 2) ? -22 : -21); /* lowest bit 2^-21 / 2^-22 */
+    return (double)(float)(32.0 + 31.99 * unif());                    /* max below 2^6 */
+}
+static double g_w32_scale(uint64_t i, int f32) { /* f32 data near the W32 scale limits */
+    (void)f32;
+    int e = (i / 16384) % 2 ? 120 : -110;
+    return (rnd() & 1 ? 1 : -1) * (double)(float)ldexp(1.0 + unif(), e + (int)(rnd() % 4));
+}
+
+static double g_bin_count(uint64_t i, int f32) { /* f32 values at the top of one binade in wide
+                                                   * blocks: > 2^17 adds into one f32 bin */
+    (void)f32;
+    if (i % 1000 >= 997) return i % 1000 == 997 ? 0x1p-100 : i % 1000 == 998 ? 0x1p100 : -0x1p100;
+    return (double)(float)(16.0 - ldexp((double)(rnd() % 64), -19));
+}
+static double g_wide_cancel(uint64_t i, int f32) { /* x, -x over the whole range, plus zeros and
+                                                     * subnormals: the exact sum is tiny */
+    if (i % 2 == 1) return -cancel_prev;
+    uint64_t r = rnd() % 8;
+    if (r == 0) return cancel_prev = (rnd() & 1 ? 0.0 : -0.0);
+    if (r == 1) return cancel_prev = 0, f32 ? ldexp((double)(rnd() % 1000), -149) : 0x1p-1074 * (double)(rnd() % 100000);
+    return cancel_prev = g_wide(i, f32);
+}
+
+static void test_wide_zeros(void **s) { (void)s; run_shape("wide_zeros", g_wide_zeros, 1, 100003); }
+static void test_wide_nan(void **s) { (void)s; run_shape("wide_nan", g_wide_nan, 1, 0); }
+static void test_bin_overflow(void **s) { (void)s; run_shape("bin_overflow", g_bin_overflow, 1, 60001); }
+static void test_bin_count(void **s) { (void)s; run_shape("bin_count", g_bin_count, 1, 300001); }
+static void test_wide_cancel(void **s) { (void)s; run_shape("wide_cancel", g_wide_cancel, 1, 100003); }
+static void test_wide_long(void **s) { (void)s; run_shape("wide_long", g_wide, 1, 300001); } /* f32 bin counts spill */
+static void test_phases(void **s) { (void)s; run_shape("phases", g_phases, 3, 400001); }
+static void test_growing(void **s) { (void)s; run_shape("growing", g_growing, 3, 200003); }
+static void test_w32_edge(void **s) { (void)s; run_shape("w32_edge", g_w32_edge, 1, 65536); }
+static void test_w32_scale(void **s) { (void)s; run_shape("w32_scale", g_w32_scale, 1, 65536); }
+
+/* Each method really runs on the data meant for it (the counters of exact_kernels.h), so the
+ * tests above cover W32, LEV and BINS on every ISA that has them. */
+static void test_methods(void **s) {
+    (void)s;
+    enum { N = 50000 };
+    static float xf[N];
+    static double xd[N];
+    struct { gen_fn gen; int f32; int want; } cases[] = {
+        {g_price, 1, 0}, {g_price, 0, 1}, {g_moderate, 1, 1}, {g_moderate, 0, 1},
+        {g_wide, 1, 2},  {g_wide, 0, 2},  {g_specials, 0, 3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int i = 0; i < N; i++) {
+            double v = cases[c].gen((uint64_t)i, cases[c].f32);
+            xf[i] = (float)v;
+            xd[i] = v;
+        }
+        for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+            if (!isa_usable(isa)) continue;
+            int want = cases[c].want;
+            if (want == 0 && isa == TALLY_ISA_SCALAR) want = 1; /* no W32 in the scalar kernels */
+            uint64_t cnt[4];
+            tally_exact_method_counts(cnt, 1);
+            double got = run_kernel(isa, K_SUM, cases[c].f32 ? xf : NULL, cases[c].f32 ? NULL : xd,
+                                    N, 0, 0, NULL);
+            tally_exact_method_counts(cnt, 1);
+            check("methods", got, reference(K_SUM, cases[c].f32 ? xf : NULL, cases[c].f32 ? NULL : xd, N, 0, 0),
+                  isa, K_SUM, cases[c].f32, N, 0);
+            if (cnt[want] < N / 2 || (want != 3 && cnt[3])) { /* finite data never go SLOW */
+                printf("METHOD case %zu isa=%s: W32/LEV/BINS/SLOW %llu/%llu/%llu/%llu, want most by %d\n",
+                       c, isa_names[isa], (unsigned long long)cnt[0], (unsigned long long)cnt[1],
+                       (unsigned long long)cnt[2], (unsigned long long)cnt[3], want);
+                failures++;
+            }
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* The caller's floating-point environment cannot change a result, and the kernels leave it as
+ * they found it (flags included). */
+static void test_fenv(void **s) {
+    (void)s;
+    enum { N = 30000 };
+    static float xf[N];
+    static double xd[N];
+    for (int i = 0; i < N; i++) {
+        double v = i % 3 ? g_price(0, 0) : g_subnormal(0, 0) * (i % 2 ? 1 : 0x1p40);
+        xd[i] = v;
+        xf[i] = (float)g_moderate(0, 1);
+    }
+    double wd = reference(K_SUM, NULL, xd, N, 0, 0), wf = reference(K_SUM, xf, NULL, N, 0, 0);
+    double wq = reference(K_SQ, NULL, xd, N, 1.25, 0);
+    const int modes[] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+    for (int m = 0; m < 4; m++)
+        for (int ftz = 0; ftz <= 1; ftz++)
+            for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+                if (!isa_usable(isa)) continue;
+                fesetround(modes[m]);
+#if defined(__x86_64__)
+                if (ftz) _mm_setcsr(_mm_getcsr() | 0x8040); /* flush-to-zero, denormals-are-zero */
+#endif
+                feclearexcept(FE_ALL_EXCEPT);
+                feraiseexcept(FE_OVERFLOW);
+                fenv_t before;
+                fegetenv(&before);
+#if defined(__x86_64__)
+                unsigned csr = _mm_getcsr();
+#endif
+                double gd = run_kernel(isa, K_SUM, NULL, xd, N, 0, 0, NULL);
+                double gf = run_kernel(isa, K_SUM, xf, NULL, N, 0, 0, NULL);
+                double gq = run_kernel(isa, K_SQ, NULL, xd, N, 1.25, 0, NULL);
+                int kept = fetestexcept(FE_ALL_EXCEPT) == FE_OVERFLOW && fegetround() == modes[m];
+#if defined(__x86_64__)
+                kept = kept && _mm_getcsr() == csr;
+                _mm_setcsr(_mm_getcsr() & ~0x8040u);
+#endif
+                fesetround(FE_TONEAREST);
+                feclearexcept(FE_ALL_EXCEPT);
+                check("fenv f64", gd, wd, isa, K_SUM, 0, N, 0);
+                check("fenv f32", gf, wf, isa, K_SUM, 1, N, 0);
+                check("fenv sq", gq, wq, isa, K_SQ, 0, N, 0);
+                if (!kept) {
+                    printf("MISMATCH fenv isa=%s: the caller's environment changed\n", isa_names[isa]);
+                    failures++;
+                }
+            }
+    assert_int_equal(failures, 0);
+}
+
+/* The public API on adversarial data: every ISA, 1..3 threads, sizes that split into pieces
+ * of several blocks: sum, mean, var and the fused sum+min+max against the big-integer reference. */
+static void test_api(void **s) {
+    (void)s;
+    enum { N = 600000 };
+    float *xf = malloc(N * sizeof *xf);
+    double *xd = malloc(N * sizeof *xd);
+    assert_non_null(xf);
+    assert_non_null(xd);
+    gen_fn gens[] = {g_price, g_moderate, g_wide, g_phases, g_huge_cancel, g_wide_zeros};
+    const uint64_t ns[] = {4096, 70001, N};
+    for (size_t gi = 0; gi < sizeof gens / sizeof gens[0]; gi++)
+        for (int f32 = 0; f32 <= 1; f32++) {
+            for (uint64_t i = 0; i < N; i++) {
+                double v = gens[gi](i, f32);
+                if (f32) xf[i] = (float)v;
+                else xd[i] = v;
+            }
+            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                uint64_t n = ns[ni];
+                double want = reference(K_SUM, f32 ? xf : NULL, f32 ? NULL : xd, n, 0, 0);
+                for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+                    if (!isa_usable(isa)) continue;
+                    for (int th = 1; th <= 3; th++) {
+                        tally_options o;
+                        tally_options_init(&o);
+                        o.backend = TALLY_BACKEND_CPU;
+                        o.threads = th;
+                        o.isa = isa;
+                        tally_context *ctx;
+                        assert_int_equal(tally_create(&ctx, &o), TALLY_OK);
+                        const void *x = f32 ? (const void *)xf : (const void *)xd;
+                        tally_type t = f32 ? TALLY_F32 : TALLY_F64;
+                        tally_result r[4];
+                        tally_op ops[4] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_MEAN};
+                        assert_int_equal(tally_reduce(ctx, TALLY_SUM, t, x, n, NULL, &r[0]), TALLY_OK);
+                        check("api sum", r[0].value.f64, want, isa, K_SUM, f32, n, th);
+                        assert_int_equal(tally_reduce_many(ctx, t, x, n, ops, 4, NULL, r), TALLY_OK);
+                        check("api fused sum", r[0].value.f64, want, isa, K_SUM, f32, n, th);
+                        if (want - want == 0) { /* finite: mean = sum / n */
+                            check("api mean", r[3].value.f64, want / (double)n, isa, K_SUM, f32, n, th);
+                            tally_result v; /* var: where ref_add_square's squares are exact */
+                            if (gi <= 1 && tally_reduce(ctx, TALLY_VAR, t, x, n, NULL, &v) == TALLY_OK) {
+                                double sq = reference(K_SQ, f32 ? xf : NULL, f32 ? NULL : xd, n,
+                                                      r[3].value.f64, 0);
+                                check("api var", v.value.f64, sq / (double)n, isa, K_SQ, f32, n, th);
+                            }
+                        }
+                        tally_destroy(ctx);
+                    }
+                }
+            }
+        }
+    free(xf);
+    free(xd);
+    assert_int_equal(failures, 0);
+}
 
 /* ---- hand-made cases on the superaccumulator ------------------------------------------------ */
 static double acc_of(int n, const double *v) {
@@ -714,7 +936,13 @@ int main(void) {
         cmocka_unit_test(test_ints),        cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_far),         cmocka_unit_test(test_negzero_nan),
         cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
-        cmocka_unit_test(test_fused_minmax),
+        cmocka_unit_test(test_fused_minmax), cmocka_unit_test(test_wide_zeros),
+        cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_bin_overflow),
+        cmocka_unit_test(test_wide_long),   cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_growing),     cmocka_unit_test(test_w32_edge),
+        cmocka_unit_test(test_w32_scale),   cmocka_unit_test(test_methods),
+        cmocka_unit_test(test_fenv),        cmocka_unit_test(test_api),
+        cmocka_unit_test(test_bin_count),   cmocka_unit_test(test_wide_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
  *   test_vulkan --full       more sizes and every offset for every size
  *   test_vulkan --big        also > 2^32 elements of u8 (a GPU with 5+ GB)
  *   test_vulkan --no-int64   the documented answer for a device without 64-bit integers
+ *   test_vulkan --only reduce|scan   one matrix (while working on one side)
  *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
@@ -504,7 +505,9 @@ static int test_no_int64(void)
 int main(int argc, char **argv)
 {
     int full = 0, big = 0;
+    const char *only = "";
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         if (!strcmp(argv[i], "--full")) full = 1;
         if (!strcmp(argv[i], "--big")) big = 1;
         if (!strcmp(argv[i], "--no-int64")) return test_no_int64();
@@ -569,10 +572,14 @@ int main(int argc, char **argv)
     g_have_bufs = tvk_test_init(g_vk);
     CHECK(g_have_bufs, "VkBuffers for the buffer API");
     test_errors();
-    test_reduce_matrix(full);
-    printf("reduce matrix: %d passed, %d failed\n", g_pass, g_fail);
-    test_scan_matrix(full);
-    printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
+    if (strcmp(only, "scan")) {
+        test_reduce_matrix(full);
+        printf("reduce matrix: %d passed, %d failed\n", g_pass, g_fail);
+    }
+    if (strcmp(only, "reduce")) {
+        test_scan_matrix(full);
+        printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
+    }
     test_streams();
     if (big) test_big();
     else g_skip++;

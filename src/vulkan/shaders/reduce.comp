@@ -1,13 +1,34 @@
 #version 450
-/* Fused reductions. MERGE = 0: each workgroup folds an even share of the input into one partial
- * record (layout: struct Partial below, mirrored by vk_partial in vk_internal.h); MERGE = 1: one
- * workgroup folds the partials into one record, which the host turns into results with the core's
- * code (core/partial.c), so the results are the CPU backend's bit for bit.
+/* Fused reductions in one dispatch per segment. Each workgroup folds an even share of the
+ * input into its state; the state travels to one accumulator record per call (struct Acc, in
+ * device memory) by 64-bit atomics: integer sums as three 64-bit digits, extremes, bit ops and
+ * NaN counts by atomic min/max/and/or/xor/add, and the exact float sums as the 68 digits of
+ * core/exact_sum.h. What atomics cannot fold (integer products; an argmin/argmax whose key and
+ * index do not pack into 64 bits) goes to a partial record per workgroup instead (PART = 1).
+ * The last workgroup to finish (a ticket counter) reads the accumulator (and merges the
+ * partials), writes the call's one record (struct Partial, mirrored by tvk_partial in
+ * vk_internal.h) to the host-visible result buffer, and resets the accumulator and the counter
+ * to zero for the next call, so no call clears anything. The host turns the record into
+ * results with the core's code (core/partial.c), so the results are the CPU backend's bit for
+ * bit.
  *
- * Every merge here is order-free: integer sums (128-bit), extremes with the index as tie-break
- * (the first occurrence wins whatever the tree), bit ops, counts, and the exact float sums,
+ * Every fold here is order-free: integer sums (128-bit), extremes with the index as tie-break
+ * (the first occurrence wins whatever the order), bit ops, counts, and the exact float sums,
  * which are integer digits (core/exact_sum.h). So neither the thread count nor the workgroup
  * count nor the device's scheduling can change a bit of the results.
+ *
+ * The accumulator's zero is every field's identity: fields whose identity is all ones are kept
+ * complemented (nkmin = ~min key, nband = ~and, nfirst = ~first NaN index), so min becomes max
+ * and and becomes or. A packed argmin/argmax (32-bit key << 32 | index, elements below 2^32 - 1,
+ * PACK = 1): argmin is the least packed value (ties: the lower index), argmax the greatest of
+ * key << 32 | ~index (ties: the lower index again); an index of 2^32 - 1 never occurs, so the
+ * zero (or its complement) means "none".
+ *
+ * Speed: the bulk of a workgroup's share is read as whole 16-byte vectors, U of them in flight
+ * per invocation; only the first and last vectors of a segment, which may hold bytes outside
+ * the input, take the general path. Keys of elements of 4 bytes or less are 32-bit. Indices are
+ * computed only for argmin/argmax/first NaN. The workgroup combine folds 256 values in two
+ * levels of 16 (two barriers per group of fields).
  *
  * Exact float sums. Each thread keeps a window accumulator: an integer (int64 for f32 input,
  * 128-bit for f64 and for squares) whose lowest bit sits at a position P of the fixed-point
@@ -19,26 +40,35 @@
  * |acc| < 2^124. An element outside the window flushes the accumulator into the workgroup's
  * shared digits (atomic int64 adds of 32-bit pieces, exactly exact_sum.h's deferred-carry
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
- * plus the window are the exact sum at every step. Data within the window's span (prices,
- * measurements) never flush but at the end; wide-range data flush often and run slower.
+ * plus the window are the exact sum at every step. At the end the workgroup's digits are
+ * normalised (each in [0, 2^32), the top one signed) and added to the accumulator's: with fewer
+ * than 2^31 workgroups per call no int64 digit can overflow, and the last workgroup normalises
+ * the sum once more before writing it. Data within the window's span (prices, measurements)
+ * never flush but at the end; wide-range data flush often and run slower.
  *
  * Variance (SQDEV): the exact sum of (x - mean)^2 with x - mean rounded to f64 (the one float
  * operation, correctly rounded by Vulkan's rules for normal operands), each square formed
  * exactly as a 106-bit integer. The CPU adds the square as two doubles hi + lo (fma), which is
  * the same exact value unless lo underflows or hi overflows: |x - mean| below 2^-463 or above
  * 2^510, a subnormal operand, or a flushed difference. Those elements set XF_EDGE and the host
- * recomputes the variance on the CPU backend, so the bits stay the CPU's in every case. */
+ * recomputes the variance on the CPU backend, so the bits stay the CPU's in every case.
+ *
+ * Memory order: a workgroup's partial record and atomics happen before its ticket (a buffer
+ * memory barrier between them, buffers declared coherent); the last workgroup reads after its
+ * ticket and another barrier, with atomic exchanges (the accumulator) or coherent loads (the
+ * partials). */
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 #define WG 256
+#define U 4 /* 16-byte loads in flight per invocation in the bulk loop */
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint FEAT = 0;  /* TALLY_NEED_* of core/partial.h, + N_SQDEV */
 layout(constant_id = 1) const uint OMIT = 0;  /* omit NaN */
-layout(constant_id = 2) const uint MERGE = 0; /* 1: merge partials */
+layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-digit fields */
 
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
-           N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u;
+           N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u;
 const bool DO_SUM = (FEAT & N_SUM) != 0u;
 const bool DO_IPROD = (FEAT & N_PROD) != 0u && TFLOAT == 0;
 const bool DO_MIN = (FEAT & (N_MIN | N_ARGMIN)) != 0u;
@@ -51,6 +81,10 @@ const bool DO_FIRSTNAN = (FEAT & N_FIRSTNAN) != 0u && TFLOAT != 0;
 const bool DO_SQDEV = (FEAT & N_SQDEV) != 0u;
 const bool DO_XSUM = (DO_SUM && TFLOAT != 0) || DO_SQDEV; /* the exact digits */
 const bool DO_ISUM = DO_SUM && TFLOAT == 0 && !DO_SQDEV;
+const bool NEED_IDX = DO_ARGMIN || DO_ARGMAX || DO_FIRSTNAN;
+const bool PACK = (FEAT & N_PACK) != 0u && TSIZE <= 4; /* argmin/argmax packed in 64 bits */
+const bool PACKMIN = PACK && DO_ARGMIN, PACKMAX = PACK && DO_ARGMAX;
+const bool KEY32 = TSIZE <= 4;
 
 struct Partial {
     uint64_t nans, sum_lo, sum_hi, kmin, kmax, imin, imax, first_nan, band, bor, bxor, pmag;
@@ -58,24 +92,37 @@ struct Partial {
     int64_t chunk[X_CHUNKS];
 };
 
+struct Acc {
+    int64_t digit[X_CHUNKS];
+    uint64_t s0, s1, s2;    /* integer sum = s0 + s1 * 2^32 + s2 * 2^64 (mod 2^128) */
+    uint64_t nans, nfirst;  /* nfirst = ~(first NaN index) */
+    uint64_t nkmin, kmax;   /* nkmin = ~(min key); PACK: ~(key << 32 | index), key << 32 | ~index */
+    uint64_t nband, bor, bxor;
+    uint xflags, ticket;
+};
+
 layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
-layout(std430, binding = 2) buffer Parts { Partial part[]; };
+layout(std430, binding = 1) writeonly buffer Rec { Partial rec; };
+layout(std430, binding = 2) coherent buffer Parts { Partial part[]; };
+layout(std430, binding = 3) coherent buffer AccB { Acc acc; };
 
 layout(push_constant) uniform PC {
     uint64_t n;         /* elements of this segment */
     uint64_t gbase;     /* global index of its first element */
     uint64_t mean_bits; /* SQDEV: the mean as f64 bits */
     uint head;          /* bytes from the binding's start to element 0 (element aligned) */
-    uint vec_per_wg;    /* 16-byte vectors per workgroup (MERGE: partials to merge) */
-    uint part0;         /* index of this segment's first partial (MERGE: of the first input) */
-    uint nvec;          /* vectors covering [0, head + n * TSIZE) (MERGE: output index) */
+    uint vec_per_wg;    /* 16-byte vectors per workgroup */
+    uint part0;         /* index of this segment's first workgroup among the call's */
+    uint nvec;          /* vectors covering [0, head + n * TSIZE) */
+    uint total_wg;      /* workgroups of the call, every segment's */
 } pc;
 
 /* ---- thread state ---------------------------------------------------------------------- */
 uint64_t t_nans = 0ul;
 uint64_t t_lo = 0ul, t_hi = 0ul; /* integer sum, 128-bit two's complement */
 uint64_t t_kmin = ~0ul, t_kmax = 0ul, t_imin = ~0ul, t_imax = ~0ul, t_first_nan = ~0ul;
+uint t_kmin32 = ~0u, t_kmax32 = 0u; /* KEY32 */
 uint64_t t_band = ~0ul, t_bor = 0ul, t_bxor = 0ul;
 uint64_t t_pmag = 1ul;
 uint t_pflags = 0u; /* 1 zero seen, 2 overflow, 4 negative */
@@ -90,8 +137,10 @@ int w_P = -100000;
 
 shared int64_t xs[X_CHUNKS];
 shared uint xs_flags;
+shared bool s_last;
 shared uint64_t sa[WG];
 shared uint64_t sb[WG];
+shared uint64_t sc[WG];
 
 /* Adds mag * 2^(p - BIAS) (sign: neg) to the shared digits: 32-bit pieces at p / 32 .. +2. */
 void x_put_mag(uint64_t mag, int p, bool neg)
@@ -274,6 +323,31 @@ void iprod_add(uint64_t b)
     if (ovf) t_pflags |= 2u;
 }
 
+/* 32-bit order keys of elements of 4 bytes or less (KEY32): unsigned numbers ordered like the
+ * values; f32 keys are the host's 32-bit ones, integer keys widen with key64_of. */
+uint key32(uint64_t b)
+{
+    uint u = uint(b);
+#if TFLOAT
+    return (u >> 31) != 0u ? ~u : (u | 0x80000000u);
+#elif TSIGNED
+    return uint(int(elem_signed(b))) ^ 0x80000000u;
+#else
+    return u;
+#endif
+}
+/* A 32-bit key as the record's key (elem_key's for integers; f32 keys stay 32-bit). */
+uint64_t key64_of(uint k)
+{
+#if TFLOAT
+    return uint64_t(k);
+#elif TSIGNED
+    return uint64_t(int64_t(int(k ^ 0x80000000u))) ^ 0x8000000000000000ul;
+#else
+    return uint64_t(k);
+#endif
+}
+
 void add_elem(uint64_t b, uint64_t idx)
 {
     if (DO_NANS || DO_XSUM) {
@@ -307,11 +381,29 @@ void add_elem(uint64_t b, uint64_t idx)
         }
     }
     if (DO_MIN || DO_MAX) {
-        uint64_t k = elem_key(b);
         /* elements come in increasing index order per thread: strict compares keep the
          * first occurrence; the index ~0 marks "none yet" (any key beats it) */
-        if (DO_MIN && (k < t_kmin || t_imin == ~0ul)) { t_kmin = k; t_imin = idx; }
-        if (DO_MAX && (k > t_kmax || t_imax == ~0ul)) { t_kmax = k; t_imax = idx; }
+        if (KEY32) {
+            uint k = key32(b);
+            if (NEED_IDX) {
+                if (DO_ARGMIN && (k < t_kmin32 || t_imin == ~0ul)) { t_kmin32 = k; t_imin = idx; }
+                if (DO_ARGMAX && (k > t_kmax32 || t_imax == ~0ul)) { t_kmax32 = k; t_imax = idx; }
+                if (DO_MIN && !DO_ARGMIN) t_kmin32 = min(t_kmin32, k);
+                if (DO_MAX && !DO_ARGMAX) t_kmax32 = max(t_kmax32, k);
+            } else {
+                /* the identities (~0, 0) are keys too, so a plain min/max is exact */
+                if (DO_MIN) t_kmin32 = min(t_kmin32, k);
+                if (DO_MAX) t_kmax32 = max(t_kmax32, k);
+            }
+        } else {
+            uint64_t k = elem_key(b);
+            if (DO_ARGMIN) {
+                if (k < t_kmin || t_imin == ~0ul) { t_kmin = k; t_imin = idx; }
+            } else if (DO_MIN) t_kmin = min(t_kmin, k);
+            if (DO_ARGMAX) {
+                if (k > t_kmax || t_imax == ~0ul) { t_kmax = k; t_imax = idx; }
+            } else if (DO_MAX) t_kmax = max(t_kmax, k);
+        }
     }
     if (DO_BITS) {
         t_band &= b | (TSIZE == 8 ? 0ul : ~((1ul << (8 * TSIZE)) - 1ul));
@@ -321,171 +413,150 @@ void add_elem(uint64_t b, uint64_t idx)
     if (DO_IPROD) iprod_add(b);
 }
 
-/* ---- workgroup combines (shared-memory trees; every thread gets the result) -------------- */
+/* The elements of one whole 16-byte vector; v: its index in the binding. */
+void add_vec(uvec4 x, uint v)
+{
+    uint64_t idx0 = 0ul;
+    if (NEED_IDX) idx0 = pc.gbase + (uint64_t(v) * 16ul - uint64_t(pc.head)) / uint64_t(TSIZE);
+    for (uint k = 0u; k < uint(VPE); k++) add_elem(elem_bits(x, k), idx0 + uint64_t(k));
+}
+
+/* The elements of vector v that lie in [head, endb) (the segment's first and last vectors):
+ * whole 4-byte words inside the binding only (its range ends at endb rounded up to 4). */
+void add_edge_vec(uint v, uint64_t endb)
+{
+    uint64_t vb = uint64_t(v) * 16ul;
+    uvec4 x = uvec4(0u);
+    for (uint w = 0u; w < 4u; w++)
+        if (vb + uint64_t(4u * w) < endb) x[w] = inw[4u * v + w];
+    for (uint k = 0u; k < uint(VPE); k++) {
+        uint64_t byte = vb + uint64_t(k * uint(TSIZE));
+        if (byte >= uint64_t(pc.head) && byte < endb)
+            add_elem(elem_bits(x, k), pc.gbase + (byte - uint64_t(pc.head)) / uint64_t(TSIZE));
+    }
+}
+
+/* ---- the workgroup's state ---------------------------------------------------------------- */
 uint tid;
 
-#define WG_TREE(COMBINE)                                   \
-    barrier();                                             \
-    for (uint s = WG / 2u; s > 0u; s >>= 1) {              \
-        if (tid < s) { COMBINE; }                          \
-        barrier();                                         \
-    }
-
-uint64_t wg_sum(uint64_t v)
+/* The threads' key/index pairs folded (the least key, or greatest with is_max; ties to the
+ * lower index); the result is valid in thread 0. */
+void fold_arg(inout uint64_t k, inout uint64_t i, uint64_t k2, uint64_t i2, bool is_max)
 {
-    sa[tid] = v;
-    WG_TREE(sa[tid] += sa[tid + s])
-    uint64_t r = sa[0];
-    barrier();
-    return r;
-}
-uint64_t wg_and(uint64_t v)
-{
-    sa[tid] = v;
-    WG_TREE(sa[tid] &= sa[tid + s])
-    uint64_t r = sa[0];
-    barrier();
-    return r;
-}
-uint64_t wg_or(uint64_t v)
-{
-    sa[tid] = v;
-    WG_TREE(sa[tid] |= sa[tid + s])
-    uint64_t r = sa[0];
-    barrier();
-    return r;
-}
-uint64_t wg_xor(uint64_t v)
-{
-    sa[tid] = v;
-    WG_TREE(sa[tid] ^= sa[tid + s])
-    uint64_t r = sa[0];
-    barrier();
-    return r;
-}
-uint64_t wg_min(uint64_t v)
-{
-    sa[tid] = v;
-    WG_TREE(sa[tid] = min(sa[tid], sa[tid + s]))
-    uint64_t r = sa[0];
-    barrier();
-    return r;
-}
-/* 128-bit sum */
-void wg_sum128(inout uint64_t lo, inout uint64_t hi)
-{
-    sa[tid] = lo;
-    sb[tid] = hi;
-    barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1) {
-        if (tid < s) {
-            uint64_t a = sa[tid], b = sa[tid + s];
-            uint64_t r = a + b;
-            sb[tid] += sb[tid + s] + (r < a ? 1ul : 0ul);
-            sa[tid] = r;
-        }
-        barrier();
-    }
-    lo = sa[0];
-    hi = sb[0];
-    barrier();
-}
-/* (key, index): the least key (max = 0) or greatest (max = 1), ties to the lower index */
-void wg_arg(inout uint64_t k, inout uint64_t i, bool is_max)
-{
-    sa[tid] = k;
-    sb[tid] = i;
-    barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1) {
-        if (tid < s) {
-            uint64_t k2 = sa[tid + s], i2 = sb[tid + s], k1 = sa[tid], i1 = sb[tid];
-            bool take = is_max ? (k2 > k1 || (k2 == k1 && i2 < i1)) : (k2 < k1 || (k2 == k1 && i2 < i1));
-            if (take) { sa[tid] = k2; sb[tid] = i2; }
-        }
-        barrier();
-    }
-    k = sa[0];
-    i = sb[0];
-    barrier();
-}
-void wg_prod(inout uint64_t mag, inout uint flags)
-{
-    sa[tid] = mag;
-    sb[tid] = uint64_t(flags);
-    barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1) {
-        if (tid < s) {
-            uint f = uint(sb[tid]) | uint(sb[tid + s]);
-            f = (f & 3u) | ((uint(sb[tid]) ^ uint(sb[tid + s])) & 4u);
-            bool ovf = (f & 2u) != 0u;
-            uint64_t r = ovf ? 0ul : mul_ovf(sa[tid], sa[tid + s], ovf);
-            if (ovf) f |= 2u;
-            sa[tid] = r;
-            sb[tid] = uint64_t(f);
-        }
-        barrier();
-    }
-    mag = sa[0];
-    flags = uint(sb[0]);
-    barrier();
+    bool take = i2 != ~0ul && (i == ~0ul || (is_max ? k2 > k : k2 < k) || (k2 == k && i2 < i));
+    if (take) { k = k2; i = i2; }
 }
 
-/* Folds the thread states into the workgroup's and writes it to part[out]. The digits in xs
- * are normalised (core/exact_sum.h) before they are written, so that summing many partials'
- * digits cannot overflow. */
-void finish(uint out_idx)
+/* fold_arg with indices, a plain min/max of keys without (DO_ARG* as with_index). */
+void fold_arg_or_min(inout uint64_t k, inout uint64_t i, uint64_t k2, uint64_t i2, bool is_max)
 {
-    if (DO_XSUM) {
-        f_flush();
-        w_flush();
-        atomicOr(xs_flags, t_xflags);
+    if (is_max ? DO_ARGMAX : DO_ARGMIN) fold_arg(k, i, k2, i2, is_max);
+    else k = is_max ? max(k, k2) : min(k, k2);
+}
+
+/* Two-level folds of the threads' values: 16 threads fold 16 consecutive threads' values each
+ * (shared memory, no barrier inside), then thread 0 folds the 16; two barriers per group of
+ * fields. RED folds entry j into the folding thread's running values. */
+#define WG_FOLD(STORE, INIT, RED, LOAD, FINAL)                                                   \
+    STORE;                                                                                       \
+    barrier();                                                                                   \
+    if (tid < 16u) {                                                                             \
+        INIT;                                                                                    \
+        for (uint j = tid * 16u + 1u; j < tid * 16u + 16u; j++) { RED; }                         \
+        LOAD;                                                                                    \
+    }                                                                                            \
+    barrier();                                                                                   \
+    if (tid == 0u) {                                                                             \
+        for (uint j = 16u; j < uint(WG); j += 16u) { RED; }                                       \
+        FINAL;                                                                                   \
+    }                                                                                            \
+    barrier();
+
+/* Folds the threads' states into thread 0's (t_* of thread 0 hold the workgroup's; the other
+ * threads' are stale afterwards). Sums leave as three digits (s0, s1, s2). Contains barriers:
+ * call in uniform control flow. */
+void combine(out uint64_t d0, out uint64_t d1, out uint64_t d2)
+{
+    if (KEY32) {
+        t_kmin = uint64_t(t_kmin32);
+        t_kmax = uint64_t(t_kmax32);
     }
-    if (DO_NANS) t_nans = wg_sum(t_nans);
-    if (DO_FIRSTNAN) t_first_nan = wg_min(t_first_nan);
-    if (DO_ISUM) {
 #if TSIZE < 8
-        if (MERGE == 0u) t_hi = (TSIGNED != 0 && int64_t(t_lo) < 0l) ? ~0ul : 0ul;
+    if (DO_ISUM) t_hi = (TSIGNED != 0 && int64_t(t_lo) < 0l) ? ~0ul : 0ul;
 #endif
-        wg_sum128(t_lo, t_hi);
+    uint64_t s0 = t_lo & 0xfffffffful, s1 = t_lo >> 32, s2 = t_hi;
+    if (DO_ISUM) {
+        WG_FOLD((sa[tid] = s0, sb[tid] = s1, sc[tid] = s2), (s0 = sa[tid * 16u], s1 = sb[tid * 16u], s2 = sc[tid * 16u]),
+                (s0 += sa[j], s1 += sb[j], s2 += sc[j]), (sa[tid * 16u] = s0, sb[tid * 16u] = s1, sc[tid * 16u] = s2),
+                (s0 = s0))
     }
-    if (DO_MIN) wg_arg(t_kmin, t_imin, false);
-    if (DO_MAX) wg_arg(t_kmax, t_imax, true);
+    if (DO_NANS || DO_FIRSTNAN) {
+        WG_FOLD((sa[tid] = t_nans, sb[tid] = t_first_nan), (t_nans = sa[tid * 16u], t_first_nan = sb[tid * 16u]),
+                (t_nans += sa[j], t_first_nan = min(t_first_nan, sb[j])),
+                (sa[tid * 16u] = t_nans, sb[tid * 16u] = t_first_nan), (t_nans = t_nans))
+    }
+    if (DO_MIN) {
+        WG_FOLD((sa[tid] = t_kmin, sb[tid] = t_imin), (t_kmin = sa[tid * 16u], t_imin = sb[tid * 16u]),
+                fold_arg_or_min(t_kmin, t_imin, sa[j], sb[j], false),
+                (sa[tid * 16u] = t_kmin, sb[tid * 16u] = t_imin), (t_kmin = t_kmin))
+    }
+    if (DO_MAX) {
+        WG_FOLD((sa[tid] = t_kmax, sb[tid] = t_imax), (t_kmax = sa[tid * 16u], t_imax = sb[tid * 16u]),
+                fold_arg_or_min(t_kmax, t_imax, sa[j], sb[j], true),
+                (sa[tid * 16u] = t_kmax, sb[tid * 16u] = t_imax), (t_kmax = t_kmax))
+    }
     if (DO_BITS) {
-        t_band = wg_and(t_band);
-        t_bor = wg_or(t_bor);
-        t_bxor = wg_xor(t_bxor);
+        WG_FOLD((sa[tid] = t_band, sb[tid] = t_bor, sc[tid] = t_bxor),
+                (t_band = sa[tid * 16u], t_bor = sb[tid * 16u], t_bxor = sc[tid * 16u]),
+                (t_band &= sa[j], t_bor |= sb[j], t_bxor ^= sc[j]),
+                (sa[tid * 16u] = t_band, sb[tid * 16u] = t_bor, sc[tid * 16u] = t_bxor), (t_band = t_band))
     }
-    if (DO_IPROD) wg_prod(t_pmag, t_pflags);
-    barrier();
-    if (tid == 0u) {
-        part[out_idx].nans = t_nans;
-        part[out_idx].sum_lo = t_lo;
-        part[out_idx].sum_hi = t_hi;
-        part[out_idx].kmin = t_kmin;
-        part[out_idx].kmax = t_kmax;
-        part[out_idx].imin = t_imin;
-        part[out_idx].imax = t_imax;
-        part[out_idx].first_nan = t_first_nan;
-        part[out_idx].band = t_band;
-        part[out_idx].bor = t_bor;
-        part[out_idx].bxor = t_bxor;
-        part[out_idx].pmag = t_pmag;
-        part[out_idx].pflags = t_pflags;
-        part[out_idx].xflags = DO_XSUM ? xs_flags : 0u;
-        if (DO_XSUM) {
-            int64_t carry = 0l;
-            for (int i = 0; i < X_CHUNKS - 1; i++) {
-                int64_t c = xs[i] + carry;
-                int64_t low = c & 0xffffffffl;
-                carry = (c - low) >> 32;
-                part[out_idx].chunk[i] = low;
+    if (DO_IPROD) { /* products: a tree */
+        sa[tid] = t_pmag;
+        sb[tid] = uint64_t(t_pflags);
+        barrier();
+        for (uint s = WG / 2u; s > 0u; s >>= 1) {
+            if (tid < s) {
+                uint f = uint(sb[tid]) | uint(sb[tid + s]);
+                f = (f & 3u) | ((uint(sb[tid]) ^ uint(sb[tid + s])) & 4u);
+                bool ovf = (f & 2u) != 0u;
+                uint64_t r = ovf ? 0ul : mul_ovf(sa[tid], sa[tid + s], ovf);
+                if (ovf) f |= 2u;
+                sa[tid] = r;
+                sb[tid] = uint64_t(f);
             }
-            part[out_idx].chunk[X_CHUNKS - 1] = xs[X_CHUNKS - 1] + carry;
+            barrier();
         }
+        t_pmag = sa[0];
+        t_pflags = uint(sb[0]);
+        barrier();
     }
+    d0 = s0;
+    d1 = s1;
+    d2 = s2;
 }
 
-/* MERGE: fold partials [part0, part0 + count) into this thread's state. */
+/* The three sum digits as a 128-bit (lo, hi). */
+void digits_to_128(uint64_t s0, uint64_t s1, uint64_t s2, out uint64_t lo, out uint64_t hi)
+{
+    lo = s0 + (s1 << 32);
+    hi = s2 + (s1 >> 32) + (lo < s0 ? 1ul : 0ul);
+}
+
+/* Normalises xs (thread 0): every digit in [0, 2^32) but the top one (signed). */
+void normalise_xs()
+{
+    int64_t carry = 0l;
+    for (int i = 0; i < X_CHUNKS - 1; i++) {
+        int64_t c = xs[i] + carry;
+        int64_t low = c & 0xffffffffl;
+        carry = (c - low) >> 32;
+        xs[i] = low;
+    }
+    xs[X_CHUNKS - 1] += carry;
+}
+
+/* The last workgroup: merges partial j into this thread's state (PART). */
 void merge_partial(uint j)
 {
     t_nans += part[j].nans;
@@ -493,11 +564,10 @@ void merge_partial(uint j)
     uint64_t lo = t_lo + part[j].sum_lo;
     t_hi += part[j].sum_hi + (lo < t_lo ? 1ul : 0ul);
     t_lo = lo;
-    uint64_t k = part[j].kmin, i = part[j].imin;
-    if (k < t_kmin || (k == t_kmin && i < t_imin)) { t_kmin = k; t_imin = i; }
-    k = part[j].kmax;
-    i = part[j].imax;
-    if (k > t_kmax || (k == t_kmax && i < t_imax)) { t_kmax = k; t_imax = i; }
+    if (DO_ARGMIN) fold_arg(t_kmin, t_imin, part[j].kmin, part[j].imin, false);
+    else t_kmin = min(t_kmin, part[j].kmin);
+    if (DO_ARGMAX) fold_arg(t_kmax, t_imax, part[j].kmax, part[j].imax, true);
+    else t_kmax = max(t_kmax, part[j].kmax);
     t_band &= part[j].band;
     t_bor |= part[j].bor;
     t_bxor ^= part[j].bxor;
@@ -510,7 +580,6 @@ void merge_partial(uint j)
             if (ovf) t_pflags |= 2u;
         }
     }
-    t_xflags |= part[j].xflags;
 }
 
 void main()
@@ -521,44 +590,194 @@ void main()
         if (tid == 0u) xs_flags = 0u;
         barrier();
     }
-    if (MERGE != 0u) {
-        uint count = pc.vec_per_wg;
-        for (uint j = tid; j < count; j += WG) merge_partial(pc.part0 + j);
-        if (DO_XSUM) { /* digits: thread c sums digit c over the partials (each below 2^32) */
-            if (tid < uint(X_CHUNKS)) {
-                int64_t s = 0l;
-                for (uint j = 0u; j < count; j++) s += part[pc.part0 + j].chunk[tid];
-                xs[tid] = s;
-            }
-        }
-        finish(pc.nvec);
-        return;
-    }
 
+    /* ---- this workgroup's share: vectors [v0, v1) ---- */
     uint g = gl_WorkGroupID.x;
     uint v0 = g * pc.vec_per_wg;
     uint v1 = min(v0 + pc.vec_per_wg, pc.nvec);
-    uint head = pc.head;
-    uint64_t endb = uint64_t(head) + pc.n * uint64_t(TSIZE); /* bytes covered */
-    for (uint v = v0 + tid; v < v1; v += WG) {
-        uint64_t vb = uint64_t(v) * 16ul;
-        bool full = vb >= uint64_t(head) && vb + 16ul <= endb;
-        uint64_t idx0 = pc.gbase + (vb - uint64_t(head)) / uint64_t(TSIZE); /* may wrap: see below */
-        if (full) {
-            uvec4 x = inv[v];
-            for (uint k = 0u; k < uint(VPE); k++) add_elem(elem_bits(x, k), idx0 + uint64_t(k));
+    uint64_t endb = uint64_t(pc.head) + pc.n * uint64_t(TSIZE); /* bytes covered */
+    /* whole vectors: [fv0, fv1) */
+    uint fv0 = (pc.head + 15u) >> 4;
+    uint fv1 = uint(endb >> 4);
+    uint a = max(v0, fv0), b = min(v1, fv1);
+    /* the vectors at the segment's ends that hold bytes outside it (at most two): the first
+     * before the bulk by thread 0, the last after it by the last thread, so that every thread
+     * meets its elements in increasing index order (the first occurrence of a key wins) */
+    uint hv = pc.head >> 4, lv = uint((endb - 1ul) >> 4);
+    bool hp = hv < fv0 || hv >= fv1;                     /* the first vector is partial */
+    bool lp = (lv < fv0 || lv >= fv1) && !(hp && lv == hv); /* the last is, and is another one */
+    if (hp && hv >= v0 && hv < v1 && tid == 0u) add_edge_vec(hv, endb);
+    if (a < b) {
+        uint v = a + tid;
+        for (; v + uint((U - 1) * WG) < b; v += uint(U * WG)) {
+            uvec4 x[U];
+            for (uint u = 0u; u < uint(U); u++) x[u] = inv[v + u * uint(WG)];
+            for (uint u = 0u; u < uint(U); u++) add_vec(x[u], v + u * uint(WG));
+        }
+        for (; v < b; v += uint(WG)) add_vec(inv[v], v);
+    }
+    if (lp && lv >= v0 && lv < v1 && tid == uint(WG - 1)) add_edge_vec(lv, endb);
+
+    /* ---- the workgroup's state into the accumulator (and its partial record) ---- */
+    if (DO_XSUM) {
+        f_flush();
+        w_flush();
+        atomicOr(xs_flags, t_xflags);
+    }
+    uint64_t s0, s1, s2;
+    combine(s0, s1, s2);
+    if (DO_XSUM) {
+        if (tid == 0u) normalise_xs();
+        barrier();
+        if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc.digit[tid], xs[tid]);
+        if (tid == 0u && xs_flags != 0u) atomicOr(acc.xflags, xs_flags);
+    }
+    if (tid == 0u) {
+        if (PART != 0u) {
+            uint j = pc.part0 + g;
+            uint64_t lo, hi;
+            digits_to_128(s0, s1, s2, lo, hi);
+            part[j].nans = t_nans;
+            part[j].sum_lo = lo;
+            part[j].sum_hi = hi;
+            part[j].kmin = t_kmin;
+            part[j].kmax = t_kmax;
+            part[j].imin = t_imin;
+            part[j].imax = t_imax;
+            part[j].first_nan = t_first_nan;
+            part[j].band = t_band;
+            part[j].bor = t_bor;
+            part[j].bxor = t_bxor;
+            part[j].pmag = t_pmag;
+            part[j].pflags = t_pflags;
         } else {
-            /* the first and last vectors: whole 4-byte words inside [0, endb) only (the
-             * binding's range ends at endb rounded up to 4) */
-            uvec4 x = uvec4(0u);
-            for (uint w = 0u; w < 4u; w++)
-                if (vb + uint64_t(4u * w) < endb) x[w] = inw[4u * v + w];
-            for (uint k = 0u; k < uint(VPE); k++) {
-                uint64_t byte = vb + uint64_t(k * uint(TSIZE));
-                if (byte >= uint64_t(head) && byte < endb)
-                    add_elem(elem_bits(x, k), pc.gbase + (byte - uint64_t(head)) / uint64_t(TSIZE));
+            if (DO_ISUM) {
+                if (s0 != 0ul) atomicAdd(acc.s0, s0);
+                if (s1 != 0ul) atomicAdd(acc.s1, s1);
+                if (s2 != 0ul) atomicAdd(acc.s2, s2);
+            }
+            if (DO_NANS && t_nans != 0ul) atomicAdd(acc.nans, t_nans);
+            if (DO_FIRSTNAN && t_first_nan != ~0ul) atomicMax(acc.nfirst, ~t_first_nan);
+            if (DO_MIN) {
+                if (PACKMIN) {
+                    if (t_imin != ~0ul) atomicMax(acc.nkmin, ~((t_kmin << 32) | (t_imin & 0xfffffffful)));
+                } else {
+                    atomicMax(acc.nkmin, ~t_kmin);
+                }
+            }
+            if (DO_MAX) {
+                if (PACKMAX) {
+                    if (t_imax != ~0ul) atomicMax(acc.kmax, (t_kmax << 32) | (~t_imax & 0xfffffffful));
+                } else {
+                    atomicMax(acc.kmax, t_kmax);
+                }
+            }
+            if (DO_BITS) {
+                atomicOr(acc.nband, ~t_band);
+                if (t_bor != 0ul) atomicOr(acc.bor, t_bor);
+                if (t_bxor != 0ul) atomicXor(acc.bxor, t_bxor);
             }
         }
     }
-    finish(pc.part0 + g);
+
+    /* ---- the ticket: the last workgroup writes the call's record ---- */
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) s_last = atomicAdd(acc.ticket, 1u) == pc.total_wg - 1u;
+    barrier();
+    if (!s_last) return;
+    memoryBarrierBuffer();
+
+    /* fresh state in every thread */
+    t_nans = 0ul; t_lo = 0ul; t_hi = 0ul;
+    t_kmin = ~0ul; t_kmax = 0ul; t_imin = ~0ul; t_imax = ~0ul; t_first_nan = ~0ul;
+    t_kmin32 = ~0u; t_kmax32 = 0u;
+    t_band = ~0ul; t_bor = 0ul; t_bxor = 0ul; t_pmag = 1ul; t_pflags = 0u;
+    if (PART != 0u) {
+        for (uint j = tid; j < pc.total_wg; j += uint(WG)) merge_partial(j);
+        if (KEY32) { /* combine() takes the 32-bit keys */
+            t_kmin32 = uint(t_kmin);
+            t_kmax32 = uint(t_kmax);
+        }
+    }
+    uint64_t r0 = 0ul, r1 = 0ul, r2 = 0ul;
+    if (PART != 0u) {
+        /* partial sums are 128-bit already: fold them as digits directly */
+        sa[tid] = t_lo & 0xfffffffful;
+        sb[tid] = t_lo >> 32;
+        sc[tid] = t_hi;
+        barrier();
+        for (uint s = WG / 2u; s > 0u; s >>= 1) {
+            if (tid < s) { sa[tid] += sa[tid + s]; sb[tid] += sb[tid + s]; sc[tid] += sc[tid + s]; }
+            barrier();
+        }
+        r0 = sa[0];
+        r1 = sb[0];
+        r2 = sc[0];
+        barrier();
+        t_lo = 0ul;
+        t_hi = 0ul;
+        uint64_t d0, d1, d2;
+        combine(d0, d1, d2); /* the other fields; its sums are zero */
+    }
+    if (DO_XSUM) {
+        if (tid < uint(X_CHUNKS)) xs[tid] = atomicExchange(acc.digit[tid], 0l);
+        barrier();
+        if (tid == 0u) normalise_xs();
+        barrier();
+        if (tid < uint(X_CHUNKS)) rec.chunk[tid] = xs[tid];
+    }
+    if (tid == 0u) {
+        uint64_t kmin = ~0ul, kmax = 0ul, imin = ~0ul, imax = ~0ul;
+        if (PART != 0u) {
+            kmin = t_kmin; kmax = t_kmax; imin = t_imin; imax = t_imax;
+            rec.nans = t_nans;
+            rec.first_nan = t_first_nan;
+            rec.band = t_band;
+            rec.bor = t_bor;
+            rec.bxor = t_bxor;
+            rec.pmag = t_pmag;
+            rec.pflags = t_pflags;
+        } else {
+            r0 = atomicExchange(acc.s0, 0ul);
+            r1 = atomicExchange(acc.s1, 0ul);
+            r2 = atomicExchange(acc.s2, 0ul);
+            rec.nans = atomicExchange(acc.nans, 0ul);
+            rec.first_nan = ~atomicExchange(acc.nfirst, 0ul);
+            uint64_t pk = ~atomicExchange(acc.nkmin, 0ul), px = atomicExchange(acc.kmax, 0ul);
+            if (PACKMIN) {
+                if (pk != ~0ul) { kmin = pk >> 32; imin = pk & 0xfffffffful; }
+            } else {
+                kmin = pk;
+            }
+            if (PACKMAX) {
+                if (px != 0ul) { kmax = px >> 32; imax = ~px & 0xfffffffful; }
+            } else {
+                kmax = px;
+            }
+            rec.band = ~atomicExchange(acc.nband, 0ul);
+            rec.bor = atomicExchange(acc.bor, 0ul);
+            rec.bxor = atomicExchange(acc.bxor, 0ul);
+            rec.pmag = 1ul;
+            rec.pflags = 0u;
+        }
+        if (!DO_ARGMIN) imin = 0ul; /* min/max alone: no index; the key is a value's */
+        if (!DO_ARGMAX) imax = 0ul;
+        if (KEY32) {
+            if (imin != ~0ul) kmin = key64_of(uint(kmin));
+            if (imax != ~0ul) kmax = key64_of(uint(kmax));
+        }
+        rec.kmin = kmin;
+        rec.kmax = kmax;
+        rec.imin = imin;
+        rec.imax = imax;
+        uint64_t lo, hi;
+        digits_to_128(r0, r1, r2, lo, hi);
+        rec.sum_lo = lo;
+        rec.sum_hi = hi;
+        rec.xflags = atomicExchange(acc.xflags, 0u);
+        rec.pad0 = 0u;
+        rec.pad1 = 0u;
+        atomicExchange(acc.ticket, 0u);
+    }
 }
