@@ -28,14 +28,33 @@
 #include "tally.h"
 #include "tally_cuda.h"
 
-extern "C" tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tally_type type,
-                                                        const void *d_data, uint64_t n,
-                                                        tally_result *d_result);
-extern "C" int tally_cuda_bench_set_knob(const char *name, int value);
+/* The library's tuning knobs and its plain-sum yardstick (src/cuda/tuning.h) exist in a tuning
+ * build (-DTALLY_TUNING=ON, as bench/gpu.sh builds it): there the variant rows (a knob in the
+ * note) and the plain_sum rows run. Built against a default library, only the default rows
+ * run, against CUB as ever. */
+#include "cuda/tuning.h"
+#ifdef TALLY_TUNING
+static const bool kTuning = true;
+#else
+static const bool kTuning = false;
+static int tally_cuda_bench_set_knob(const char *name, int value)
+{
+    (void)name;
+    (void)value;
+    return -1;
+}
+static tally_status tally_cuda_bench_plain_sum_async(tally_context *, tally_type, const void *, uint64_t,
+                                                     tally_result *)
+{
+    return TALLY_ERR_UNSUPPORTED;
+}
+#endif
 
-/* Runs fn with a tuning knob of the library set to v (a variant row), then restores it. */
+/* Runs fn with a tuning knob of the library set to v (a variant row), then restores it; not at
+ * all without a tuning build. */
 template <typename F> static void with_knob(const char *knob, int v, F fn)
 {
+    if (!kTuning) return;
     int old = tally_cuda_bench_set_knob(knob, v);
     if (old < 0) {
         printf("unknown knob %s\n", knob);
@@ -45,9 +64,17 @@ template <typename F> static void with_knob(const char *knob, int v, F fn)
     tally_cuda_bench_set_knob(knob, old);
 }
 
-/* A knob's current value (the setter returns the old one; it is put back at once). */
+/* A knob's current value (the setter returns the old one; it is put back at once); the
+ * default's without a tuning build. */
 static int knob_value(const char *knob)
 {
+    if (!kTuning) {
+#define X(ID, name, dflt, lo, hi)                                                                  \
+    if (!strcmp(knob, #name)) return dflt;
+        TCU_KNOBS(X)
+#undef X
+        return -1;
+    }
     int v = tally_cuda_bench_set_knob(knob, 1);
     tally_cuda_bench_set_knob(knob, v);
     return v;
@@ -227,6 +254,7 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
                          tally_result *dres, void *cub_tmp, size_t cub_tmp_bytes, T *dout, int *didx)
 {
     if (!wanted(name)) return;
+    if (rc == R_PLAIN && !kTuning) return; /* the yardstick is a tuning build's */
     size_t bytes = n * sizeof(T);
     int rot = rotations_for(bytes, in.bytes);
     size_t stride = (bytes + 255) / 256 * 256;

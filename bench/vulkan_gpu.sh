@@ -40,7 +40,7 @@ log "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi --query-gpu=name,driver_vers
 # holds CUDA objects; cmocka, which the cmake tests need, may be missing here)
 j=$(nproc)
 log "building ($j cores)"
-nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -c bench/bench_cuda.cu -o /tmp/bench_cuda.o >"$OUT/build.log" 2>&1 &
+nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -Isrc -c bench/bench_cuda.cu -o /tmp/bench_cuda.o >"$OUT/build.log" 2>&1 &
 pbc=$!
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_VULKAN=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_BUILD_TESTS=OFF -DTALLY_BUILD_CLI=OFF \

@@ -18,7 +18,8 @@
  * before it in the stream to finish before touching memory, and lets the next kernel start its
  * set-up early. That changes nothing for ordinary launches; a kernel of yours that you launch
  * after tally's with the PDL attribute must call cudaGridDependencySynchronize() before reading
- * tally's results, as PDL requires. TALLY_CUDA_PDL=0 in the environment turns it off.
+ * tally's results, as PDL requires. (Only a benchmarking build turns it off: TALLY_CUDA_PDL=0,
+ * docs/tuning.md.)
  * The functions fail with TALLY_ERR_INVALID_ARGUMENT on a context that is not a CUDA one. */
 #ifndef TALLY_CUDA_H
 #define TALLY_CUDA_H

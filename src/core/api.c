@@ -113,8 +113,8 @@ tally_status tally_reduce_many(tally_context *ctx, tally_type type, const void *
 }
 
 tally_status tally_check_scan(tally_context *ctx, const char *fn, tally_op op, tally_type type,
-                              const void *in, const void *out, uint64_t n,
-                              const tally_scan_options *opts)
+                              const char *in_name, const void *in, const char *out_name,
+                              const void *out, uint64_t n, const tally_scan_options *opts)
 {
     tally_status st;
     if (!tally_op_valid((int)op))
@@ -129,8 +129,8 @@ tally_status tally_check_scan(tally_context *ctx, const char *fn, tally_op op, t
         return tally_set_error(ctx, TALLY_ERR_UNSUPPORTED,
                                "%s: op %s is a bitwise op and type %s is a float type", fn,
                                tally_op_name(op), tally_type_name(type));
-    if ((st = tally_check_data(ctx, fn, "in", type, in, n)) != TALLY_OK ||
-        (st = tally_check_data(ctx, fn, "out", type, out, n)) != TALLY_OK)
+    if ((st = tally_check_data(ctx, fn, in_name, type, in, n)) != TALLY_OK ||
+        (st = tally_check_data(ctx, fn, out_name, type, out, n)) != TALLY_OK)
         return st;
     if (opts && opts->has_init && !opts->exclusive)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
@@ -141,8 +141,9 @@ tally_status tally_check_scan(tally_context *ctx, const char *fn, tally_op op, t
         uint64_t bytes = n * tally_type_size(type);
         if (a < b + bytes && b < a + bytes)
             return tally_set_error(ctx, TALLY_ERR_OVERLAP,
-                                   "%s: out overlaps in (in=[%p,+%llu), out=%p); only out == in "
-                                   "is allowed", fn, in, (unsigned long long)bytes, out);
+                                   "%s: %s overlaps %s (%s=[%p,+%llu), %s=%p); only %s == %s is "
+                                   "allowed", fn, out_name, in_name, in_name, in,
+                                   (unsigned long long)bytes, out_name, out, out_name, in_name);
     }
     return TALLY_OK;
 }
@@ -151,7 +152,7 @@ tally_status tally_scan(tally_context *ctx, tally_op op, tally_type type, const 
                         void *out, uint64_t n, const tally_scan_options *opts)
 {
     if (!ctx) return TALLY_ERR_INVALID_ARGUMENT;
-    tally_status st = tally_check_scan(ctx, "tally_scan", op, type, in, out, n, opts);
+    tally_status st = tally_check_scan(ctx, "tally_scan", op, type, "in", in, "out", out, n, opts);
     if (st != TALLY_OK) return st;
     tally_scan_options defaults;
     memset(&defaults, 0, sizeof defaults);

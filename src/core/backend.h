@@ -6,10 +6,13 @@
 #define TALLY_CORE_BACKEND_H
 
 #include "tally.h"
+#include "core/exact_sum.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct tally_partial; /* core/partial.h */
 
 typedef struct tally_backend {
     tally_backend_kind kind;
@@ -42,6 +45,16 @@ typedef struct tally_backend {
                                     uint64_t row_len, uint64_t row_stride, const tally_op *ops,
                                     size_t nops, const tally_reduce_options *opts,
                                     tally_result *results);
+    /* Optional, for streams: adds n elements (global indices base .. base + n - 1) into acc,
+     * which may hold earlier ones (core/partial.h). NULL: the context's streams run on a CPU
+     * backend state of their own. */
+    tally_status (*accumulate)(tally_context *ctx, void *state, const void *data, uint64_t n,
+                               uint64_t base, struct tally_partial *acc);
+    /* Optional, for libtally_mpi's variance pass: *out = the exact sum over the n elements
+     * (NaNs left out with omit_nan) of (x - mean)^2, each deviation rounded to f64 and squared
+     * exactly. NULL: the data are staged through a CPU backend state. */
+    tally_status (*sqdev)(tally_context *ctx, void *state, tally_type type, const void *data,
+                          uint64_t n, double mean, int omit_nan, tally_exact *out);
 } tally_backend;
 
 /* Registered backends; NULL where not built. Defined by each backend's source. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/backend.h"
-#include "cpu/cpu.h"
+#include "core/host.h"
 
 static _Thread_local char create_error[512];
 
@@ -82,7 +82,7 @@ static tally_status resolve_cpu_options(tally_options *o)
         return create_fail(TALLY_ERR_INVALID_ARGUMENT,
                            "tally_create: threads = %d (must be >= 0; 0 means all cores)",
                            o->threads);
-    if (o->threads == 0) o->threads = tally_cpu_core_count();
+    if (o->threads == 0) o->threads = tally_host_core_count();
     if ((int)o->isa < TALLY_ISA_AUTO || (int)o->isa > TALLY_ISA_AVX512)
         return create_fail(TALLY_ERR_INVALID_ARGUMENT, "tally_create: isa = %d is not a tally_isa",
                            (int)o->isa);
@@ -101,11 +101,11 @@ static tally_status resolve_cpu_options(tally_options *o)
                                    env);
         }
     }
-    if (o->isa == TALLY_ISA_AUTO) o->isa = tally_cpu_detect_isa();
-    if (!tally_cpu_isa_supported(o->isa))
+    if (o->isa == TALLY_ISA_AUTO) o->isa = tally_host_isa();
+    if (!tally_host_isa_supported(o->isa))
         return create_fail(TALLY_ERR_BACKEND_UNAVAILABLE,
                            "tally_create: %s asks for the %s path but this CPU supports at most %s",
-                           src, tally_isa_name(o->isa), tally_isa_name(tally_cpu_detect_isa()));
+                           src, tally_isa_name(o->isa), tally_isa_name(tally_host_isa()));
     return TALLY_OK;
 }
 
@@ -199,7 +199,7 @@ tally_isa tally_active_isa(const tally_context *ctx)
     return ctx ? ctx->opts.isa : TALLY_ISA_AUTO;
 }
 
-tally_isa tally_cpu_best_isa(void) { return tally_cpu_detect_isa(); }
+tally_isa tally_cpu_best_isa(void) { return tally_host_isa(); }
 
 const char *tally_device_description(const tally_context *ctx)
 {

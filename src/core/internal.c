@@ -8,7 +8,6 @@
 #include "core/backend.h"
 #include "core/internal.h"
 #include "core/types.h"
-#include "cpu/cpu.h"
 
 uint32_t tally_internal_ops_need(tally_type type, const tally_op *ops, size_t nops, int omit_nan)
 {
@@ -72,7 +71,7 @@ tally_status tally_internal_check_scan(tally_context *ctx, const char *fn, tally
                                        uint64_t n, const tally_scan_options *opts)
 {
     if (!ctx) return TALLY_ERR_INVALID_ARGUMENT;
-    return tally_check_scan(ctx, fn, op, type, in, out, n, opts);
+    return tally_check_scan(ctx, fn, op, type, "in", in, "out", out, n, opts);
 }
 
 tally_status tally_internal_set_error(tally_context *ctx, tally_status status, const char *fmt, ...)
@@ -96,9 +95,10 @@ tally_status tally_internal_copy(tally_context *ctx, void *dst, const void *src,
     return TALLY_OK;
 }
 
-/* Staging for non-CPU backends: a CPU state and a host buffer, made per call. */
+/* Staging for backends without accumulate or sqdev: a CPU backend state (made through its
+ * table) and a host buffer, per call. */
 typedef struct stage {
-    tally_cpu_state *cpu;
+    void *cpu;
     void *buf;
     uint64_t per; /* elements per piece */
 } stage;
@@ -113,7 +113,7 @@ static tally_status stage_open(tally_context *ctx, tally_type type, uint64_t n, 
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
                                "tally_mpi: out of memory for a %llu-byte staging buffer",
                                (unsigned long long)(s->per * size));
-    tally_status st = tally_cpu_state_create(ctx, ctx->opts.threads, ctx->opts.isa, &s->cpu);
+    tally_status st = tally_cpu_backend.init(ctx, &ctx->opts, &s->cpu);
     if (st != TALLY_OK) {
         free(s->buf);
         s->buf = NULL;
@@ -123,7 +123,7 @@ static tally_status stage_open(tally_context *ctx, tally_type type, uint64_t n, 
 
 static void stage_close(stage *s)
 {
-    tally_cpu_state_destroy(s->cpu);
+    tally_cpu_backend.fini(s->cpu);
     free(s->buf);
 }
 
@@ -131,7 +131,7 @@ tally_status tally_internal_accumulate(tally_context *ctx, const void *data, uin
                                        tally_partial *acc)
 {
     if (n == 0) return TALLY_OK;
-    if (is_cpu(ctx)) return tally_cpu_accumulate(ctx, ctx->state, data, n, acc->n, acc);
+    if (ctx->backend->accumulate) return ctx->backend->accumulate(ctx, ctx->state, data, n, acc->n, acc);
     stage s;
     tally_status st = stage_open(ctx, acc->type, n, &s);
     if (st != TALLY_OK) return st;
@@ -139,7 +139,7 @@ tally_status tally_internal_accumulate(tally_context *ctx, const void *data, uin
     for (uint64_t i = 0; i < n && st == TALLY_OK; i += s.per) {
         uint64_t m = n - i < s.per ? n - i : s.per;
         st = tally_internal_copy(ctx, s.buf, (const char *)data + i * size, m * size);
-        if (st == TALLY_OK) st = tally_cpu_accumulate(ctx, s.cpu, s.buf, m, acc->n, acc);
+        if (st == TALLY_OK) st = tally_cpu_backend.accumulate(ctx, s.cpu, s.buf, m, acc->n, acc);
     }
     stage_close(&s);
     return st;
@@ -150,10 +150,7 @@ tally_status tally_internal_sqdev(tally_context *ctx, tally_type type, const voi
 {
     tally_exact_init(out);
     if (n == 0) return TALLY_OK;
-    if (is_cpu(ctx)) {
-        tally_cpu_sqdev(ctx->state, type, data, n, mean, omit_nan, out);
-        return TALLY_OK;
-    }
+    if (ctx->backend->sqdev) return ctx->backend->sqdev(ctx, ctx->state, type, data, n, mean, omit_nan, out);
     stage s;
     tally_status st = stage_open(ctx, type, n, &s);
     if (st != TALLY_OK) return st;
@@ -163,8 +160,8 @@ tally_status tally_internal_sqdev(tally_context *ctx, tally_type type, const voi
         st = tally_internal_copy(ctx, s.buf, (const char *)data + i * size, m * size);
         if (st == TALLY_OK) {
             tally_exact e;
-            tally_cpu_sqdev(s.cpu, type, s.buf, m, mean, omit_nan, &e);
-            tally_exact_merge(out, &e);
+            st = tally_cpu_backend.sqdev(ctx, s.cpu, type, s.buf, m, mean, omit_nan, &e);
+            if (st == TALLY_OK) tally_exact_merge(out, &e);
         }
     }
     stage_close(&s);

@@ -6,28 +6,25 @@
 
 uint32_t tally_ops_need(tally_type type, const tally_op *ops, size_t nops, int omit_nan)
 {
-    int fl = tally_type_is_float(type);
-    uint32_t nan = fl ? TALLY_NEED_NANS : 0;
+    /* The ops' needs (types.h), refined for what a partial holds: float data counts its NaNs
+     * for min and max (a NaN propagates), for a count with omit_nan, and for a mean (whose
+     * count leaves them out with omit_nan); argmin and argmax keep the first NaN's index when
+     * NaN propagates. */
+    const uint32_t needs = tally_ops_needs(ops, nops);
+    const int fl = tally_type_is_float(type);
+    const uint32_t nan = fl ? TALLY_NEED_NANS : 0;
     uint32_t need = 0;
-    for (size_t i = 0; i < nops; i++) {
-        switch (ops[i]) {
-        case TALLY_SUM: need |= TALLY_NEED_SUM; break;
-        case TALLY_PROD: need |= TALLY_NEED_PROD; break;
-        case TALLY_MIN: need |= TALLY_NEED_MIN | nan; break;
-        case TALLY_MAX: need |= TALLY_NEED_MAX | nan; break;
-        case TALLY_AND: case TALLY_OR: case TALLY_XOR: need |= TALLY_NEED_BITS; break;
-        case TALLY_COUNT: if (omit_nan) need |= nan; break;
-        case TALLY_ARGMIN:
-            need |= TALLY_NEED_MIN | TALLY_NEED_ARGMIN | nan;
-            if (fl && !omit_nan) need |= TALLY_NEED_FIRSTNAN;
-            break;
-        case TALLY_ARGMAX:
-            need |= TALLY_NEED_MAX | TALLY_NEED_ARGMAX | nan;
-            if (fl && !omit_nan) need |= TALLY_NEED_FIRSTNAN;
-            break;
-        case TALLY_MEAN: case TALLY_VAR: need |= TALLY_NEED_SUM | nan; break;
-        }
-    }
+    if (needs & TALLY_FEAT_SUM) need |= TALLY_NEED_SUM;
+    if (needs & TALLY_FEAT_PROD) need |= TALLY_NEED_PROD;
+    if (needs & TALLY_FEAT_MIN) need |= TALLY_NEED_MIN | nan;
+    if (needs & TALLY_FEAT_MAX) need |= TALLY_NEED_MAX | nan;
+    if (needs & TALLY_FEAT_ARGMIN) need |= TALLY_NEED_ARGMIN;
+    if (needs & TALLY_FEAT_ARGMAX) need |= TALLY_NEED_ARGMAX;
+    if ((needs & (TALLY_FEAT_ARGMIN | TALLY_FEAT_ARGMAX)) && fl && !omit_nan)
+        need |= TALLY_NEED_FIRSTNAN;
+    if (needs & TALLY_FEAT_BITS) need |= TALLY_NEED_BITS;
+    if ((needs & TALLY_FEAT_COUNT) && omit_nan) need |= nan;
+    if (needs & TALLY_FEAT_MEAN) need |= nan;
     return need;
 }
 

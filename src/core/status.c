@@ -1,19 +1,7 @@
-/* Static names and messages: status codes, types, ops, backends, ISA paths. */
+/* Static names and messages: status codes, types, ops, backends, ISA paths (the type and op
+ * tables themselves: types.c). */
 #include "tally.h"
 #include "core/types.h"
-
-const tally_type_info tally_type_table[TALLY_TYPE_COUNT] = {
-#define X(E, name, ctype, is_int, is_signed, wide) \
-    [TALLY_##E] = {#name, (uint8_t)sizeof(ctype), is_int, is_signed},
-    TALLY_TYPES(X)
-#undef X
-};
-
-const tally_op_info tally_op_table[TALLY_OP_COUNT] = {
-#define X(E, name, scan_ok, float_ok) [TALLY_##E] = {#name, scan_ok, float_ok},
-    TALLY_OPS(X)
-#undef X
-};
 
 const char *tally_version(void)
 {

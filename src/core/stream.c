@@ -1,18 +1,19 @@
-/* Streaming reductions: one running partial (core/partial.h), fed chunk by chunk through the CPU
- * backend's threads. Sums are exact and partials merge in order, so results equal a one-shot
- * reduce over the concatenation (variance aside: see tally.h). */
+/* Streaming reductions: one running partial (core/partial.h), fed chunk by chunk through the
+ * context's backend (its accumulate entry), or through a CPU backend state of the stream's own
+ * where the backend has none. Sums are exact and partials merge in order, so results equal a
+ * one-shot reduce over the concatenation (variance aside: see tally.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_check.h"
 #include "core/backend.h"
 #include "core/partial.h"
 #include "core/types.h"
-#include "cpu/cpu.h"
 
 struct tally_stream {
     tally_context *ctx;
-    tally_cpu_state *cpu;  /* the context's own, or one owned here for non-CPU contexts */
-    int own_cpu;
+    const tally_backend *backend; /* whose accumulate feeds acc */
+    void *state;                  /* its state: the context's, or one owned here (own_state) */
+    int own_state;
     tally_type type;
     tally_reduce_options opts;
     size_t nops;
@@ -47,20 +48,21 @@ tally_status tally_stream_create(tally_context *ctx, tally_type type, const tall
     s->ops = o;
     s->nops = nops;
     if (opts) s->opts = *opts;
-    if (ctx->backend == &tally_cpu_backend) {
-        s->cpu = ctx->state;
+    if (ctx->backend->accumulate) {
+        s->backend = ctx->backend;
+        s->state = ctx->state;
     } else {
-        st = tally_cpu_state_create(ctx, ctx->opts.threads, ctx->opts.isa, &s->cpu);
+        s->backend = &tally_cpu_backend;
+        st = s->backend->init(ctx, &ctx->opts, &s->state);
         if (st != TALLY_OK) {
             free(o);
             free(s);
             return st;
         }
-        s->own_cpu = 1;
+        s->own_state = 1;
     }
     uint32_t need = tally_ops_need(type, ops, nops, s->opts.omit_nan);
-    for (size_t i = 0; i < nops; i++)
-        if (ops[i] == TALLY_VAR) need |= TALLY_NEED_SQ;
+    if (tally_ops_needs(ops, nops) & TALLY_FEAT_VAR) need |= TALLY_NEED_SQ; /* no second pass */
     tally_partial_init(&s->acc, type, need, s->opts.omit_nan);
     *out = s;
     return TALLY_OK;
@@ -71,7 +73,7 @@ tally_status tally_stream_update(tally_stream *s, const void *data, uint64_t n)
     if (!s) return TALLY_ERR_INVALID_ARGUMENT;
     tally_status st = tally_check_data(s->ctx, "tally_stream_update", "data", s->type, data, n);
     if (st != TALLY_OK || n == 0) return st;
-    return tally_cpu_accumulate(s->ctx, s->cpu, data, n, s->acc.n, &s->acc);
+    return s->backend->accumulate(s->ctx, s->state, data, n, s->acc.n, &s->acc);
 }
 
 tally_status tally_stream_results(const tally_stream *s, tally_result *results)
@@ -98,7 +100,7 @@ uint64_t tally_stream_count(const tally_stream *s) { return s ? s->acc.n : 0; }
 void tally_stream_destroy(tally_stream *s)
 {
     if (!s) return;
-    if (s->own_cpu) tally_cpu_state_destroy(s->cpu);
+    if (s->own_state) s->backend->fini(s->state);
     free(s->ops);
     free(s);
 }

@@ -1,5 +1,4 @@
-/* Internals of the CPU backend shared with the core (ISA detection, core count, the partial
- * accumulation that streams reuse). */
+/* The CPU backend's per-context state (its table is tally_cpu_backend, core/backend.h). */
 #ifndef TALLY_CPU_CPU_H
 #define TALLY_CPU_CPU_H
 
@@ -7,21 +6,18 @@
 #include "tally.h"
 #include "core/partial.h"
 
-/* The best ISA this CPU and OS support (cpuid + xgetbv), cached. */
-tally_isa tally_cpu_detect_isa(void);
-/* 1 if this CPU can run isa (AUTO and SCALAR: always). */
-int tally_cpu_isa_supported(tally_isa isa);
-/* Cores this process may run on (sched_getaffinity), at least 1. */
-int tally_cpu_core_count(void);
-
 /* Per-context CPU state (thread pool, kernel tables, scratch). */
 typedef struct tally_cpu_state tally_cpu_state;
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
                                     tally_cpu_state **out);
 void tally_cpu_state_destroy(tally_cpu_state *st);
+/* For the tests: the scans of a CPU context (else nothing) go in pieces of about bytes
+ * (clamped to the sizes scan.c allows), so that small inputs cross many piece boundaries. */
+void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes);
 
 /* Adds n elements (global indices base .. base+n-1) into acc, using the state's threads.
- * acc may already hold earlier elements (streams); float products continue its open block. */
+ * acc may already hold earlier elements (streams); float products continue its open block.
+ * The backend table's accumulate. */
 tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const void *data,
                                   uint64_t n, uint64_t base, tally_partial *acc);
 

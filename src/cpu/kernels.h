@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include "tally.h"
+#include "core/types.h"
 
 /* The extremes of a piece as order keys (core/partial.h), and its NaN count. */
 typedef struct tally_minmax {
@@ -23,11 +24,12 @@ typedef struct tally_iprod_acc {
 
 /* Scan carries: one element of the type, stored in 8 bytes. */
 typedef union tally_carry {
-    int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
-    int64_t i64; uint64_t u64; float f32; double f64;
+#define TK_CARRY_MEMBER(E, name, C, is_int, is_signed, W) C name;
+    TALLY_TYPES(TK_CARRY_MEMBER)
+#undef TK_CARRY_MEMBER
+    uint64_t bits; /* 8 bytes whatever the types */
 } tally_carry;
 
-enum { TALLY_SCAN_OPS = 7 }; /* sum, prod, min, max, and, or, xor (tally_op 0..6) */
 /* Scans work in fixed blocks of this many elements (see scan.c): the float results depend on
  * these boundaries, never on the thread count. */
 #define TALLY_SCAN_BLOCK 4096u
@@ -54,9 +56,9 @@ typedef struct tally_cpu_kernels {
     /* Scans of one block with a carry: inclusive out[i] = c op local(x[0..i]); exclusive
      * out[0] = c, out[i] = c op local(x[0..i-1]); afterwards *carry = c op local(x[0..n-1]).
      * local is the sequential fold from the block start (only float sum/prod can tell). */
-    void (*scan_incl[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
+    void (*scan_incl[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
                                                         tally_carry *carry);
-    void (*scan_excl[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
+    void (*scan_excl[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
                                                         tally_carry *carry);
     /* Copies bytes from an L1-resident buffer to memory with non-temporal stores where the ISA
      * has them (no read-for-ownership of dst), then stream_fence() before the data is handed
@@ -79,7 +81,7 @@ typedef struct tally_cpu_kernels {
      * for an exclusive scan; nt: non-temporal stores. */
     void (*carry_f32)(int sum, int excl, const float *l, float *o, uint64_t n, float c, int nt);
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
-    void (*scan_total[TALLY_SCAN_OPS][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
+    void (*scan_total[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);
 } tally_cpu_kernels;
 

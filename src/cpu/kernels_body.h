@@ -387,8 +387,6 @@ TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
 #endif
 
 /* ---- the table ------------------------------------------------------------------------------ */
-#define TK_ENTRY(fn) [TALLY_##E] = fn##_##name
-#define TK_ALL(fn) TK_ALL_##fn
 #define TK_E_ISUM(E, name, C, i, s, W) [TALLY_##E] = isum_##name,
 #define TK_E_MINMAX(E, name, C, i, s, W) [TALLY_##E] = minmax_##name,
 #define TK_E_FINDKEY(E, name, C, i, s, W) [TALLY_##E] = find_key_##name,
@@ -396,30 +394,21 @@ TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
 #define TK_E_IPROD(E, name, C, i, s, W) [TALLY_##E] = iprod_##name,
 #define TK_E_FPROD(E, name, C, i, s, W) [TALLY_##E] = fprod_block_##name,
 #define TK_E_TOF64(E, name, C, i, s, W) [TALLY_##E] = to_f64_##name,
-#define TK_E_SCAN(kind, opname, E, name) [TALLY_##E] = scan_##kind##_##opname##_##name,
-#define TK_E_ISCAN(kind, opname, E, name) [TALLY_##E] = TK_ISCAN(kind, opname, name),
-#define TK_ROW_ALL(kind, opname)                                                                 \
-    {                                                                                            \
-        TK_E_ISCAN(kind, opname, I8, i8) TK_E_ISCAN(kind, opname, U8, u8)                        \
-        TK_E_ISCAN(kind, opname, I16, i16) TK_E_ISCAN(kind, opname, U16, u16)                    \
-        TK_E_ISCAN(kind, opname, I32, i32) TK_E_ISCAN(kind, opname, U32, u32)                    \
-        TK_E_ISCAN(kind, opname, I64, i64) TK_E_ISCAN(kind, opname, U64, u64)                    \
-        TK_E_SCAN(kind, opname, F32, f32) TK_E_SCAN(kind, opname, F64, f64)                      \
-    }
-#define TK_ROW_INT(kind, opname)                                                                 \
-    {                                                                                            \
-        TK_E_ISCAN(kind, opname, I8, i8) TK_E_ISCAN(kind, opname, U8, u8)                        \
-        TK_E_ISCAN(kind, opname, I16, i16) TK_E_ISCAN(kind, opname, U16, u16)                    \
-        TK_E_ISCAN(kind, opname, I32, i32) TK_E_ISCAN(kind, opname, U32, u32)                    \
-        TK_E_ISCAN(kind, opname, I64, i64) TK_E_ISCAN(kind, opname, U64, u64)                    \
-    }
-#define TK_SCAN_TABLE(kind)                                                                      \
-    {                                                                                            \
-        [TALLY_SUM] = TK_ROW_ALL(kind, sum), [TALLY_PROD] = TK_ROW_ALL(kind, prod),              \
-        [TALLY_MIN] = TK_ROW_ALL(kind, min), [TALLY_MAX] = TK_ROW_ALL(kind, max),                \
-        [TALLY_AND] = TK_ROW_INT(kind, and), [TALLY_OR] = TK_ROW_INT(kind, or),                  \
-        [TALLY_XOR] = TK_ROW_INT(kind, xor),                                                     \
-    }
+/* scan tables: [op][type], the scan ops of the op table over the types each takes (integer
+ * types through TK_ISCAN, which the SIMD paths override) */
+#define TK_SCAN_ROW(kind, E, opname, scan_ok, float_ok, result, needs, identity)                 \
+    TALLY_KEEP_IF_##scan_ok(                                                                     \
+        [TALLY_##E] = {TALLY_TYPE_ROWS(TK_SCAN_ENTRY, (kind, opname, float_ok))}, )
+#define TK_SCAN_ENTRY(ctx, E, name, C, is_int, sgn, W)                                           \
+    TK_SCAN_ENTRY_(TALLY_UNPACK_ ctx, E, name, is_int)
+#define TK_SCAN_ENTRY_(...) TK_SCAN_ENTRY__(__VA_ARGS__)
+#define TK_SCAN_ENTRY__(kind, opname, float_ok, E, name, is_int)                                 \
+    TK_SCAN_FN_##is_int##float_ok(kind, opname, E, name)
+#define TK_SCAN_FN_11(kind, opname, E, name) [TALLY_##E] = TK_ISCAN(kind, opname, name),
+#define TK_SCAN_FN_10(kind, opname, E, name) [TALLY_##E] = TK_ISCAN(kind, opname, name),
+#define TK_SCAN_FN_01(kind, opname, E, name) [TALLY_##E] = scan_##kind##_##opname##_##name,
+#define TK_SCAN_FN_00(kind, opname, E, name)
+#define TK_SCAN_TABLE(kind) {TALLY_OP_ROWS(TK_SCAN_ROW, kind)}
 
 const tally_cpu_kernels TALLY_KTABLE = {
     .name = TALLY_KNAME,

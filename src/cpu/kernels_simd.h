@@ -377,16 +377,13 @@ typedef int16_t tk_vi16 __attribute__((vector_size(TK_VB)));
     }                                                                                            \
     TK_VSCAN_KIND(opname, name, C, incl, 0)                                                      \
     TK_VSCAN_KIND(opname, name, C, excl, 1)
-/* identities, by op and type (as scan.c's, in the unsigned type) */
-#define TK_IDENTS(E, name, C, is_int, sgn, W)                                                    \
-    enum {                                                                                       \
-        tk_ident_sum_##name = 0, tk_ident_xor_##name = 0, tk_ident_or_##name = 0,                \
-        tk_ident_prod_##name = 1                                                                 \
-    };                                                                                           \
-    static const TK_U_##name tk_ident_and_##name = (TK_U_##name)~(TK_U_##name)0;                 \
-    static const C tk_ident_min_##name = sgn ? (C)((TK_U_##name)~(TK_U_##name)0 >> 1)            \
-                                             : (C)~(TK_U_##name)0;                               \
-    static const C tk_ident_max_##name = sgn ? (C)(((TK_U_##name)~(TK_U_##name)0 >> 1) + 1) : 0;
+/* identities, by op and type: tk_ident_<op>_<type> (the op table's identity column) */
+#define TK_IDENT(type_cols, E, opname, scan_ok, float_ok, result, needs, identity)              \
+    TALLY_KEEP_IF_##scan_ok(TK_IDENT_(opname, identity, TALLY_UNPACK_ type_cols))
+#define TK_IDENT_(...) TK_IDENT__(__VA_ARGS__)
+#define TK_IDENT__(opname, identity, name, C, is_int, sgn)                                       \
+    static const C tk_ident_##opname##_##name = TALLY_IDENTITY(identity, C, is_int, sgn);
+#define TK_IDENTS(E, name, C, is_int, sgn, W) TALLY_OP_ROWS(TK_IDENT, (name, C, is_int, sgn))
 TALLY_INT_TYPES(TK_IDENTS)
 #define TK_VSCANS(E, name, C, is_int, sgn, W)                                                    \
     TK_VSCAN(sum, name, C)                                                                       \

@@ -8,6 +8,20 @@
 #include "cpu/state.h"
 
 /* ---- state ------------------------------------------------------------------------------- */
+/* bytes of a scan piece near want: clamped, whole f64 blocks */
+static uint64_t scan_piece_bytes(uint64_t want)
+{
+    if (want < TALLY_SCAN_PIECE_MIN) want = TALLY_SCAN_PIECE_MIN;
+    if (want > TALLY_SCAN_PIECE_MAX) want = TALLY_SCAN_PIECE_MAX;
+    return want & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1);
+}
+
+void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes)
+{
+    if (ctx && ctx->backend == &tally_cpu_backend)
+        ((tally_cpu_state *)ctx->state)->scan_piece = scan_piece_bytes(bytes);
+}
+
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
                                     tally_cpu_state **out)
 {
@@ -28,12 +42,11 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     /* scan pieces: a quarter of L2, so that a piece read for its totals is still there when it
      * is scanned (and the next one can stream in meanwhile) */
     uint64_t piece = (l2 > 0 ? (uint64_t)l2 : 1u << 20) / 4;
-    /* A tuning and testing knob (the tests force many small pieces with it). */
-    const char *env = getenv("TALLY_CPU_SCAN_PIECE");
+#ifdef TALLY_TUNING
+    const char *env = getenv("TALLY_CPU_SCAN_PIECE"); /* docs/tuning.md */
     if (env && *env) piece = strtoull(env, NULL, 10);
-    if (piece < TALLY_SCAN_PIECE_MIN) piece = TALLY_SCAN_PIECE_MIN;
-    if (piece > TALLY_SCAN_PIECE_MAX) piece = TALLY_SCAN_PIECE_MAX;
-    st->scan_piece = piece & ~(uint64_t)(TALLY_SCAN_BLOCK * 8 - 1); /* whole f64 blocks */
+#endif
+    st->scan_piece = scan_piece_bytes(piece);
     if (!st->parts || !st->sq) {
         tally_cpu_state_destroy(st);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");
@@ -311,6 +324,20 @@ static tally_status cpu_init(tally_context *ctx, const tally_options *opts, void
 
 static void cpu_fini(void *state) { tally_cpu_state_destroy(state); }
 
+static tally_status cpu_accumulate(tally_context *ctx, void *state, const void *data, uint64_t n,
+                                   uint64_t base, struct tally_partial *acc)
+{
+    return tally_cpu_accumulate(ctx, state, data, n, base, acc);
+}
+
+static tally_status cpu_sqdev(tally_context *ctx, void *state, tally_type type, const void *data,
+                              uint64_t n, double mean, int omit_nan, tally_exact *out)
+{
+    (void)ctx;
+    tally_cpu_sqdev(state, type, data, n, mean, omit_nan, out);
+    return TALLY_OK;
+}
+
 static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type, const void *data,
                                uint64_t n, const tally_op *ops, size_t nops,
                                const tally_reduce_options *opts, tally_result *results)
@@ -348,4 +375,6 @@ const tally_backend tally_cpu_backend = {
     .scan = tally_cpu_scan,
     .describe = NULL,
     .reduce_segments = tally_cpu_reduce_segments,
+    .accumulate = cpu_accumulate,
+    .sqdev = cpu_sqdev,
 };

@@ -21,50 +21,12 @@
 #include "core/types.h"
 #include "cpu/state.h"
 
-/* The identity of op for type (float sum: -0.0, so that -0 op x keeps x's sign). */
-static tally_carry identity(tally_op op, tally_type t)
+/* A scan carry from an element's bits (types.h: tally_scan_identity_bits, _start_bits). */
+static tally_carry carry_of_bits(uint64_t bits)
 {
     tally_carry c;
     memset(&c, 0, sizeof c);
-    size_t bits = tally_type_size(t) * 8;
-    int sgn = tally_type_is_signed_int(t);
-    uint64_t ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
-    switch (op) {
-    case TALLY_SUM:
-        if (t == TALLY_F32) c.f32 = -0.0f;
-        else if (t == TALLY_F64) c.f64 = -0.0;
-        break;
-    case TALLY_PROD:
-        if (t == TALLY_F32) c.f32 = 1.0f;
-        else if (t == TALLY_F64) c.f64 = 1.0;
-        else c.u64 = 1; /* little-endian: the low bytes hold 1 for every width */
-        break;
-    case TALLY_MIN: /* the largest value */
-        if (t == TALLY_F32) c.f32 = INFINITY;
-        else if (t == TALLY_F64) c.f64 = INFINITY;
-        else c.u64 = sgn ? ones >> 1 : ones;
-        break;
-    case TALLY_MAX: /* the smallest value */
-        if (t == TALLY_F32) c.f32 = -INFINITY;
-        else if (t == TALLY_F64) c.f64 = -INFINITY;
-        else c.u64 = sgn ? (ones >> 1) + 1 : 0;
-        break;
-    case TALLY_AND: c.u64 = ones; break;
-    default: break; /* or, xor: 0 */
-    }
-    return c;
-}
-
-static tally_carry from_init(tally_type t, const tally_scan_options *o)
-{
-    tally_carry c;
-    memset(&c, 0, sizeof c);
-    switch (t) {
-#define X(E, name, C, is_int, sgn, W) \
-    case TALLY_##E: c.name = (C)(is_int ? (sgn ? (C)o->init.i64 : (C)o->init.u64) : (C)o->init.f64); break;
-        TALLY_TYPES(X)
-#undef X
-    }
+    memcpy(&c, &bits, sizeof bits); /* little-endian: the element is in the low bytes */
     return c;
 }
 
@@ -516,12 +478,10 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     j.n = n;
     j.size = tally_type_size(type);
     j.nblocks = (n + TALLY_SCAN_BLOCK - 1) / TALLY_SCAN_BLOCK;
-    j.ident = identity(op, type);
+    j.ident = carry_of_bits(tally_scan_identity_bits(op, type));
     /* has_init with an inclusive scan: only from inside the library (tally_scan refuses it),
-     * as the carry of the data before this piece (libtally_mpi's ranks). */
-    if (opts->has_init) j.start = from_init(type, opts);
-    else if (opts->exclusive && op == TALLY_SUM && tally_type_is_float(type)) memset(&j.start, 0, sizeof j.start); /* +0 */
-    else j.start = j.ident;
+     * as the carry of the data before this piece (libtally_mpi's ranks) */
+    j.start = carry_of_bits(tally_scan_start_bits(op, type, opts));
     j.pblocks = st->scan_piece / (TALLY_SCAN_BLOCK * j.size);
     if (j.pblocks < 1) j.pblocks = 1;
     /* Outputs much larger than the caches go around them, as a large memcpy does. */

@@ -1,55 +1,17 @@
-/* The CUDA backend: the C backend table (core/backend.h), the extras of tally_cuda.h, and the
- * host side of every launch (pointer kinds, staging of host data, scratch buffers, results).
- * The library must load and run on machines without a GPU or driver: the CUDA runtime is linked
- * statically and loads the driver lazily, so available() just reports 0 there. */
+/* The CUDA backend: the C backend table (core/backend.h) and the host side of every launch
+ * (pointer kinds, staging of host data, scratch buffers, results); tally_cuda.h's extras are
+ * cuda_api.cu. The library must load and run on machines without a GPU or driver: the CUDA
+ * runtime is linked statically and loads the driver lazily, so available() just reports 0
+ * there. */
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <new>
-#include <cuda_runtime.h>
+#include "core/types.h"
+#include "cuda/host.h"
+#include "cuda/tuning.h"
 
-extern "C" {
-#include "core/api_check.h"
-#include "core/backend.h"
-}
-#include "tally_cuda.h"
-#include "cuda/cuda_internal.h"
-#include "core/exact_sum.h"
-
-namespace {
-
-struct State {
-    int device;
-    int sm_count;
-    char desc[192];
-    cudaStream_t own_stream;
-    cudaStream_t stream;
-    void *partials;            /* TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES */
-    long long *xpartials;      /* TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS */
-    unsigned int *counter;     /* reduce ticket; then the packed integer sum, the max and min words */
-    tcu_aux *aux;
-    tally_result *h_results;   /* mapped pinned host memory: TCU_MAX_OPS results */
-    unsigned int *scan_sync;   /* [2]: the scan epoch */
-    void *scan_status;
-    size_t scan_status_bytes;
-    void *staging;
-    size_t staging_bytes;
-};
-
-/* Makes the context's device current for the duration of a call, then restores the caller's. */
-struct DeviceGuard {
-    int prev = -1;
-    explicit DeviceGuard(int dev)
-    {
-        if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
-        if (prev != dev) cudaSetDevice(dev);
-    }
-    ~DeviceGuard()
-    {
-        int cur;
-        if (prev >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != prev) cudaSetDevice(prev);
-    }
-};
+namespace tcu_host {
 
 tally_status cuda_fail(tally_context *ctx, cudaError_t err, const char *fn, const char *what)
 {
@@ -60,22 +22,15 @@ tally_status cuda_fail(tally_context *ctx, cudaError_t err, const char *fn, cons
                            cudaGetErrorString(err));
 }
 
-#define TCU_TRY(ctx, fn, call)                                                                 \
-    do {                                                                                       \
-        cudaError_t err_ = (call);                                                             \
-        if (err_ != cudaSuccess) return cuda_fail((ctx), err_, (fn), #call);                   \
-    } while (0)
-
 int cuda_available(void)
 {
-    static int cached = -1;
-    if (cached < 0) {
+    static const int available = [] { /* once per process, thread-safe */
         int count = 0;
         cudaError_t err = cudaGetDeviceCount(&count);
-        cached = (err == cudaSuccess && count > 0) ? 1 : 0;
         cudaGetLastError();
-    }
-    return cached;
+        return (err == cudaSuccess && count > 0) ? 1 : 0;
+    }();
+    return available;
 }
 
 void free_state(State *s)
@@ -129,7 +84,8 @@ tally_status cuda_init(tally_context *ctx, const tally_options *opts, void **out
         }                                                                                      \
     } while (0)
     TCU_INIT(cudaGetDeviceProperties(&prop, dev));
-    s->sm_count = prop.multiProcessorCount;
+    s->dev.ordinal = dev;
+    s->dev.sm_count = prop.multiProcessorCount;
     snprintf(s->desc, sizeof s->desc, "%s, %d SMs, %.0f GiB", prop.name, prop.multiProcessorCount,
              (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
     /* a blocking stream: it waits for the legacy default stream, so a plain cudaMemcpy of the
@@ -221,25 +177,23 @@ tally_status ensure_scan_status(tally_context *ctx, State *s, tally_type type, u
     return TALLY_OK;
 }
 
-/* The features a reduce over ops needs, and the kernel mask that covers them. */
+/* The kernel features the ops need (the op table's needs: a mean, and the variance's first
+ * pass, need the count of the values summed), and the kernel mask that covers them; *has_var:
+ * a second pass follows (the exact sum of squared deviations). */
 unsigned ops_mask(const tally_op *ops, size_t nops, int *has_var)
 {
+    static const struct { uint32_t needs; unsigned features; } k_features[] = {
+        {TALLY_FEAT_SUM, TCU_F_SUM},       {TALLY_FEAT_PROD, TCU_F_PROD},
+        {TALLY_FEAT_MIN, TCU_F_MIN},       {TALLY_FEAT_MAX, TCU_F_MAX},
+        {TALLY_FEAT_ARGMIN, TCU_F_ARGMIN}, {TALLY_FEAT_ARGMAX, TCU_F_ARGMAX},
+        {TALLY_FEAT_BITS, TCU_F_BITS},     {TALLY_FEAT_COUNT, TCU_F_COUNT},
+        {TALLY_FEAT_MEAN, TCU_F_COUNT},
+    };
+    const uint32_t needs = tally_ops_needs(ops, nops);
     unsigned need = 0;
-    *has_var = 0;
-    for (size_t i = 0; i < nops; i++) {
-        switch (ops[i]) {
-        case TALLY_SUM: need |= TCU_F_SUM; break;
-        case TALLY_PROD: need |= TCU_F_PROD; break;
-        case TALLY_MIN: need |= TCU_F_MIN; break;
-        case TALLY_MAX: need |= TCU_F_MAX; break;
-        case TALLY_AND: case TALLY_OR: case TALLY_XOR: need |= TCU_F_BITS; break;
-        case TALLY_COUNT: need |= TCU_F_COUNT; break;
-        case TALLY_ARGMIN: need |= TCU_F_ARGMIN; break;
-        case TALLY_ARGMAX: need |= TCU_F_ARGMAX; break;
-        case TALLY_MEAN: need |= TCU_F_SUM | TCU_F_COUNT; break;
-        case TALLY_VAR: need |= TCU_F_SUM | TCU_F_COUNT; *has_var = 1; break;
-        }
-    }
+    for (const auto &f : k_features)
+        if (needs & f.needs) need |= f.features;
+    *has_var = (needs & TALLY_FEAT_VAR) != 0;
     static const unsigned masks[] = {TCU_MASK_SUM, TCU_MASK_MIN, TCU_MASK_MAX, TCU_MASK_ARGMIN,
                                      TCU_MASK_ARGMAX, TCU_MASK_SMM};
     for (unsigned m : masks)
@@ -251,7 +205,7 @@ unsigned ops_mask(const tally_op *ops, size_t nops, int *has_var)
 tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_type type,
                             const void *ddata, uint64_t n, const tally_op *ops, size_t nops,
                             const tally_reduce_options *opts, tally_result *out,
-                            unsigned force_mask = 0)
+                            unsigned force_mask)
 {
     tcu_reduce_params p;
     memset(&p, 0, sizeof p);
@@ -285,11 +239,11 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     if (force_mask) mask = force_mask;
     p.aux = has_var ? s->aux : nullptr;
     p.pdl = tcu_knob(TCU_KNOB_PDL);
-    cudaError_t err = tcu_launch_reduce(type, mask, p.omit_nan, &p, s->sm_count, s->stream);
+    cudaError_t err = tcu_launch_reduce(type, mask, p.omit_nan, &p, &s->dev, s->stream);
     if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the reduce kernel launch");
     if (has_var) {
         p.pass2 = 1;
-        err = tcu_launch_reduce(type, TCU_MASK_SQDEV, p.omit_nan, &p, s->sm_count, s->stream);
+        err = tcu_launch_reduce(type, TCU_MASK_SQDEV, p.omit_nan, &p, &s->dev, s->stream);
         if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the variance kernel launch");
     }
     return TALLY_OK;
@@ -331,44 +285,6 @@ tally_status cuda_reduce(tally_context *ctx, void *state, tally_type type, const
     return TALLY_OK;
 }
 
-/* The scan's initial value in the element's bits: opts->init converted, or the op's identity. */
-uint64_t scan_init_bits(tally_op op, tally_type type, const tally_scan_options *o)
-{
-    uint64_t b = 0;
-    int sg = type == TALLY_I8 || type == TALLY_I16 || type == TALLY_I32 || type == TALLY_I64;
-    unsigned bits = (unsigned)tally_type_size(type) * 8;
-    if (type == TALLY_F32 || type == TALLY_F64) {
-        double v;
-        if (o->has_init) v = o->init.f64;
-        else if (op == TALLY_PROD) v = 1.0;
-        else if (op == TALLY_MIN) v = __builtin_inf();
-        else if (op == TALLY_MAX) v = -__builtin_inf();
-        else v = 0.0;
-        if (type == TALLY_F32) {
-            float f = (float)v;
-            uint32_t w;
-            memcpy(&w, &f, 4);
-            b = w;
-        } else {
-            memcpy(&b, &v, 8);
-        }
-        return b;
-    }
-    uint64_t lowmask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-    if (o->has_init) {
-        b = sg ? (uint64_t)o->init.i64 : o->init.u64;
-    } else {
-        switch (op) {
-        case TALLY_PROD: b = 1; break;
-        case TALLY_MIN: b = sg ? (lowmask >> 1) : lowmask; break;
-        case TALLY_MAX: b = sg ? ~(lowmask >> 1) : 0; break;
-        case TALLY_AND: b = ~0ull; break;
-        default: b = 0; break;
-        }
-    }
-    return b & lowmask;
-}
-
 tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op op,
                           tally_type type, const void *din, void *dout, uint64_t n,
                           const tally_scan_options *opts)
@@ -393,7 +309,7 @@ tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large for one "
                                "CUDA scan", fn, (unsigned long long)n);
     p.exclusive = opts->exclusive ? 1 : 0;
-    p.init_bits = scan_init_bits(op, type, opts);
+    p.init_bits = tally_scan_start_bits(op, type, opts);
     p.lb_sleep_ns = (uint32_t)tcu_knob(TCU_KNOB_SCAN_SLEEP);
     p.lb_backoff_ns = (uint32_t)tcu_knob(TCU_KNOB_SCAN_BACKOFF);
     p.status_shift = (uint32_t)tcu_knob(TCU_KNOB_SCAN_SHIFT);
@@ -402,7 +318,7 @@ tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op
     p.status = s->scan_status;
     p.sync = s->scan_sync;
     p.pdl = tcu_knob(TCU_KNOB_PDL);
-    cudaError_t err = tcu_launch_scan(type, op, &p, s->stream);
+    cudaError_t err = tcu_launch_scan(type, op, &p, &s->dev, s->stream);
     if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the scan kernel launch");
     return TALLY_OK;
 }
@@ -436,8 +352,8 @@ tally_status cuda_scan(tally_context *ctx, void *state, tally_op op, tally_type 
     return TALLY_OK;
 }
 
-tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *src,
-                       uint64_t bytes)
+/* Copies between any pointers the calls accept (libtally_mpi stages device data with it). */
+tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *src, uint64_t bytes)
 {
     static const char fn[] = "tally_mpi (staging)";
     State *s = (State *)state;
@@ -448,9 +364,11 @@ tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *s
     return TALLY_OK;
 }
 
+/* no accumulate: streams on a CUDA context run on a CPU backend state of their own */
 const tally_backend cuda_backend = {
-    TALLY_BACKEND_CUDA, "cuda", cuda_available, cuda_init, cuda_fini,
-    cuda_reduce,        cuda_scan, cuda_describe, cuda_copy,
+    TALLY_BACKEND_CUDA, "cuda",    cuda_available, cuda_init, cuda_fini,
+    cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, nullptr /* reduce_segments */,
+    nullptr /* accumulate */, nullptr /* sqdev */,
 };
 
 State *cuda_state(tally_context *ctx)
@@ -459,155 +377,6 @@ State *cuda_state(tally_context *ctx)
     return (State *)ctx->state;
 }
 
-} // namespace
+} // namespace tcu_host
 
-extern "C" {
-
-const tally_backend *tally_cuda_backend_get(void) { return &cuda_backend; }
-
-tally_status tally_cuda_set_stream(tally_context *ctx, void *stream)
-{
-    State *s = cuda_state(ctx);
-    if (!s) {
-        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
-                                 "tally_cuda_set_stream: the context is not a CUDA context");
-        return TALLY_ERR_INVALID_ARGUMENT;
-    }
-    DeviceGuard g(s->device);
-    /* work queued so far on the old stream finishes before the new stream touches scratch */
-    cudaStreamSynchronize(s->stream);
-    s->stream = stream ? (cudaStream_t)stream : s->own_stream;
-    return TALLY_OK;
-}
-
-void *tally_cuda_stream(const tally_context *ctx)
-{
-    State *s = cuda_state((tally_context *)ctx);
-    return s ? (void *)s->stream : nullptr;
-}
-
-int tally_cuda_device(const tally_context *ctx)
-{
-    State *s = cuda_state((tally_context *)ctx);
-    return s ? s->device : -1;
-}
-
-tally_status tally_cuda_reduce_async(tally_context *ctx, tally_type type, const void *d_data,
-                                     uint64_t n, const tally_op *ops, size_t nops,
-                                     const tally_reduce_options *opts, tally_result *d_results)
-{
-    static const char fn[] = "tally_cuda_reduce_async";
-    State *s = cuda_state(ctx);
-    tally_status st;
-    if (!s) {
-        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a CUDA context", fn);
-        return TALLY_ERR_INVALID_ARGUMENT;
-    }
-    if (!ops || !d_results || nops == 0 || nops > TCU_MAX_OPS)
-        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
-                               "%s: ops and d_results must be non-NULL and 1 <= nops <= %d (nops = %zu)",
-                               fn, TCU_MAX_OPS, nops);
-    if ((st = tally_check_type(ctx, fn, type)) != TALLY_OK ||
-        (st = tally_check_data(ctx, fn, "d_data", type, d_data, n)) != TALLY_OK ||
-        (st = tally_check_reduce_ops(ctx, fn, type, ops, nops, opts)) != TALLY_OK)
-        return st;
-    DeviceGuard g(s->device);
-    const void *d = d_data;
-    if (n > 0 && !device_accessible(d_data, &d))
-        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
-                               "%s: d_data = %p is host memory the GPU cannot read; use "
-                               "tally_reduce_many for host data", fn, d_data);
-    tally_reduce_options defaults = {0, 0};
-    return enqueue_reduce(ctx, s, fn, type, d, n, ops, nops, opts ? opts : &defaults, d_results);
-}
-
-tally_status tally_cuda_scan_async(tally_context *ctx, tally_op op, tally_type type,
-                                   const void *d_in, void *d_out, uint64_t n,
-                                   const tally_scan_options *opts)
-{
-    static const char fn[] = "tally_cuda_scan_async";
-    State *s = cuda_state(ctx);
-    tally_status st;
-    if (!s) {
-        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a CUDA context", fn);
-        return TALLY_ERR_INVALID_ARGUMENT;
-    }
-    if ((int)op < 0 || (int)op > TALLY_XOR)
-        return tally_set_error(ctx, TALLY_ERR_UNSUPPORTED, "%s: op = %d is not a scan op "
-                               "(sum, prod, min, max, and, or, xor)", fn, (int)op);
-    if ((st = tally_check_type(ctx, fn, type)) != TALLY_OK ||
-        (st = tally_check_data(ctx, fn, "d_in", type, d_in, n)) != TALLY_OK ||
-        (st = tally_check_data(ctx, fn, "d_out", type, d_out, n)) != TALLY_OK)
-        return st;
-    if ((type == TALLY_F32 || type == TALLY_F64) && op >= TALLY_AND)
-        return tally_set_error(ctx, TALLY_ERR_UNSUPPORTED, "%s: bitwise scans need an integer type", fn);
-    if (n > 0 && d_in != d_out) {
-        uintptr_t a = (uintptr_t)d_in, b = (uintptr_t)d_out;
-        uint64_t bytes = n * tally_type_size(type);
-        if (a < b + bytes && b < a + bytes)
-            return tally_set_error(ctx, TALLY_ERR_OVERLAP, "%s: d_out overlaps d_in", fn);
-    }
-    if (n == 0) return TALLY_OK;
-    DeviceGuard g(s->device);
-    const void *din, *dout;
-    if (!device_accessible(d_in, &din) || !device_accessible(d_out, &dout))
-        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
-                               "%s: d_in or d_out is host memory the GPU cannot use; use "
-                               "tally_scan for host data", fn);
-    tally_scan_options defaults;
-    memset(&defaults, 0, sizeof defaults);
-    return enqueue_scan(ctx, s, fn, op, type, din, (void *)dout, n, opts ? opts : &defaults);
-}
-
-/* Not in tally_cuda.h: the benchmark's yardstick, a plain fixed-order f64 sum (not correctly
- * rounded) of float data, so the cost of exactness can be measured in the same run. */
-TALLY_API tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tally_type type,
-                                                       const void *d_data, uint64_t n,
-                                                       tally_result *d_result)
-{
-    State *s = cuda_state(ctx);
-    if (!s) return TALLY_ERR_INVALID_ARGUMENT;
-    DeviceGuard g(s->device);
-    tally_op op = TALLY_SUM;
-    tally_reduce_options o = {0, 0};
-    return enqueue_reduce(ctx, s, "tally_cuda_bench_plain_sum_async", type, d_data, n, &op, 1, &o,
-                          d_result, TCU_MASK_FASTSUM);
-}
-
-/* Benchmarks only: sets a tuning knob ("scan_wide", "reduce_waves", "reduce_minb", "pdl",
- * "reduce_ring", ...; see cuda_internal.h) for the calls that follow; returns the old value, -1
- * for an unknown name. */
-TALLY_API int tally_cuda_bench_set_knob(const char *name, int value)
-{
-    int k = tcu_knob_index(name);
-    return k < 0 ? -1 : tcu_set_knob(k, value);
-}
-
-tally_status tally_cuda_reserve(tally_context *ctx, tally_type type, uint64_t n)
-{
-    static const char fn[] = "tally_cuda_reserve";
-    State *s = cuda_state(ctx);
-    if (!s) {
-        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a CUDA context", fn);
-        return TALLY_ERR_INVALID_ARGUMENT;
-    }
-    tally_status st = tally_check_type(ctx, fn, type);
-    if (st != TALLY_OK) return st;
-    DeviceGuard g(s->device);
-    /* room for the narrow tile (the smallest), so that the benchmark's tile variants need no
-     * more scratch later (inside a graph capture, say) */
-    uint64_t tile = tcu_scan_tile_elems(type, 0);
-    if (tile < 16) tile = 16;
-    return ensure_scan_status(ctx, s, type, ((n + 16 + tile - 1) / tile + 1) << tcu_knob(TCU_KNOB_SCAN_SHIFT), fn);
-}
-
-tally_status tally_cuda_synchronize(tally_context *ctx)
-{
-    State *s = cuda_state(ctx);
-    if (!s) return TALLY_ERR_INVALID_ARGUMENT;
-    DeviceGuard g(s->device);
-    TCU_TRY(ctx, "tally_cuda_synchronize", cudaStreamSynchronize(s->stream));
-    return TALLY_OK;
-}
-
-} // extern "C"
+extern "C" const tally_backend *tally_cuda_backend_get(void) { return &tcu_host::cuda_backend; }

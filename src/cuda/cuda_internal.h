@@ -1,11 +1,13 @@
 /* The CUDA backend's internal interface between the host code (cuda_backend.cu) and the kernel
- * launchers (reduce_*.cu, scan_*.cu). Not installed. */
+ * launchers (launch.cu and the per-type translation units). Not installed. */
 #ifndef TALLY_CUDA_INTERNAL_H
 #define TALLY_CUDA_INTERNAL_H
 
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "tally.h"
+#include "core/types.h"
+#include "cuda/tuning.h"
 
 #define TCU_MAX_OPS 32          /* ops in one kernel launch (the host splits longer lists) */
 #define TCU_MAX_BLOCKS 2048     /* reduce grid cap: partials are sized for this */
@@ -65,16 +67,22 @@ typedef struct tcu_reduce_params {
     int32_t pdl;             /* launch with programmatic dependent launch (sm_90+) */
     int32_t ring_stages;     /* set by the launcher: stages of the shared-memory ring (0: none) */
     int32_t packed;          /* set by the launcher: 0, or the bits of the sum field when blocks
-                                add sum and count in one atomic (reduce_kernel.cuh, packable) */
+                                add sum and count in one atomic (reduce_state.cuh, packable) */
     int32_t extreme;         /* set by the launcher: 1 when blocks fold a min or max into one word
-                                (reduce_kernel.cuh, extreme_only) */
+                                (reduce_state.cuh, extreme_only) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 
-/* Launches one reduction (mask is one of the TCU_MASK_*). grid: blocks (<= TCU_MAX_BLOCKS);
- * grid == 0 asks the launcher for its own choice given max_resident_blocks. */
+/* The device a launch runs on (the current one): its ordinal, for the launchers' per-device
+ * caches (launch.cuh), and its SM count, for grid sizes. */
+typedef struct tcu_device {
+    int ordinal;
+    int sm_count;
+} tcu_device;
+
+/* Launches one reduction (mask is one of the TCU_MASK_*) on the current device, dev. */
 cudaError_t tcu_launch_reduce(tally_type type, unsigned mask, int omit_nan,
-                              const tcu_reduce_params *p, int sm_count, cudaStream_t stream);
+                              const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream);
 
 typedef struct tcu_scan_params {
     const void *in;          /* as given (element aligned) */
@@ -96,48 +104,26 @@ typedef struct tcu_scan_params {
     int32_t pad;
 } tcu_scan_params;
 
-/* Tile size in elements of scan kernel `shape` (tcu_scan_shape()), and bytes of tile state per
- * tile, per element size. */
+/* Tile size in elements of scan kernel `shape` (tcu_scan_shape()). */
 uint64_t tcu_scan_tile_elems(tally_type type, int shape);
-/* The scan kernel for n elements of type: 0 narrow tile, 1 wide tile, 2 narrow at 8 blocks per
- * SM (one block per tile); 3 the wide tile at 4 blocks per SM; 4 twice the wide tile at 2
- * blocks per SM; 5 that tile staged in shared memory, 3 blocks per SM. TALLY_CUDA_SCAN_WIDE
- * forces one; 6 (the default) picks 5 for inputs of 32 MB or more, else 4. */
+/* The scan kernel's tile shape for n elements of type (scan_kernel.cuh): 4 (twice the wide
+ * tile in registers) below TCU_SCAN_STAGED_MIN_BYTES of input, 5 (that tile staged in shared
+ * memory) from there on; any of 0 .. 5 when the scan_wide knob of a tuning build forces one. */
 int tcu_scan_shape(tally_type type, uint64_t n);
-
-/* Tuning knobs, read from the environment once (TALLY_CUDA_SCAN_WIDE and the others: the table
- * in scan_dispatch.cu); the benchmark sets them between cases to time variants side by side.
- * SCAN_WIDE: see tcu_scan_shape. RED_WAVES: the reduce grid is at most WAVES times the
- * resident blocks (capped by TCU_MAX_BLOCKS). RED_MINB: each reduce block gets at least MINB
- * batches (kThreads * U vectors) when the input allows, so small inputs use fewer blocks; 0 (the
- * default) lets the launcher choose by the number of batches (see launch_reduce_t). */
-enum {
-    TCU_KNOB_SCAN_WIDE = 0,
-    TCU_KNOB_RED_WAVES = 1,
-    TCU_KNOB_RED_MINB = 2,
-    TCU_KNOB_SCAN_SLEEP = 3,   /* TALLY_CUDA_SCAN_SLEEP: lb_sleep_ns */
-    TCU_KNOB_SCAN_BACKOFF = 4, /* TALLY_CUDA_SCAN_BACKOFF: lb_backoff_ns */
-    TCU_KNOB_SCAN_SHIFT = 5,   /* TALLY_CUDA_SCAN_SHIFT: status_shift (0 .. TCU_MAX_STATUS_SHIFT) */
-    TCU_KNOB_PDL = 6,          /* TALLY_CUDA_PDL: 1 launches with programmatic dependent launch */
-    TCU_KNOB_RED_RING = 7,     /* TALLY_CUDA_REDUCE_RING: 0 loads into registers; else a ring of
-                                  32 KB stages filled by bulk copies: 1 the default (as 2), 2
-                                  one block per SM (6 stages), 3 two blocks per SM (3 stages),
-                                  4 three blocks per SM where the kernel's registers allow, else
-                                  two (2 stages) */
-    TCU_KNOB_RED_RING_MIN = 8, /* TALLY_CUDA_REDUCE_RING_MIN: batches (32 KB) from which the ring
-                                  is used */
-    TCU_KNOB_RED_PACKED = 9,   /* TALLY_CUDA_REDUCE_PACKED: 1 lets the small integer sums
-                                  combine through one atomic (0: partials and a ticket) */
-    TCU_KNOB_RED_EXTREME = 10, /* TALLY_CUDA_REDUCE_EXTREME: 1 lets a min or max alone combine
-                                  through one word and the ticket (0: partials) */
-    TCU_KNOB_COUNT = 11
-};
-#define TCU_MAX_STATUS_SHIFT 6
-int tcu_knob(int k);
-int tcu_set_knob(int k, int v); /* returns the old value, -1 for an unknown knob */
-int tcu_knob_index(const char *name); /* "scan_wide", "pdl", ...: the TCU_KNOB_*, -1 if none */
+/* Bytes of tile state for ntiles tiles (slots) of type. */
 size_t tcu_scan_status_bytes(tally_type type, uint64_t ntiles);
+/* Launches one scan (op a scan op that takes type) on the current device, dev. */
 cudaError_t tcu_launch_scan(tally_type type, tally_op op, const tcu_scan_params *p,
-                            cudaStream_t stream);
+                            const tcu_device *dev, cudaStream_t stream);
+
+/* The per-type launchers, one translation unit each (generated from reduce_type.cu.in and
+ * scan_type.cu.in for every row of the type table); launch.cu switches on the type. */
+#define TCU_DECLARE_LAUNCHERS(E, name, C, is_int, is_signed, W)                                     \
+    cudaError_t tcu_launch_reduce_##name(unsigned mask, int omit_nan, const tcu_reduce_params *p,  \
+                                         const tcu_device *d, cudaStream_t s);                     \
+    cudaError_t tcu_launch_scan_##name(tally_op op, const tcu_scan_params *p, const tcu_device *d, \
+                                       cudaStream_t s);
+TALLY_TYPES(TCU_DECLARE_LAUNCHERS)
+#undef TCU_DECLARE_LAUNCHERS
 
 #endif

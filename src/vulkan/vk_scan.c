@@ -16,40 +16,6 @@ typedef struct scan_pc {
     uint32_t in_head, out_head, ntiles, tile0;
 } scan_pc;
 
-/* The start value in the element's bits: init converted, or the op's identity (inclusive
- * float sums start from -0.0, exclusive ones without init from +0.0, as on the CPU). */
-static uint64_t start_bits(tally_op op, tally_type type, const tally_scan_options *o)
-{
-    unsigned bits = (unsigned)tally_type_size(type) * 8;
-    uint64_t lowmask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-    int sg = tally_type_is_signed_int(type);
-    if (tally_type_is_float(type)) {
-        double v;
-        if (o->exclusive && o->has_init) v = o->init.f64;
-        else if (op == TALLY_PROD) v = 1.0;
-        else if (op == TALLY_MIN) v = __builtin_inf();
-        else if (op == TALLY_MAX) v = -__builtin_inf();
-        else v = o->exclusive ? 0.0 : -0.0;
-        if (type == TALLY_F32) {
-            float f = (float)v;
-            uint32_t w;
-            memcpy(&w, &f, 4);
-            return w;
-        }
-        uint64_t b;
-        memcpy(&b, &v, 8);
-        return b;
-    }
-    if (o->exclusive && o->has_init) return (sg ? (uint64_t)o->init.i64 : o->init.u64) & lowmask;
-    switch (op) {
-    case TALLY_PROD: return 1;
-    case TALLY_MIN: return sg ? lowmask >> 1 : lowmask;
-    case TALLY_MAX: return sg ? (lowmask >> 1) + 1 : 0;
-    case TALLY_AND: return lowmask;
-    default: return 0;
-    }
-}
-
 static uint64_t seg_elems(const tvk_state *s, size_t es) { return s->seg_bytes / es; }
 
 /* scan.comp over every segment. */
@@ -99,7 +65,7 @@ static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *f
         if (mode == 0) {
             scan_pc pc;
             memset(&pc, 0, sizeof pc);
-            pc.start = start_bits(op, type, opts);
+            pc.start = tally_scan_start_bits(op, type, opts);
             pc.ntiles = (uint32_t)total;
             tvk_range b[4] = {{0}};
             b[2] = (tvk_range){s->aux.buf, 0, total * 8};
@@ -150,7 +116,7 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
         if (mode == 0) {
             scan_pc pc;
             memset(&pc, 0, sizeof pc);
-            pc.start = start_bits(op, type, opts);
+            pc.start = tally_scan_start_bits(op, type, opts);
             pc.ntiles = (uint32_t)nblk;
             tvk_range b[4] = {{0}};
             b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};

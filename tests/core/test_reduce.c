@@ -80,15 +80,14 @@ static void test_big(void **state)
     rng_state = 7;
     uint64_t n = big_n();
     void *x = malloc(n * 8 + 8);
-    static const tally_type types[] = {TALLY_I8,  TALLY_U8,  TALLY_I16, TALLY_U16, TALLY_I32,
-                                       TALLY_U32, TALLY_I64, TALLY_U64, TALLY_F32, TALLY_F64};
-    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-        fill(types[t], x, n, DATA_RANDOM);
-        check_all(c, types[t], x, n, 0, 0, 0, "big random");
+    for (int t = 0; t < TALLY_TYPE_COUNT; t++) {
+        const tally_type type = (tally_type)t;
+        fill(type, x, n, DATA_RANDOM);
+        check_all(c, type, x, n, 0, 0, 0, "big random");
         /* the extreme in the last element: argmin/argmax across thread ranges */
-        if (types[t] == TALLY_F32) ((float *)x)[n - 1] = -INFINITY;
-        if (types[t] == TALLY_I32) ((int32_t *)x)[n - 1] = INT32_MIN;
-        check_all(c, types[t], x, n, 0, 0, 0, "big, extreme last");
+        if (type == TALLY_F32) ((float *)x)[n - 1] = -INFINITY;
+        if (type == TALLY_I32) ((int32_t *)x)[n - 1] = INT32_MIN;
+        check_all(c, type, x, n, 0, 0, 0, "big, extreme last");
     }
     free(x);
 }

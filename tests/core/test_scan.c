@@ -4,6 +4,7 @@
  * fixed blocks of 4096 elements (out = carry op running-fold-from-block-start); min/max are
  * IEEE minimum/maximum. */
 #include "reference.h"
+#include "cpu/cpu.h" /* tally_cpu_set_scan_piece */
 
 #define SCAN_BLOCK 4096
 
@@ -339,9 +340,10 @@ static void test_scan_examples(void **state)
  * float path of f32 and f64 in several pieces); the big test keeps the default. */
 static int small_pieces(void **state, int (*setup)(void **))
 {
-    setenv("TALLY_CPU_SCAN_PIECE", "262144", 1);
     int r = setup(state);
-    unsetenv("TALLY_CPU_SCAN_PIECE");
+    isa_ctxs *c = *state;
+    for (int i = 0; i < N_THREADS; i++)
+        if (c->ctx[i]) tally_cpu_set_scan_piece(c->ctx[i], 262144);
     return r;
 }
 static int setup_scalar_sr(void **state) { return small_pieces(state, setup_scalar); }
@@ -350,7 +352,6 @@ static int setup_avx512_sr(void **state) { return small_pieces(state, setup_avx5
 
 int main(void)
 {
-    unsetenv("TALLY_CPU_SCAN_PIECE");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_scans, setup_scalar_sr, teardown_isa),
         cmocka_unit_test_setup_teardown(test_scans, setup_avx2_sr, teardown_isa),

@@ -1,0 +1,82 @@
+/* The CUDA backend's host state and the helpers shared by its two halves: cuda_backend.cu
+ * (the backend table: contexts, tally_reduce, tally_scan) and cuda_api.cu (tally_cuda.h's
+ * extras). Not installed. */
+#ifndef TALLY_CUDA_HOST_H
+#define TALLY_CUDA_HOST_H
+
+#include <cstddef>
+#include <cuda_runtime.h>
+#include "tally.h"
+#include "tally_cuda.h"
+#include "core/api_check.h"
+#include "core/backend.h"
+#include "core/exact_sum.h"
+#include "cuda/cuda_internal.h"
+
+namespace tcu_host {
+
+/* A CUDA context's state: its device, streams and the scratch its launches use. */
+struct State {
+    int device;
+    tcu_device dev; /* device and its SM count, for the launchers */
+    char desc[192];
+    cudaStream_t own_stream;
+    cudaStream_t stream;
+    void *partials;            /* TCU_MAX_BLOCKS * TCU_PARTIAL_BYTES */
+    long long *xpartials;      /* TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS */
+    unsigned int *counter;     /* reduce ticket; then the packed integer sum, the max and min words */
+    tcu_aux *aux;
+    tally_result *h_results;   /* mapped pinned host memory: TCU_MAX_OPS results */
+    unsigned int *scan_sync;   /* [2]: the scan epoch */
+    void *scan_status;
+    size_t scan_status_bytes;
+    void *staging;
+    size_t staging_bytes;
+};
+
+/* Makes the context's device current for the duration of a call, then restores the caller's. */
+struct DeviceGuard {
+    int prev = -1;
+    explicit DeviceGuard(int dev)
+    {
+        if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+        if (prev != dev) cudaSetDevice(dev);
+    }
+    ~DeviceGuard()
+    {
+        int cur;
+        if (prev >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != prev) cudaSetDevice(prev);
+    }
+};
+
+/* Sets the context's message for a failed CUDA call and returns the status. */
+tally_status cuda_fail(tally_context *ctx, cudaError_t err, const char *fn, const char *what);
+
+#define TCU_TRY(ctx, fn, call)                                                                 \
+    do {                                                                                       \
+        cudaError_t err_ = (call);                                                             \
+        if (err_ != cudaSuccess) return tcu_host::cuda_fail((ctx), err_, (fn), #call);         \
+    } while (0)
+
+/* The context's CUDA state, or NULL when ctx is not a CUDA context. */
+State *cuda_state(tally_context *ctx);
+/* 1 if the GPU can read p (device, managed or registered host memory; *dev: the pointer to
+ * use there), 0 for plain host memory. */
+int device_accessible(const void *p, const void **dev);
+/* Tile-state scratch for ntiles slots of type (grown outside graph capture only). */
+tally_status ensure_scan_status(tally_context *ctx, State *s, tally_type type, uint64_t ntiles,
+                                const char *fn);
+/* Enqueues the reduce kernels on the context's stream (one, or two with a variance); results
+ * go to out[i] for ops[i]. force_mask: a kernel mask other than the ops' (the benchmark's). */
+tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_type type,
+                            const void *ddata, uint64_t n, const tally_op *ops, size_t nops,
+                            const tally_reduce_options *opts, tally_result *out,
+                            unsigned force_mask = 0);
+/* Enqueues the scan kernel on the context's stream. */
+tally_status enqueue_scan(tally_context *ctx, State *s, const char *fn, tally_op op,
+                          tally_type type, const void *din, void *dout, uint64_t n,
+                          const tally_scan_options *opts);
+
+} // namespace tcu_host
+
+#endif

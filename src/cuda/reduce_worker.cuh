@@ -1,0 +1,446 @@
+/* A reduce thread's worker: its State plus the exact sums' expansions, fed one batch of
+ * 16-byte vectors at a time, with the fast paths that prove plain f64 adds exact and the slow
+ * batch (three terms, then element by element) for the batches they reject. */
+#ifndef TALLY_CUDA_REDUCE_WORKER_CUH
+#define TALLY_CUDA_REDUCE_WORKER_CUH
+
+#include <type_traits>
+#include "cuda/exact.cuh"
+#include "cuda/reduce_merge.cuh"
+
+namespace tcu {
+
+/* The third term of a thread's exact sum, which only the slow batches use (slow_batch_out):
+ * one double per thread after the superaccumulator's digits in shared memory, +0 at start. */
+__device__ __forceinline__ double *wide_tail(unsigned long long *sacc)
+{
+    return (double *)(sacc + TALLY_EXACT_CHUNKS) + threadIdx.x;
+}
+
+/* A rare spill, out of line (keeps the unrolled code around its call sites small). */
+static __device__ __noinline__ void sacc_spill(unsigned long long *sacc, double x)
+{
+    sacc_add_finite(sacc, x);
+}
+
+/* The exact f32 sum's running sum a1 moved into the second term a2, so that a1 can start
+ * again from near 0: a2 + a1 by a two-sum, whose error (a multiple of a1's grain, at most half
+ * an ulp of the new a2) is a1's new start. The pair's sum is unchanged and nothing leaves the
+ * thread: with the error put into the third term, nearly every thread spilled at the end (the
+ * exact f32 sum of 2^30 prices was 2.7% behind the plain one). Only when a2 dwarfs a1 (after
+ * a huge value) is the error not small (below 'small'); it then goes to the third term as
+ * before, so that a1 still starts from 0. Rare; inline, as a call in the batch loop made the
+ * f32 kernel spill more. */
+__device__ __forceinline__ void f32_rebase(double &a1, double &a2, double small, unsigned long long *sacc)
+{
+    double e, e3;
+    a2 = two_sum(a2, a1, e);
+    a1 = e;
+    if (fabs(e) < small) return;
+    double *tail = wide_tail(sacc);
+    *tail = two_sum(*tail, e, e3);
+    if (e3 != 0.0) sacc_spill(sacc, e3);
+    a1 = 0.0;
+}
+
+/* The per-thread worker: the State plus, for float sums and the variance pass, the exact
+ * expansions (ea: sums or the high parts of squares; eb: the low parts). */
+template <typename T, unsigned M, bool OMIT> struct Worker {
+    static constexpr bool FL = Traits<T>::is_float;
+    static constexpr bool EXACT = (FL && (M & TCU_F_SUM)) || (M & TCU_F_SQDEV);
+    /* 16-byte vectors in flight per thread */
+    static constexpr int U = 8;
+    static constexpr bool SQ = (M & TCU_F_SQDEV) != 0;
+    static constexpr int VEC = Traits<T>::vec;
+    /* f32 sums: the fast path adds in plain f64 and proves the adds exact from the operands'
+     * exponents (see add_batch); emin is the least f32 exponent field (at least 1) of the values
+     * this thread has summed, so that its running sum is a multiple of 2^(emin - 150). */
+    static constexpr bool F32SUM = sizeof(T) == 4 && FL && !SQ;
+    /* f64 sums: a two-sum per element into a1, its errors added plainly into a2 and those adds
+     * proved exact afterwards the same way (emin then is the least f64 exponent field). */
+    static constexpr bool F64SUM = sizeof(T) == 8 && FL && !SQ;
+    static constexpr uint32_t kNoExp = sizeof(T) == 8 ? 2047u : 255u; /* emin: nothing yet */
+    State<T, M, OMIT> s;
+    Expansion ea, eb;
+    double mean;
+    uint32_t emin;
+    bool fits; /* f32 sums: the last batch alone fitted the fast path's window (see add_batch) */
+
+    __device__ __forceinline__ void init(double m)
+    {
+        s.init();
+        ea.init();
+        eb.init();
+        mean = m;
+        emin = kNoExp;
+        fits = false;
+    }
+
+    /* The exactness proofs' view of a value: |x|'s bits shifted out of the sign, minus one, so
+     * that zero wraps to the top and an unsigned min finds the least nonzero magnitude. */
+    using MagKey = typename std::conditional<sizeof(T) == 8, unsigned long long, uint32_t>::type;
+    static __device__ __forceinline__ MagKey mag_key(T x)
+    {
+        if constexpr (sizeof(T) == 8) return ((unsigned long long)__double_as_longlong((double)x) << 1) - 1ull;
+        else return (__float_as_uint((float)x) << 1) - 1u;
+    }
+    /* emin := min(emin, exponent field of the value whose key is lo); denormals count as 1
+     * (their spacing is that of the least normals); NaN and inf give kNoExp, no constraint. */
+    __device__ __forceinline__ void note_least(MagKey lo)
+    {
+        if (lo == (MagKey)~(MagKey)0) return; /* only zeros */
+        uint32_t e = (uint32_t)((lo + 1) >> (sizeof(T) == 8 ? 53 : 24));
+        emin = min(emin, e ? e : 1u);
+    }
+    /* The f64 fast path's cheaper view (one 32-bit key per element serves both the least and
+     * the greatest magnitude): bits 31..62 of |x|'s bits minus one. Zeros (either sign) give
+     * ~0, no constraint; a nonzero denormal gives an exponent field of 0, counted as 1; an
+     * exact power of two gives its exponent field minus one (its bits minus one end in ones),
+     * which claims less than is true: still sound. */
+    static __device__ __forceinline__ uint32_t mag_key_hi(double x)
+    {
+        return (uint32_t)(((unsigned long long)__double_as_longlong(x) - 1ull) >> 31);
+    }
+    __device__ __forceinline__ void note_least_hi(uint32_t lo)
+    {
+        if (lo == ~0u) return; /* only zeros */
+        uint32_t e = lo >> 21;
+        emin = min(emin, e ? e : 1u);
+    }
+    static __device__ __forceinline__ double pow2(int k) /* 2^k, k clamped to -1022 .. 1023 */
+    {
+        k = k < -1022 ? -1022 : k > 1023 ? 1023 : k;
+        return __longlong_as_double((long long)(k + 1023) << 52);
+    }
+
+    /* The value(s) element x contributes to the exact sums. */
+    __device__ __forceinline__ void exact_values(T x, double &v0, double &v1)
+    {
+        double xd = (double)x;
+        if constexpr (SQ) {
+            double d = xd - mean;
+            v0 = __dmul_rn(d, d);
+            /* d * d == v0 + v1 exactly while v0 is finite; an infinite square adds +inf alone
+             * (fma would give inf - inf = NaN), as on the CPU */
+            v1 = isinf(v0) ? -0.0 : fma(d, d, -v0);
+            if (OMIT && x != x) { v0 = -0.0; v1 = -0.0; }
+        } else {
+            v0 = (OMIT && x != x) ? -0.0 : xd;
+            v1 = -0.0;
+        }
+    }
+
+    /* One element, carefully (head, tail, and batches the fast path rejected). */
+    __device__ __forceinline__ void exact_slow(T x, unsigned long long *sacc)
+    {
+        double v0, v1;
+        exact_values(x, v0, v1);
+        if (!isfinite(v0)) s.xflags |= exact_flags_of(v0); else ea.add_slow(v0, sacc);
+        if constexpr (SQ) {
+            if (!isfinite(v1)) s.xflags |= exact_flags_of(v1); else eb.add_slow(v1, sacc);
+        }
+    }
+
+    /* Rare: the batch (vectors vbase[v + u * kThreads] below vend; global or shared memory)
+     * with a third term and no proof. Runs on a copy of the worker (slow_batch_out), so that
+     * this worker's address is never taken: a member call out of line would keep the whole
+     * worker in local memory, stored to and loaded from on every batch. */
+    __device__ __forceinline__ void slow_batch(const Vec<T> *vbase, unsigned long long v,
+                                               unsigned long long vend, unsigned long long *sacc);
+
+    __device__ __forceinline__ void add_scalar(T x, unsigned long long idx, unsigned long long *sacc)
+    {
+        s.add(x, idx);
+        if constexpr (EXACT) exact_slow(x, sacc);
+        if constexpr (EXACT && (F32SUM || F64SUM)) note_least(mag_key(x));
+    }
+
+    /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element; vector u
+     * is still at vbase[vfirst + u * kThreads] if in range (below vend). REBASE: see the f32
+     * sums' fast path (the ring kernels, whose threads sum many batches). */
+    template <bool REBASE>
+    __device__ __forceinline__ void add_batch(const Vec<T> *v, const bool *ok,
+                                              const unsigned long long *idx0,
+                                              unsigned long long *sacc, const Vec<T> *vbase,
+                                              unsigned long long vfirst, unsigned long long vend)
+    {
+        if constexpr (M & ~(unsigned)(TCU_F_SQDEV | (FL ? TCU_F_SUM : 0u))) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (ok[u]) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) s.add(v[u].v[k], idx0[u] + k);
+                }
+        }
+        if constexpr (EXACT && F32SUM) {
+            /* Fast path for f32: plain f64 adds, kept only if proved exact afterwards. The proof:
+             *  - q = emin - 150, emin (>= 1) the least f32 exponent field of every value this
+             *    thread has summed, this batch included: every value is a multiple of 2^q, and
+             *    by induction so is every exact partial sum of a1.
+             *  - A multiple of 2^q of magnitude below 2^(q+53) = 2^(emin-97) is a double, so an
+             *    add whose exact result stays below that is exact.
+             *  - Every partial sum of the batch is at most |a1 before| + 32 max|x| in magnitude,
+             *    and max|x| < 2^(emax - 126) (emax: the batch's greatest exponent field), so
+             *    |a1 before| + 2^(emax - 121) < 2^(emin - 97) proves every add exact. The
+             *    threshold is a double and rounding monotone: a rounded left side cannot pass
+             *    when the exact one does not.
+             *  - NaN and inf make a1 NaN or inf (or are omitted as -0), which fails the test.
+             * A batch that fails is redone by slow_batch_out, exact by construction.
+             * Per element: one f64 add (a two-sum is six, on the same half-rate pipe), an f32 max
+             * of |x| and two integer ops for the least nonzero |x| (zeros wrap to the top).
+             * The window 2^(emin - 97) does not grow with the running sum: once a1 fills an
+             * eighth of it, and the last batch alone fitted in it, a1 moves into a2 by an exact
+             * two-sum whose error (a multiple of 2^q) is a1's new start (f32_rebase), so that
+             * batches fit again however many values a thread sums. At half the window a thread
+             * whose least value came late (the window halves with each binade emin drops) sent
+             * its next batch to the slow path; at an eighth that is rare (docs/performance.md).
+             * Wide-range batches never fit, so they never move it. Only in the ring kernels,
+             * whose threads sum many batches (the f32 kernel without the ring has 64 registers
+             * and spilled more with it). */
+            if (REBASE && fits && !(fabs(ea.a1) < pow2((int)emin - 100)))
+                f32_rebase(ea.a1, ea.a2, pow2((int)emin - 104), sacc);
+            const double a1_before = ea.a1;
+            MagKey lo = ~(MagKey)0;
+            float hi = 0.0f;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    T x = v[u].v[k];
+                    bool skip = !ok[u] || (OMIT && x != x);
+                    lo = min(lo, mag_key(x));
+                    hi = fmaxf(hi, fabsf((float)x)); /* NaN is ignored here, caught below */
+                    ea.a1 = __dadd_rn(ea.a1, skip ? -0.0 : (double)x);
+                }
+            }
+            static_assert(U * VEC == 32, "the bound below counts 32 values per batch");
+            note_least(lo);
+            const int emax = (int)((__float_as_uint(hi) >> 23) & 0xffu);
+            if constexpr (REBASE) fits = pow2(emax - 121) < pow2((int)emin - 99);
+            bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
+            if (bad) {
+                ea.a1 = a1_before;
+                slow_batch(vbase, vfirst, vend, sacc);
+            }
+        } else if constexpr (EXACT && F64SUM) {
+            /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
+             * plain adds, kept only if these adds are proved exact afterwards. The proof:
+             *  - q = emin - 1075, emin (>= 1) the least exponent field of every value this thread
+             *    has summed, this batch included. Values are multiples of 2^q; so are a1 (a
+             *    multiple of 2^q below 2^(q+53) is a double, so rounding is exact there, and
+             *    above it the rounding's ulp is a multiple of 2^q), every two-sum error e, and a2
+             *    (by induction, while its adds are exact).
+             *  - A sum of two multiples of 2^q of magnitude <= 2^(q+53) = 2^(emin-1022) is a
+             *    double: a2's adds are exact while every partial sum of a2 stays within that.
+             *  - |e_i| <= 2^-53 |a1_i| and |a1_i| <= (|a1 before| + i M)(1 + 2^-52)^i for M >=
+             *    max |x| and i <= 32, so every partial |a2| <= |a2 before| + 2^-48 (|a1 before| +
+             *    32 M)(1 + 2^-47) < 2 B, B being that bound computed in f64 (relative error below
+             *    2^-50). M = hi is above every |x| except for exponent field 2046, where pow2's
+             *    clamp at 2^1023 can halve it: then partial |a2| < 4 B.
+             *  - So B < 2^(emin - 1024) proves every add exact. 2^(emin-1024) is a double (made as
+             *    pow2(emin - 1022) / 4, since pow2 stops at 2^-1022) and rounding is monotone, so
+             *    a rounded B cannot pass the test when B does not.
+             *  - Overflow: a1 or a2 infinite fails the test; while a1_i is finite the two-sums'
+             *    intermediate values are bounded by |a1_i| + |x| and stay finite.
+             * A batch that fails is redone by slow_batch_out, exact by construction.
+             * When the running sum dominates the batch (|a1 before| >= 34 M, so |a1| > 34 M -
+             * 31 M (1 + 2^-47) > |x| at every add of at most 32 values), the two-sum is Fast2Sum's
+             * three ops instead of six: four f64 ops per element instead of seven. The warp
+             * takes one path (a vote), so summing a zero-mean series costs a vote more, not both. */
+            const double a1_before = ea.a1, a2_before = ea.a2;
+            /* lo: the least nonzero |x| (mag_key_hi); khi: one more than the greatest key, so
+             * zeros give 0 (NaN and inf are caught below). Integer ops, not an f64 max: the
+             * exact f64 sum 2^20 9.01 -> 8.78 us, 2^26 128.07 -> 126.87 (H200, CUDA graphs). */
+            uint32_t lo = ~0u, khi = 0;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    const uint32_t key = mag_key_hi(v[u].v[k]);
+                    lo = min(lo, key);
+                    khi = max(khi, key + 1u);
+                }
+            }
+            /* above every |x|: (khi >> 21) is at least each exponent field (the + 1 can only
+             * carry upwards), and |x| < 2^(E - 1022) */
+            const double hi = khi ? pow2((int)(khi >> 21) - 1022) : 0.0;
+            auto add_all = [&](auto add2) { /* add2: two_sum or fast_two_sum */
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        T x = v[u].v[k];
+                        double e;
+                        ea.a1 = add2(ea.a1, (!ok[u] || (OMIT && x != x)) ? -0.0 : (double)x, e);
+                        ea.a2 = __dadd_rn(ea.a2, e);
+                    }
+                }
+            };
+            if (__all_sync(__activemask(), fabs(a1_before) >= 34.0 * hi))
+                add_all([](double a, double b, double &e) { return fast_two_sum(a, b, e); });
+            else
+                add_all([](double a, double b, double &e) { return two_sum(a, b, e); });
+            static_assert(U * VEC <= 32, "the bounds here count at most 32 values per batch");
+            note_least_hi(lo);
+            const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
+            bool bad = !(bound < 0.25 * pow2((int)emin - 1022)) || !isfinite(ea.a1) || !isfinite(ea.a2);
+            if (bad) {
+                ea.a1 = a1_before;
+                ea.a2 = a2_before;
+                slow_batch(vbase, vfirst, vend, sacc);
+            }
+        } else if constexpr (EXACT) {
+            /* Fast path: plain f64 adds with their errors checked (squares: two terms whose
+             * second-level error is rare). */
+            Expansion sa = ea, sb = eb;
+            bool bad = false;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    double v0, v1;
+                    exact_values(v[u].v[k], v0, v1);
+                    if (!ok[u]) { v0 = -0.0; v1 = -0.0; }
+                    double e, e2;
+                    ea.a1 = two_sum(ea.a1, v0, e);
+                    ea.a2 = two_sum(ea.a2, e, e2);
+                    bad |= (e2 != 0.0);
+                    if constexpr (SQ) {
+                        eb.a1 = two_sum(eb.a1, v1, e);
+                        eb.a2 = two_sum(eb.a2, e, e2);
+                        bad |= (e2 != 0.0);
+                    }
+                }
+            }
+            bad |= !isfinite(ea.a1);
+            if constexpr (SQ) bad |= !isfinite(eb.a1);
+            if (bad) {
+                ea = sa;
+                eb = sb;
+                slow_batch(vbase, vfirst, vend, sacc);
+            }
+        }
+    }
+
+    /* The thread's exact sums into its state (one pair). */
+    __device__ __forceinline__ void flush(unsigned long long *sacc)
+    {
+        if constexpr (EXACT) {
+            s.xh = ea.a1;
+            s.xl = ea.a2;
+            /* a1 starts at -0 and stays -0 only while every value added was -0; a2 is nonzero
+             * only after a nonzero value (a rebase, or a slow batch's error) */
+            if (__double_as_longlong(ea.a1) != (long long)0x8000000000000000ull || ea.a2 != 0.0)
+                s.xflags |= TALLY_EXACT_F_NONNEGZERO;
+            /* f32: after a rebase (or a slow batch) a2 can be the larger term; the pair as
+             * (high, low) with the low part below half an ulp of the high one, so that the
+             * merges' plain adds of low parts stay exact (exact_tree_plain) */
+            if constexpr (F32SUM)
+                if (ea.a2 != 0.0) s.xh = two_sum(ea.a2, ea.a1, s.xl);
+            if constexpr (SQ) xcombine(s.xh, s.xl, eb.a1, eb.a2, sacc);
+            const double t = *wide_tail(sacc); /* nonzero only after slow batches */
+            if (t != 0.0) sacc_add_finite(sacc, t);
+        }
+    }
+};
+
+/* Out of line, on its own copy of the worker's exact state (see Worker::slow_batch). The batch
+ * is reloaded (from the ring's stage, or L1/L2), not taken from the registers: the fast paths
+ * would then have to keep them to their end (spills in the exact kernels' main loops). The
+ * values go into a1 + a2 + a3 by three two-sums each, with no branch per element, a3 being the
+ * thread's wide_tail: values of a wide exponent range then leave no error beyond the third
+ * term, where two terms spilled one into the superaccumulator's shared-memory atomics at nearly
+ * every element (the exact f64 sum of values 2^-40 .. 2^40 at 2^28 took 10.7 ms on the H200,
+ * the plain sum 0.47). A batch that leaves a third-order error, or meets NaN, inf or overflow,
+ * is redone element by element with a spill wherever one is due. */
+template <typename T, unsigned M, bool OMIT>
+__device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long long v,
+                                            unsigned long long vend, unsigned long long *sacc,
+                                            double mean, Expansion *ea, Expansion *eb, uint32_t *xflags)
+{
+    using W = Worker<T, M, OMIT>;
+    W w;
+    w.s.init();
+    w.ea = *ea;
+    w.eb = *eb;
+    w.s.xflags = *xflags;
+    w.mean = mean;
+    double *tail = wide_tail(sacc);
+    double a3 = *tail;
+    bool bad = false;
+    int nvec = 0; /* vectors u < nvec are in range */
+    for (int u = 0; u < W::U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
+    const Vec<T> *first = vbase + v;
+#pragma unroll 2
+    for (int u = 0; u < nvec; u++) {
+        const Vec<T> x = first[u * kThreads]; /* a generic load: shared or global memory */
+#pragma unroll
+        for (int k = 0; k < Traits<T>::vec; k++) {
+            double v0, v1, e1, e2, e3;
+            w.exact_values(x.v[k], v0, v1);
+            w.ea.a1 = two_sum(w.ea.a1, v0, e1);
+            w.ea.a2 = two_sum(w.ea.a2, e1, e2);
+            a3 = two_sum(a3, e2, e3);
+            bad |= e3 != 0.0;
+            if constexpr (W::SQ) {
+                w.eb.a1 = two_sum(w.eb.a1, v1, e1);
+                w.eb.a2 = two_sum(w.eb.a2, e1, e2);
+                bad |= e2 != 0.0;
+            }
+        }
+    }
+    bad |= !isfinite(w.ea.a1) || !isfinite(w.ea.a2) || !isfinite(a3);
+    if constexpr (W::SQ) bad |= !isfinite(w.eb.a1) || !isfinite(w.eb.a2);
+    if (bad) {
+        w.ea = *ea;
+        w.eb = *eb;
+        a3 = *tail;
+#pragma unroll 1
+        for (int u = 0; u < nvec; u++) {
+            const Vec<T> x = first[u * kThreads];
+#pragma unroll 1
+            for (int k = 0; k < Traits<T>::vec; k++) {
+                double v0, v1;
+                w.exact_values(x.v[k], v0, v1);
+                if (!isfinite(v0)) {
+                    w.s.xflags |= exact_flags_of(v0);
+                } else {
+                    double e1, e2, e3;
+                    double t = two_sum(w.ea.a1, v0, e1);
+                    if (!isfinite(t)) { /* the sum left the f64 range */
+                        sacc_spill(sacc, v0);
+                    } else {
+                        w.ea.a1 = t;
+                        w.ea.a2 = two_sum(w.ea.a2, e1, e2);
+                        a3 = two_sum(a3, e2, e3);
+                        if (e3 != 0.0) sacc_spill(sacc, e3);
+                    }
+                }
+                if constexpr (W::SQ) {
+                    if (!isfinite(v1)) w.s.xflags |= exact_flags_of(v1);
+                    else w.eb.add_slow(v1, sacc);
+                }
+            }
+        }
+    }
+    *tail = a3;
+    *ea = w.ea;
+    *eb = w.eb;
+    *xflags = w.s.xflags;
+}
+
+template <typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void Worker<T, M, OMIT>::slow_batch(const Vec<T> *vbase, unsigned long long v,
+                                                               unsigned long long vend, unsigned long long *sacc)
+{
+    Expansion a = ea, b = eb;
+    uint32_t f = s.xflags;
+    slow_batch_out<T, M, OMIT>(vbase, v, vend, sacc, mean, &a, &b, &f);
+    ea = a;
+    eb = b;
+    s.xflags = f;
+}
+
+} // namespace tcu
+
+#endif
