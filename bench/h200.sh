@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Everything that needs the H200 machine, in one call, most important first, each step within a
+# share of a wall-clock budget (H200_BUDGET seconds, default 540) so that the call ends in time:
+#
+#   build        one build (CUDA sm_90 with the tuning knobs, Vulkan when .gl/ is carried, the
+#                GPU tests, the adversarial harness and the benchmarks); test_cuda by nvcc
+#   cuda         test_cuda --quick, with compute-sanitizer memcheck and racecheck beside it
+#   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000)
+#   bench        bench_cuda: tally against CUB, 2^10 .. 2^30 (BENCH_ARGS to narrow it)
+#   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan
+#   cpu          the CPU backend on the host's cores: the exact sums' scaling table (bench_cpu -x)
+#                and the reductions/scans against a read loop and memcpy (bench_cpu)
+#
+#   bash bench/h200.sh [step,step,...]        (default: all of the above, in that order)
+#
+# Vulkan needs the loader and glslc from Debian (the driver's own ICD manifest names a library
+# that needs a display): fetch them on a networked machine with
+#   mkdir -p .gl && cd .gl && apt-get download libvulkan1 libvulkan-dev glslc libshaderc1
+# and carry .gl with the call. Files under $OUT: h200.log build.log and one log per step.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+steps=${1:-build,cuda,adversarial,bench,vulkan,cpu}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+B=${BUILD_DIR:-build-h200}
+T0=$(date +%s)
+BUDGET=${H200_BUDGET:-540}
+export PATH=$PATH:/usr/local/cuda/bin
+log() { echo "== [$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/h200.log"; }
+want() { [[ ",$steps," == *",$1,"* ]]; }
+# cap WANT RESERVE: seconds for a step, at most WANT, leaving RESERVE for the steps after it
+cap() {
+  local left=$(( BUDGET - ($(date +%s) - T0) - $2 ))
+  [ "$left" -gt "$1" ] && left=$1
+  [ "$left" -lt 5 ] && left=5
+  echo "$left"
+}
+log "$(date -u '+%Y-%m-%d %H:%M UTC'); steps $steps; budget ${BUDGET}s"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$OUT/h200.log"
+
+VK=OFF
+if ls .gl/*.deb >/dev/null 2>&1; then
+  if ! ldconfig -p | grep -q libvulkan.so.1 || ! command -v glslc >/dev/null; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+  mkdir -p /tmp/tally-icd
+  echo '{"file_format_version":"1.0.1","ICD":{"library_path":"libEGL_nvidia.so.0","api_version":"1.4.312"}}' \
+    >/tmp/tally-icd/nvidia_egl.json
+  export VK_ICD_FILENAMES=/tmp/tally-icd/nvidia_egl.json VK_DRIVER_FILES=/tmp/tally-icd/nvidia_egl.json
+  export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+  VK=ON
+fi
+
+if want build; then
+  j=$(nproc)
+  log "building in $B ($j cores; Vulkan $VK)"
+  gen=""
+  command -v ninja >/dev/null && gen="-G Ninja"
+  targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
+  [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
+  { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=ON \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=OFF -DTALLY_PYTHON=OFF \
+      -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
+    cmake --build "$B" -j"$j" --target $targets &&
+    nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc -DTALLY_TUNING=1 tests/cuda/test_cuda.cu \
+      "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$OUT/build.log" 2>&1 ||
+    { tail -30 "$OUT/build.log"; log "BUILD FAILED"; exit 1; }
+  log "built"
+fi
+ADV=$(find "$B" -name tally_adversarial -type f | head -1)
+rc=0
+
+if want cuda; then
+  c=$(cap 150 330)
+  log "test_cuda --quick, memcheck and racecheck side by side (at most ${c}s)"
+  ( timeout "$c" "$B/test_cuda" --quick >"$OUT/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
+  p1=$!
+  ( timeout "$c" compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_cuda" --quick >"$OUT/memcheck.log" 2>&1; echo $? >"$B/m.rc" ) &
+  p2=$!
+  ( timeout "$c" compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_cuda" --quick >"$OUT/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
+  p3=$!
+  wait $p1 $p2 $p3
+  for t in t:test_cuda m:memcheck r:racecheck; do
+    r=$(cat "$B/${t%%:*}.rc"); [ "$r" = 0 ] || rc=1
+    log "${t#*:} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$OUT/${t#*:}.log" | tail -1)"
+  done
+  grep -h FAIL "$OUT/test_cuda.log" | head -10
+fi
+
+if want adversarial; then
+  c=$(cap 170 240)
+  log "adversarial harness on CUDA (at most ${c}s)"
+  ADV_BIN=$ADV OUT=$OUT bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
+    >"$OUT/adversarial-summary.log" 2>&1 || rc=1
+  tail -22 "$OUT/adversarial-summary.log"
+fi
+
+if want bench; then
+  c=$(cap 150 150)
+  log "bench_cuda against CUB (at most ${c}s)"
+  timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:-} \
+    --out "$OUT/bench-cuda.md" >"$OUT/bench-cuda.log" 2>&1 || rc=1
+  sed -n '/=== TABLE/,$p' "$OUT/bench-cuda.log" | head -80
+fi
+
+if want vulkan && [ $VK = ON ]; then
+  c=$(cap 60 100)
+  log "test_vulkan on the NVIDIA driver (at most ${c}s), then the harness on Vulkan"
+  timeout "$c" "$B/tests/vulkan/test_vulkan" >"$OUT/test_vulkan.log" 2>&1
+  r=$?; [ "$r" = 0 ] || rc=1
+  log "test_vulkan exit $r: $(grep -E '^(vulkan device|device:)' "$OUT/test_vulkan.log" | head -1); $(tail -1 "$OUT/test_vulkan.log")"
+  timeout 40 "$ADV" --backends vulkan --seconds 30 --max-n 1048576 >"$OUT/adversarial-vulkan.log" 2>&1
+  r=$?; [ "$r" = 0 ] || rc=1
+  grep '^FAIL' "$OUT/adversarial-vulkan.log" | head -5
+  log "adversarial on Vulkan exit $r: $(tail -1 "$OUT/adversarial-vulkan.log")"
+  c=$(cap 70 60)
+  log "bench_vulkan (at most ${c}s)"
+  timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
+    --out "$OUT/bench-vulkan.md" >"$OUT/bench-vulkan.log" 2>&1 || rc=1
+  cat "$OUT/bench-vulkan.md" 2>/dev/null | head -40
+fi
+
+if want cpu; then
+  c=$(cap 90 5)
+  log "CPU: exact sums' scaling (bench_cpu -x), then reductions and scans at all cores (at most ${c}s)"
+  timeout "$((c * 2 / 3))" "$B/bench/tally_bench_cpu" -x 1,2,4,8,16 -n 268435456 -r 3 \
+    -o "$OUT/cpu-exact.md" >"$OUT/cpu-exact.log" 2>&1 || rc=1
+  timeout "$((c / 3))" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$OUT/cpu.log" 2>&1 || rc=1
+  grep -E '^\|' "$OUT/cpu-exact.md" 2>/dev/null | head -40
+  grep -E '^\|' "$OUT/cpu.md" 2>/dev/null | head -40
+fi
+log "done, exit $rc"
+exit $rc
