@@ -6,7 +6,7 @@
 #                GPU tests, the adversarial harness and the benchmarks); test_cuda by nvcc
 #   cuda         test_cuda --quick, with compute-sanitizer memcheck and racecheck beside it
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000)
-#   bench        bench_cuda: tally against CUB, 2^10 .. 2^30 (BENCH_ARGS to narrow it)
+#   bench        bench_cuda: tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan
 #   cpu          the CPU backend on the host's cores: the exact sums' scaling table (bench_cpu -x)
 #                and the reductions/scans against a read loop and memcpy (bench_cpu)
@@ -98,9 +98,9 @@ if want adversarial; then
 fi
 
 if want bench; then
-  c=$(cap 110 110)
+  c=$(cap 130 90)
   log "bench_cuda against CUB (at most ${c}s)"
-  timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:-} \
+  timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:---min-log2 24} \
     --out "$OUT/bench-cuda.md" >"$OUT/bench-cuda.log" 2>&1 || rc=1
   sed -n '/=== TABLE/,$p' "$OUT/bench-cuda.log" | head -80
 fi
