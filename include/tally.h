@@ -88,11 +88,11 @@ TALLY_API const char *tally_op_name(tally_op op);
 
 /* ---- backends and contexts ------------------------------------------------------------------- */
 typedef enum tally_backend_kind {
-    TALLY_BACKEND_AUTO = 0,   /* the best available: CUDA, else a Vulkan GPU (never an emulated
-                                 one such as lavapipe), else CPU */
+    TALLY_BACKEND_AUTO = 0,   /* the best available: CUDA, else CPU (not Vulkan, see below) */
     TALLY_BACKEND_CPU = 1,    /* always available */
     TALLY_BACKEND_CUDA = 2,
-    TALLY_BACKEND_VULKAN = 3
+    TALLY_BACKEND_VULKAN = 3  /* only when asked for: correct on lavapipe, not yet on every
+                                 GPU driver (docs/vulkan.md) */
 } tally_backend_kind;
 #define TALLY_BACKEND_KIND_COUNT 4
 

@@ -147,11 +147,9 @@ tally_status tally_create(tally_context **out, const tally_options *opts)
         const tally_backend *gpu = backend_for(TALLY_BACKEND_CUDA);
         st = TALLY_ERR_BACKEND_UNAVAILABLE;
         if (gpu && gpu->available && gpu->available()) st = try_backend(ctx, gpu);
-#ifdef TALLY_HAVE_VULKAN
-        /* then a real Vulkan GPU (its init, seeing AUTO, skips CPU-emulated devices) */
-        if (st != TALLY_OK && tally_vulkan_auto_available())
-            st = try_backend(ctx, tally_vulkan_backend_get());
-#endif
+        /* Not Vulkan: its answers are right on lavapipe but not yet on a real GPU (the NVIDIA
+         * driver on the H200 fails arrays of the adversarial harness; docs/vulkan.md), and an
+         * exact sum that is sometimes wrong is worse than none. It runs when asked for. */
         if (st != TALLY_OK) st = try_backend(ctx, &tally_cpu_backend);
     } else {
         const tally_backend *b = backend_for(o.backend);
