@@ -21,7 +21,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-build,cuda,adversarial,bench,vulkan}
 OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+L=$OUT/logs                    # every step's log; packed into logs.tgz at the end
+mkdir -p "$OUT" "$L"
 B=${BUILD_DIR:-build-h200}
 T0=$(date +%s)
 BUDGET=${H200_BUDGET:-540}
@@ -64,8 +65,8 @@ if want build; then
       -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
     cmake --build "$B" -j"$j" --target $targets &&
     nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc -DTALLY_TUNING=1 tests/cuda/test_cuda.cu \
-      "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$OUT/build.log" 2>&1 ||
-    { tail -30 "$OUT/build.log"; log "BUILD FAILED"; exit 1; }
+      "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$L/build.log" 2>&1 ||
+    { tail -30 "$L/build.log"; log "BUILD FAILED"; exit 1; }
   log "built"
 fi
 ADV=$(find "$B" -name tally_adversarial -type f | head -1)
@@ -74,62 +75,65 @@ rc=0
 if want cuda; then
   c=$(cap 90 330)
   log "test_cuda --quick and memcheck on it, racecheck on the harness's exact sums, side by side (at most ${c}s)"
-  ( timeout "$c" "$B/test_cuda" --quick >"$OUT/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
+  ( timeout "$c" "$B/test_cuda" --quick >"$L/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
   p1=$!
-  ( timeout "$c" compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_cuda" --quick >"$OUT/memcheck.log" 2>&1; echo $? >"$B/m.rc" ) &
+  ( timeout "$c" compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_cuda" --quick >"$L/memcheck.log" 2>&1; echo $? >"$B/m.rc" ) &
   p2=$!
   ( timeout "$c" compute-sanitizer --tool racecheck --error-exitcode 9 "$ADV" --backends cuda --arrays 40 \
-      --max-n 65536 --families huge_tiny,partial_overflow,ties,cancel_wide >"$OUT/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
+      --max-n 65536 --families huge_tiny,partial_overflow,ties,cancel_wide >"$L/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
   p3=$!
   wait $p1 $p2 $p3
   for t in t:test_cuda m:memcheck r:racecheck; do
     r=$(cat "$B/${t%%:*}.rc"); [ "$r" = 0 ] || rc=1
-    log "${t#*:} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$OUT/${t#*:}.log" | tail -1)"
+    log "${t#*:} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$L/${t#*:}.log" | tail -1)"
   done
-  grep -h FAIL "$OUT/test_cuda.log" | head -10
+  grep -h FAIL "$L/test_cuda.log" | head -10
 fi
 
 if want adversarial; then
   c=$(cap 120 220)
   log "adversarial harness on CUDA (at most ${c}s)"
-  ADV_BIN=$ADV OUT=$OUT bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
-    --max-n "${ADV_MAX_N:-1048576}" >"$OUT/adversarial-summary.log" 2>&1 || rc=1
-  tail -22 "$OUT/adversarial-summary.log"
+  ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
+    --max-n "${ADV_MAX_N:-1048576}" >"$L/adversarial-summary.log" 2>&1 || rc=1
+  tail -22 "$L/adversarial-summary.log"
+  log "adversarial on CUDA: $(tail -1 "$L/adversarial-summary.log")"
 fi
 
 if want bench; then
   c=$(cap 130 90)
   log "bench_cuda against CUB (at most ${c}s)"
   timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:---min-log2 24} \
-    --out "$OUT/bench-cuda.md" >"$OUT/bench-cuda.log" 2>&1 || rc=1
-  sed -n '/=== TABLE/,$p' "$OUT/bench-cuda.log" | head -80
+    --out "$OUT/bench-cuda.md" >"$L/bench-cuda.log" 2>&1 || rc=1
+  log "bench_cuda: $(grep 'validation failures' "$L/bench-cuda.log" | tail -1)"
 fi
 
 if want vulkan && [ $VK = ON ]; then
   c=$(cap 45 70)
   log "test_vulkan on the NVIDIA driver (at most ${c}s), then the harness on Vulkan"
-  timeout "$c" "$B/tests/vulkan/test_vulkan" >"$OUT/test_vulkan.log" 2>&1
+  timeout "$c" "$B/tests/vulkan/test_vulkan" >"$L/test_vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
-  log "test_vulkan exit $r: $(grep -E '^(vulkan device|device:)' "$OUT/test_vulkan.log" | head -1); $(tail -1 "$OUT/test_vulkan.log")"
-  timeout 35 "$ADV" --backends vulkan --seconds 25 --max-n 1048576 >"$OUT/adversarial-vulkan.log" 2>&1
+  log "test_vulkan exit $r: $(grep -E '^(vulkan device|device:)' "$L/test_vulkan.log" | head -1); $(tail -1 "$L/test_vulkan.log")"
+  timeout 35 "$ADV" --backends vulkan --seconds 25 --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
-  grep '^FAIL' "$OUT/adversarial-vulkan.log" | head -5
-  log "adversarial on Vulkan exit $r: $(tail -1 "$OUT/adversarial-vulkan.log")"
+  grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
+  log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   c=$(cap 45 0)
   log "bench_vulkan (at most ${c}s)"
   timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
-    --out "$OUT/bench-vulkan.md" >"$OUT/bench-vulkan.log" 2>&1 || rc=1
-  cat "$OUT/bench-vulkan.md" 2>/dev/null | head -40
+    --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+  log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
 fi
 
 if want cpu; then
   c=$(cap 90 5)
   log "CPU: exact sums' scaling (bench_cpu -x), then reductions and scans at all cores (at most ${c}s)"
   timeout "$((c * 2 / 3))" "$B/bench/tally_bench_cpu" -x 1,2,4,8,16 -n 268435456 -r 3 \
-    -o "$OUT/cpu-exact.md" >"$OUT/cpu-exact.log" 2>&1 || rc=1
-  timeout "$((c / 3))" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$OUT/cpu.log" 2>&1 || rc=1
-  grep -E '^\|' "$OUT/cpu-exact.md" 2>/dev/null | head -40
-  grep -E '^\|' "$OUT/cpu.md" 2>/dev/null | head -40
+    -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1 || rc=1
+  timeout "$((c / 3))" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1 || rc=1
+  log "cpu: tables in cpu-exact.md and cpu.md"
 fi
 log "done, exit $rc"
+tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
+echo "=== SUMMARY"
+grep -E "exit|adversarial on|bench_|built|FAILED|steps" "$OUT/h200.log"
 exit $rc
