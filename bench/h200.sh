@@ -8,6 +8,10 @@
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000)
 #   bench        bench_cuda: tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan
+#   python       the Python module for the machine's python (the torch venv): pytest with the GPU
+#                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
+#                headers: any CPython >= 3.11's, e.g. cp -r /usr/include/python3.11/. .pyinc/ and
+#                its pyconfig.h)
 #   cpu          the CPU backend on the host's cores: the exact sums' scaling table (bench_cpu -x)
 #                and the reductions/scans against a read loop and memcpy (bench_cpu)
 #
@@ -53,6 +57,18 @@ if ls .gl/*.deb >/dev/null 2>&1; then
   VK=ON
 fi
 
+PY=${PY:-$(command -v python3)}
+PYARGS=(-DTALLY_PYTHON=OFF)
+if want python; then
+  inc=$($PY -c "import sysconfig, os; p = sysconfig.get_paths()['include']; print(p if os.path.exists(os.path.join(p, 'Python.h')) else '')" 2>/dev/null)
+  PYARGS=(-DTALLY_PYTHON=ON -DPython3_EXECUTABLE="$PY")
+  if [ -z "$inc" ]; then
+    for d in /usr/include/python3.1[1-9] "$PWD/.pyinc"; do
+      [ -f "$d/Python.h" ] && { PYARGS+=(-DTALLY_PYTHON_INCLUDE="$d"); break; }
+    done
+  fi
+fi
+
 if want build; then
   j=$(nproc)
   log "building in $B ($j cores; Vulkan $VK)"
@@ -60,8 +76,9 @@ if want build; then
   command -v ninja >/dev/null && gen="-G Ninja"
   targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
+  want python && targets="$targets tally tally_python"
   { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=OFF -DTALLY_PYTHON=OFF \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=OFF "${PYARGS[@]}" \
       -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
     cmake --build "$B" -j"$j" --target $targets &&
     nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc -DTALLY_TUNING=1 tests/cuda/test_cuda.cu \
@@ -105,6 +122,17 @@ if want bench; then
   timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:---min-log2 24} \
     --out "$OUT/bench-cuda.md" >"$L/bench-cuda.log" 2>&1 || rc=1
   log "bench_cuda: $(grep 'validation failures' "$L/bench-cuda.log" | tail -1)"
+fi
+
+if want python; then
+  c=$(cap 110 60)
+  log "python: pytest (GPU tests included), then the speed table (at most ${c}s)"
+  timeout "$((c / 2))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
+  r=$?; [ "$r" = 0 ] || rc=1
+  log "python tests exit $r: $(grep -E 'passed|failed|error' "$L/python-tests.log" | tail -1)"
+  PYTHONPATH="$B/python" timeout "$((c / 2))" $PY bench/python_bench.py --gpu --lib "$B/libtally.so" \
+    --markdown "$OUT/python-bench.md" >"$L/python-bench.log" 2>&1 || rc=1
+  log "python bench: $(tail -1 "$L/python-bench.log")"
 fi
 
 if want vulkan && [ $VK = ON ]; then
