@@ -14,6 +14,12 @@ void tally_cpu_state_destroy(tally_cpu_state *st);
 /* For the tests: the scans of a CPU context (else nothing) go in pieces of about bytes
  * (clamped to the sizes scan.c allows), so that small inputs cross many piece boundaries. */
 void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes);
+/* For the tests: the threaded reductions of a CPU context (else nothing) hand out chunks of
+ * about bytes (whole 4096-element blocks, at least one; 0: chosen by size). With interleave,
+ * thread t takes chunks t, t + nth, t + 2 nth, ... and the threads' partials are merged from the
+ * last thread to the first, so that a merge that depended on the order of the chunks fails
+ * every time instead of when the scheduler happens to interleave them. */
+void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interleave);
 
 /* Adds n elements (global indices base .. base+n-1) into acc, using the state's threads.
  * acc may already hold earlier elements (streams); float products continue its open block.

@@ -116,9 +116,11 @@
 #define XW32_ADDS 8         /* W32: adds per int32 lane between widenings */
 /* The block loops prefetch this many bytes ahead: with a few ops per element between loads the
  * hardware prefetcher alone left a core at ~0.65 of a read loop's bandwidth from DRAM (compute
- * and memory did not overlap); with it ~0.8. Past the end of the data a prefetch is harmless. */
-#define XPF_DIST 4096
-#define XPREFETCH(p) __builtin_prefetch((p), 0, 3)
+ * and memory did not overlap); with it ~0.8 (at 4 KiB ahead, on 2 cores). 16 KiB ahead, into L2:
+ * with 16 cores sharing the bus each line takes longer to come, and the threaded pass prefetches
+ * the same distance (cpu/state.h). Past the end of the data a prefetch is harmless. */
+#define XPF_DIST 16384
+#define XPREFETCH(p) __builtin_prefetch((p), 0, 2)
 #define XPROBE_MIN 16       /* blocks between tries of a cheaper method: at first, */
 #define XPROBE_MAX 256      /* and at most (doubling at each try) */
 

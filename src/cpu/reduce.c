@@ -1,5 +1,6 @@
 /* The CPU backend: state, reductions (one fused pass over the data, split over the pool's
  * threads; a second pass for the variance) and the backend table. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,15 @@ void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes)
         ((tally_cpu_state *)ctx->state)->scan_piece = scan_piece_bytes(bytes);
 }
 
+void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interleave)
+{
+    if (ctx && ctx->backend == &tally_cpu_backend) {
+        tally_cpu_state *st = ctx->state;
+        st->chunk_bytes = bytes;
+        st->interleave = interleave != 0;
+    }
+}
+
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
                                     tally_cpu_state **out)
 {
@@ -33,7 +43,7 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->isa = isa;
     st->k = tally_cpu_kernels_for(isa);
     st->ek = tally_exact_kernels_for(isa);
-    st->parts = aligned_alloc(64, ((sizeof(tally_partial) * (size_t)threads + 63) / 64) * 64);
+    st->parts = aligned_alloc(64, TALLY_CPU_PART_STRIDE * (size_t)threads);
     st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
     long l2 = 0;
 #ifdef _SC_LEVEL2_CACHE_SIZE
@@ -168,6 +178,11 @@ static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, ui
 }
 
 /* ---- the threaded pass -------------------------------------------------------------------- */
+/* Work is handed out in chunks of whole blocks (TALLY_PROD_BLOCK elements) from a shared
+ * counter, as a read loop's threads take their slices: a core that gets less of the memory
+ * bus than the others, or starts late, takes fewer chunks instead of holding the rest up. A
+ * thread's chunks come in increasing order, so its own partial is that of the concatenation of
+ * its chunks; the partials of different threads interleave and are merged by merge_unordered. */
 typedef struct acc_job {
     const tally_cpu_state *st;
     const char *x;
@@ -175,47 +190,110 @@ typedef struct acc_job {
     uint64_t head;      /* elements before the first float-product block boundary */
     uint64_t nblocks;   /* blocks of TALLY_PROD_BLOCK after head (the last may be partial) */
     uint64_t nfull;     /* full blocks (float products are taken of these) */
+    uint64_t cblk;      /* blocks per chunk */
+    uint64_t nchunks;
+    uint64_t gblk;      /* blocks per call of piece() */
+    int pf;             /* software prefetch ahead of the kernels (see TALLY_CPU_PF_BYTES) */
     double *bprod;      /* [nfull] or NULL */
     tally_partial *acc; /* single-threaded: straight into the caller's partial */
     const tally_partial *proto;
+    int interleave;     /* tests: fixed round robin (tally_cpu_set_reduce_chunks) */
+    _Alignas(64) _Atomic uint64_t next; /* the next chunk to take */
 } acc_job;
+
+/* The chunk a thread works on after the k it has taken (in increasing order, as the partial of a
+ * thread must be that of its chunks in index order). */
+static uint64_t take_chunk(acc_job *j, int tid, int nth, uint64_t k)
+{
+    if (nth == 1) return k;
+    if (j->interleave) return (uint64_t)tid + k * (uint64_t)nth;
+    return atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+}
+
+/* The elements of chunk c: [*lo, *hi) (relative to x) */
+static void chunk_range(const acc_job *j, uint64_t c, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t b = c * j->cblk, be = b + j->cblk < j->nblocks ? b + j->cblk : j->nblocks;
+    *lo = j->head + b * TALLY_PROD_BLOCK;
+    *hi = j->head + be * TALLY_PROD_BLOCK;
+    if (*hi > j->n) *hi = j->n;
+}
+
+/* Adds chunk [lo, hi) into p, in calls of gblk blocks; with pf, in sub-pieces of
+ * TALLY_CPU_PF_BYTES each preceded by prefetches of the bytes TALLY_CPU_PF_DIST ahead, which
+ * run on into [nlo, nhi) (the thread's next chunk) near the end. */
+static void acc_chunk(const acc_job *j, tally_partial *p, uint64_t lo, uint64_t hi, uint64_t nlo,
+                      uint64_t nhi)
+{
+    const tally_cpu_state *st = j->st;
+    const size_t size = tally_type_size(p->type);
+    const uint64_t step = j->gblk * TALLY_PROD_BLOCK;
+    for (uint64_t e = lo; e < hi;) {
+        uint64_t ee = hi - e > step ? e + step : hi; /* e stays on a block boundary */
+        if (!j->pf) {
+            piece(st, p, j->x + e * size, ee - e, j->base + e);
+        } else {
+            const uint64_t sub = TALLY_CPU_PF_BYTES / size;
+            for (uint64_t s = e; s < ee; s += sub) {
+                uint64_t se = s + sub < ee ? s + sub : ee;
+                /* the bytes PF_DIST ahead, in this chunk or the next one */
+                uint64_t a = s * size + TALLY_CPU_PF_DIST, len = TALLY_CPU_PF_BYTES;
+                const char *q = NULL;
+                if (a < hi * size) q = j->x + a;
+                else if (nhi > nlo && a - hi * size < (nhi - nlo) * size)
+                    q = j->x + nlo * size + (a - hi * size);
+                if (q)
+                    for (uint64_t o = 0; o < len; o += 64) __builtin_prefetch(q + o, 0, 2);
+                piece(st, p, j->x + s * size, se - s, j->base + s);
+            }
+        }
+        if (j->bprod) {
+            uint64_t b0 = (e - j->head) / TALLY_PROD_BLOCK, b1 = (ee - j->head + TALLY_PROD_BLOCK - 1) / TALLY_PROD_BLOCK;
+            for (uint64_t bb = b0; bb < b1 && bb < j->nfull; bb++)
+                j->bprod[bb] = st->k->fprod_block[p->type](
+                    j->x + (j->head + bb * TALLY_PROD_BLOCK) * size, TALLY_PROD_BLOCK,
+                    p->omit_nan);
+        }
+        e = ee;
+    }
+}
 
 static void acc_thread(void *arg, int tid, int nth)
 {
     acc_job *j = arg;
     const tally_cpu_state *st = j->st;
-    tally_partial *p = nth == 1 ? j->acc : &st->parts[tid];
+    tally_partial *p = nth == 1 ? j->acc : tally_cpu_part(st, tid);
     if (nth > 1) {
         tally_partial_init(p, j->proto->type, j->proto->need, j->proto->omit_nan);
         p->n = 0;
     }
-    size_t size = tally_type_size(p->type);
-    /* blocks per piece (sizes are powers of two: no division on the small-input path). A float
-     * sum whose piece is read by one exact kernel (fused extremes / NaN count included) takes
-     * pieces 16x larger: nothing rereads them, and each call has a fixed cost (exact_kernels.h). */
-    uint64_t gblk = (TALLY_CPU_PIECE_BYTES / TALLY_PROD_BLOCK) >> __builtin_ctzll(size);
-    if (tally_type_is_float(p->type) &&
-        !(p->need & ~(uint32_t)(TALLY_NEED_SUM | TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS)))
-        gblk *= 16;
-    if (gblk < 1) gblk = 1;
-    uint64_t b_lo = 0, b_hi = j->nblocks;
-    if (nth > 1) {
-        b_lo = j->nblocks * (uint64_t)tid / (uint64_t)nth;
-        b_hi = j->nblocks * (uint64_t)(tid + 1) / (uint64_t)nth;
-    }
     if (tid == 0 && j->head) piece(st, p, j->x, j->head, j->base);
-    for (uint64_t b = b_lo; b < b_hi; b += gblk) {
-        uint64_t be = b + gblk < b_hi ? b + gblk : b_hi;
-        uint64_t e_lo = j->head + b * TALLY_PROD_BLOCK;
-        uint64_t e_hi = j->head + be * TALLY_PROD_BLOCK;
-        if (e_hi > j->n) e_hi = j->n;
-        piece(st, p, j->x + e_lo * size, e_hi - e_lo, j->base + e_lo);
-        if (j->bprod)
-            for (uint64_t bb = b; bb < be && bb < j->nfull; bb++)
-                j->bprod[bb] = st->k->fprod_block[p->type](
-                    j->x + (j->head + bb * TALLY_PROD_BLOCK) * size, TALLY_PROD_BLOCK,
-                    p->omit_nan);
+    /* The next chunk is taken before this one is read, so that its first bytes can be
+     * prefetched near the end of this one. */
+    uint64_t k = 0, c = take_chunk(j, tid, nth, k++);
+    uint64_t cn = c < j->nchunks ? take_chunk(j, tid, nth, k++) : j->nchunks;
+    while (c < j->nchunks) {
+        uint64_t lo, hi, nlo = 0, nhi = 0;
+        chunk_range(j, c, &lo, &hi);
+        if (cn < j->nchunks) chunk_range(j, cn, &nlo, &nhi);
+        acc_chunk(j, p, lo, hi, nlo, nhi);
+        c = cn;
+        if (c < j->nchunks) cn = take_chunk(j, tid, nth, k++);
     }
+}
+
+/* dst := dst merged with src, where src's elements may come before, between or after dst's
+ * (the threads' chunks interleave): what depends on order takes the lowest global index (the
+ * first minimum, maximum, NaN). Everything else merges the same in any order. */
+static void merge_unordered(tally_partial *dst, const tally_partial *src)
+{
+    const int dval = dst->n > dst->nans, sval = src->n > src->nans;
+    const uint64_t kmin = dst->kmin, kmax = dst->kmax, imin = dst->imin, imax = dst->imax;
+    const uint64_t fnan = dst->first_nan;
+    tally_partial_merge(dst, src);
+    if (dval && sval && src->kmin == kmin && src->imin < imin) dst->imin = src->imin;
+    if (dval && sval && src->kmax == kmax && src->imax < imax) dst->imax = src->imax;
+    if (fnan != TALLY_NO_INDEX && src->first_nan < fnan) dst->first_nan = src->first_nan;
 }
 
 tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const void *data,
@@ -229,43 +307,69 @@ tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const
         piece(st, acc, data, n, base);
         return TALLY_OK;
     }
-    acc_job j;
-    memset(&j, 0, sizeof j);
-    j.st = st;
-    j.x = data;
-    j.n = n;
-    j.base = base;
-    j.acc = acc;
-    j.proto = acc;
+    acc_job job, *j = &job;
+    memset(j, 0, sizeof *j);
+    j->st = st;
+    j->x = data;
+    j->n = n;
+    j->base = base;
+    j->acc = acc;
+    j->proto = acc;
     if (fprod) {
         /* Close the open block first (streams), then whole blocks in parallel. */
         uint64_t open = acc->lane_pos ? TALLY_PROD_BLOCK - acc->lane_pos : 0;
-        j.head = open < n ? open : n;
-        tally_partial_prod_feed(acc, data, j.head);
-        j.nfull = (n - j.head) / TALLY_PROD_BLOCK;
+        j->head = open < n ? open : n;
+        tally_partial_prod_feed(acc, data, j->head);
+        j->nfull = (n - j->head) / TALLY_PROD_BLOCK;
     }
-    j.nblocks = (n - j.head + TALLY_PROD_BLOCK - 1) / TALLY_PROD_BLOCK;
+    j->nblocks = (n - j->head + TALLY_PROD_BLOCK - 1) / TALLY_PROD_BLOCK;
+    /* blocks per call of piece() (sizes are powers of two). A float sum whose piece is read by
+     * one exact kernel (fused extremes / NaN count included) takes calls 16x larger: nothing
+     * rereads them, each call has a fixed cost (exact_kernels.h), and the exact kernels
+     * prefetch for themselves. */
+    const int exact_only =
+        tally_type_is_float(t) &&
+        !(acc->need & ~(uint32_t)(TALLY_NEED_SUM | TALLY_NEED_MIN | TALLY_NEED_MAX | TALLY_NEED_NANS)) &&
+        (acc->need & TALLY_NEED_SUM);
+    j->gblk = (TALLY_CPU_PIECE_BYTES / TALLY_PROD_BLOCK) >> __builtin_ctzll(size);
+    if (exact_only) j->gblk *= 16;
+    if (j->gblk < 1) j->gblk = 1;
+    j->pf = !exact_only && n * size >= TALLY_CPU_PF_MIN_BYTES;
     double bstack[64];
-    if (fprod && j.nfull) {
-        j.bprod = j.nfull <= 64 ? bstack : malloc(j.nfull * sizeof(double));
-        if (!j.bprod)
+    if (fprod && j->nfull) {
+        j->bprod = j->nfull <= 64 ? bstack : malloc(j->nfull * sizeof(double));
+        if (!j->bprod)
             return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
                                    "cpu backend: out of memory for %llu block products",
-                                   (unsigned long long)j.nfull);
+                                   (unsigned long long)j->nfull);
     }
     int nth = threads_for(st, n * size);
-    if ((uint64_t)nth > j.nblocks) nth = j.nblocks ? (int)j.nblocks : 1;
+    if ((uint64_t)nth > j->nblocks) nth = j->nblocks ? (int)j->nblocks : 1;
+    /* chunks: about 8 per thread, between TALLY_CPU_CHUNK_MIN and _MAX bytes, but at least one
+     * per thread (mid sizes, from L2 or L3, still use every thread) */
+    uint64_t cbytes = n * size / ((uint64_t)nth * 8);
+    if (cbytes < TALLY_CPU_CHUNK_MIN) cbytes = TALLY_CPU_CHUNK_MIN;
+    if (cbytes > TALLY_CPU_CHUNK_MAX) cbytes = TALLY_CPU_CHUNK_MAX;
+    if (cbytes > n * size / (uint64_t)nth) cbytes = n * size / (uint64_t)nth;
+    if (st->chunk_bytes) cbytes = st->chunk_bytes;
+    j->cblk = cbytes / (TALLY_PROD_BLOCK * size);
+    if (j->cblk < 1) j->cblk = 1;
+    if (nth == 1) j->cblk = j->nblocks ? j->nblocks : 1;
+    j->nchunks = (j->nblocks + j->cblk - 1) / j->cblk;
+    atomic_init(&j->next, 0);
     if (nth == 1) {
-        acc_thread(&j, 0, 1);
+        acc_thread(j, 0, 1);
     } else {
-        tally_pool_run(st->pool, nth, acc_thread, &j);
-        for (int i = 0; i < nth; i++) tally_partial_merge(acc, &st->parts[i]);
+        j->interleave = st->interleave;
+        tally_pool_run(st->pool, nth, acc_thread, j);
+        for (int i = 0; i < nth; i++)
+            merge_unordered(acc, tally_cpu_part(st, j->interleave ? nth - 1 - i : i));
     }
     if (fprod) {
-        for (uint64_t b = 0; b < j.nfull; b++) tally_partial_prod_block(acc, j.bprod[b]);
-        uint64_t done = j.head + j.nfull * TALLY_PROD_BLOCK;
+        for (uint64_t b = 0; b < j->nfull; b++) tally_partial_prod_block(acc, j->bprod[b]);
+        uint64_t done = j->head + j->nfull * TALLY_PROD_BLOCK;
         tally_partial_prod_feed(acc, (const char *)data + done * size, n - done);
-        if (j.bprod != bstack) free(j.bprod);
+        if (j->bprod != bstack) free(j->bprod);
     }
     return TALLY_OK;
 }

@@ -15,6 +15,17 @@
 /* Each thread works through its range in pieces of this size, so that the fused kernels of
  * one piece read it from L2 after its first read from memory. */
 #define TALLY_CPU_PIECE_BYTES (64u * 1024u)
+/* The threaded reductions hand the threads chunks of TALLY_CPU_CHUNK_MIN .. _MAX bytes from a
+ * counter (reduce.c). From TALLY_CPU_PF_MIN_BYTES of input they read a chunk in sub-pieces of
+ * TALLY_CPU_PF_BYTES, each preceded by software prefetches (into L2) of the bytes
+ * TALLY_CPU_PF_DIST ahead: a core that does a few vector ops per cache line between its loads
+ * otherwise keeps too few lines in flight for its share of a many-core memory bus
+ * (docs/performance.md, "CPU: reductions on many cores"). */
+#define TALLY_CPU_PF_MIN_BYTES (2u * 1024u * 1024u)
+#define TALLY_CPU_PF_BYTES 4096u
+#define TALLY_CPU_PF_DIST (16u * 1024u)
+#define TALLY_CPU_CHUNK_MIN (256u * 1024u)
+#define TALLY_CPU_CHUNK_MAX (1024u * 1024u)
 /* Scans: the data is cut into pieces, taken round robin by the threads; a thread reads its
  * piece once from memory for the block totals and again from L2 for the scan, so memory sees one
  * read and one write, as from a copy. Pieces are whole f64 blocks (8 x 4096 x 8 bytes). */
@@ -31,10 +42,19 @@ struct tally_cpu_state {
     const tally_cpu_kernels *k;
     const tally_exact_kernels *ek;
     tally_pool *pool;
-    tally_partial *parts;   /* one per thread */
+    tally_partial *parts;   /* one per thread, TALLY_CPU_PART_STRIDE bytes apart */
     tally_exact *sq;        /* one per thread (variance pass) */
     uint64_t scan_piece;    /* scans: bytes per piece */
+    uint64_t chunk_bytes;   /* reductions: bytes per chunk, 0: by size (tests only) */
+    int interleave;         /* reductions: fixed round robin, merged last thread first (tests) */
 };
+
+/* The partials of the threads lie in separate cache lines. */
+#define TALLY_CPU_PART_STRIDE (((sizeof(tally_partial) + 63) / 64) * 64)
+static inline tally_partial *tally_cpu_part(const tally_cpu_state *st, int tid)
+{
+    return (tally_partial *)((char *)st->parts + (size_t)tid * TALLY_CPU_PART_STRIDE);
+}
 
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
                             const void *in, void *out, uint64_t n, const tally_scan_options *opts);
