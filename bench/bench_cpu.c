@@ -12,7 +12,8 @@
  * Each answer is checked once against a reference computed independently here (exact integer
  * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up; the
  * two sides of a row run alternately, so load from elsewhere hits both alike.
- * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32).
+ * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32); the last rows are
+ * the correctly rounded sums over the other two data shapes of -x (below).
  *
  *   tally_bench_cpu -x 1,2,4,8,16 [-n ELEMENTS] [-r RUNS] [-o RESULT.md]
  *
@@ -586,6 +587,7 @@ int main(int argc, char **argv) {
     int64_t ri_sum = 0;
     int32_t ri_min = INT32_MAX, ri_max = INT32_MIN;
     float rf_min = INFINITY, rf_max = -INFINITY;
+    double rd_min = INFINITY, rd_max = -INFINITY;
     int64_t rf_fix = 0;       /* f32 values in [4, 64) are multiples of 2^-21 */
     __int128 rd_fix = 0;      /* f64 values in [4, 64) are multiples of 2^-50 */
     for (uint64_t i = 0; i < n; i++) {
@@ -594,6 +596,8 @@ int main(int argc, char **argv) {
         if (xi[i] > ri_max) ri_max = xi[i];
         if (xf[i] < rf_min) rf_min = xf[i];
         if (xf[i] > rf_max) rf_max = xf[i];
+        if (xd[i] < rd_min) rd_min = xd[i];
+        if (xd[i] > rd_max) rd_max = xd[i];
         rf_fix += (int64_t)ldexp((double)xf[i], 21); /* exact: an integer below 2^27 */
         rd_fix += (__int128)ldexp(xd[i], 50);          /* exact: an integer below 2^56 */
     }
@@ -623,6 +627,8 @@ int main(int argc, char **argv) {
         {"min i32", TALLY_I32, TALLY_MIN},
         {"max i32", TALLY_I32, TALLY_MAX},
         {"sum f64 (correctly rounded)", TALLY_F64, TALLY_SUM},
+        {"min f64", TALLY_F64, TALLY_MIN},
+        {"max f64", TALLY_F64, TALLY_MAX},
     };
     for (size_t s = 0; s < sizeof singles / sizeof singles[0]; s++) {
         our_arg o = {ctx, singles[s].type, NULL, NULL, n, {singles[s].op}, 1, {{0}}, 0};
@@ -636,7 +642,8 @@ int main(int argc, char **argv) {
             ok = r->value.i64 == want;
             snprintf(note, sizeof note, "%" PRId64 "%s", r->value.i64, ok ? "" : " WRONG");
         } else {
-            double want = singles[s].type == TALLY_F64 ? rd_sum
+            double want = singles[s].type == TALLY_F64
+                              ? (singles[s].op == TALLY_SUM ? rd_sum : singles[s].op == TALLY_MIN ? rd_min : rd_max)
                         : singles[s].op == TALLY_SUM ? rf_sum
                         : singles[s].op == TALLY_MIN ? (double)rf_min : (double)rf_max;
             ok = memcmp(&r->value.f64, &want, 8) == 0;
@@ -716,6 +723,25 @@ int main(int argc, char **argv) {
         snprintf(note, sizeof note, "naive f32 %.9g vs exact %.17g (rel. err %.1e)", (double)na.s,
                  o.res[0].value.f64, fabs((double)na.s - o.res[0].value.f64) / o.res[0].value.f64);
         row("sum f32 vs OpenMP reduction", (double)n * 4, t_ours, "omp reduction(+:s)", t_naive, note);
+    }
+    /* the correctly rounded sums over the other data shapes of -x (price-like ones are above) */
+    for (int shape = 1; shape <= 2; shape++) {
+        fill_shape(shape, xf, xd, n);
+        for (int f64 = 0; f64 <= 1; f64++) {
+            const void *x = f64 ? (const void *)xd : (const void *)xf;
+            double want = exact_reference(x, n, f64);
+            our_arg o = {ctx, f64 ? TALLY_F64 : TALLY_F32, x, NULL, n, {TALLY_SUM}, 1, {{0}}, 0};
+            ours(&o); /* validate first */
+            int ok = memcmp(&o.res[0].value.f64, &want, 8) == 0;
+            char name[64];
+            snprintf(name, sizeof name, "sum %s %s (c.r.)", f64 ? "f64" : "f32",
+                     shape == 1 ? "2^-40..2^40" : "full range");
+            if (!ok) fail(name);
+            snprintf(note, sizeof note, "%.17g%s", o.res[0].value.f64, ok ? " (exact)" : " WRONG");
+            double t, tb;
+            timepair(ours, &o, base_read, f64 ? &b8 : &b4, &t, &tb);
+            row(name, (double)n * (f64 ? 8 : 4), t, f64 ? "read loop 8n bytes" : "read loop 4n bytes", tb, note);
+        }
     }
 
     loadavg(load_end, sizeof load_end);
