@@ -87,6 +87,19 @@ static int threads_for(const tally_cpu_state *st, uint64_t bytes)
     return t < (uint64_t)st->threads ? (int)t : st->threads;
 }
 
+/* Bytes per chunk of a threaded pass over this many bytes: about 8 chunks per thread, between
+ * TALLY_CPU_CHUNK_MIN and _MAX, but at least one per thread (mid sizes, from L2 or L3, still
+ * use every thread). */
+static uint64_t chunk_bytes(const tally_cpu_state *st, uint64_t bytes, int nth)
+{
+    if (st->chunk_bytes) return st->chunk_bytes; /* tests */
+    uint64_t c = bytes / ((uint64_t)nth * 8);
+    if (c < TALLY_CPU_CHUNK_MIN) c = TALLY_CPU_CHUNK_MIN;
+    if (c > TALLY_CPU_CHUNK_MAX) c = TALLY_CPU_CHUNK_MAX;
+    if (c > bytes / (uint64_t)nth) c = bytes / (uint64_t)nth;
+    return c;
+}
+
 /* ---- the fused pass over one piece ------------------------------------------------------- */
 /* Adds x[0..n-1] (global indices gbase..) into p: every need except the float product. */
 static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, uint64_t n,
@@ -345,14 +358,7 @@ tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const
     }
     int nth = threads_for(st, n * size);
     if ((uint64_t)nth > j->nblocks) nth = j->nblocks ? (int)j->nblocks : 1;
-    /* chunks: about 8 per thread, between TALLY_CPU_CHUNK_MIN and _MAX bytes, but at least one
-     * per thread (mid sizes, from L2 or L3, still use every thread) */
-    uint64_t cbytes = n * size / ((uint64_t)nth * 8);
-    if (cbytes < TALLY_CPU_CHUNK_MIN) cbytes = TALLY_CPU_CHUNK_MIN;
-    if (cbytes > TALLY_CPU_CHUNK_MAX) cbytes = TALLY_CPU_CHUNK_MAX;
-    if (cbytes > n * size / (uint64_t)nth) cbytes = n * size / (uint64_t)nth;
-    if (st->chunk_bytes) cbytes = st->chunk_bytes;
-    j->cblk = cbytes / (TALLY_PROD_BLOCK * size);
+    j->cblk = chunk_bytes(st, n * size, nth) / (TALLY_PROD_BLOCK * size);
     if (j->cblk < 1) j->cblk = 1;
     if (nth == 1) j->cblk = j->nblocks ? j->nblocks : 1;
     j->nchunks = (j->nblocks + j->cblk - 1) / j->cblk;
@@ -375,6 +381,7 @@ tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const
 }
 
 /* ---- variance: the second pass ------------------------------------------------------------ */
+/* Chunks from a counter, as in the first pass; the threads' exact sums merge in any order. */
 typedef struct sq_job {
     const tally_cpu_state *st;
     tally_type type;
@@ -382,6 +389,9 @@ typedef struct sq_job {
     uint64_t n;
     double mean;
     int omit_nan;
+    uint64_t chunk;   /* elements per chunk */
+    uint64_t nchunks;
+    _Alignas(64) _Atomic uint64_t next; /* the next chunk to take */
 } sq_job;
 
 static void sq_thread(void *arg, int tid, int nth)
@@ -389,20 +399,23 @@ static void sq_thread(void *arg, int tid, int nth)
     sq_job *j = arg;
     const tally_cpu_state *st = j->st;
     size_t size = tally_type_size(j->type);
-    uint64_t lo = j->n * (uint64_t)tid / (uint64_t)nth, hi = j->n * (uint64_t)(tid + 1) / (uint64_t)nth;
     tally_exact *e = &st->sq[tid];
     tally_exact_init(e);
-    const char *x = j->x + lo * size;
-    uint64_t n = hi - lo;
-    if (j->type == TALLY_F32) st->ek->sqdev_f32((const float *)x, n, j->mean, j->omit_nan, e);
-    else if (j->type == TALLY_F64) st->ek->sqdev_f64((const double *)x, n, j->mean, j->omit_nan, e);
-    else {
-        double buf[512];
-        for (uint64_t i = 0; i < n; i += 512) {
-            uint64_t m = n - i < 512 ? n - i : 512;
-            st->k->to_f64[j->type](x + i * size, m, buf);
-            st->ek->sqdev_f64(buf, m, j->mean, 0, e);
+    uint64_t c = nth == 1 ? 0 : atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    while (c < j->nchunks) {
+        uint64_t lo = c * j->chunk, n = j->n - lo < j->chunk ? j->n - lo : j->chunk;
+        const char *x = j->x + lo * size;
+        if (j->type == TALLY_F32) st->ek->sqdev_f32((const float *)x, n, j->mean, j->omit_nan, e);
+        else if (j->type == TALLY_F64) st->ek->sqdev_f64((const double *)x, n, j->mean, j->omit_nan, e);
+        else {
+            double buf[512];
+            for (uint64_t i = 0; i < n; i += 512) {
+                uint64_t m = n - i < 512 ? n - i : 512;
+                st->k->to_f64[j->type](x + i * size, m, buf);
+                st->ek->sqdev_f64(buf, m, j->mean, 0, e);
+            }
         }
+        c = nth == 1 ? c + 1 : atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
     }
 }
 
@@ -411,9 +424,23 @@ void tally_cpu_sqdev(tally_cpu_state *st, tally_type type, const void *data, uin
 {
     tally_exact_init(out);
     if (n == 0) return;
-    sq_job j = {st, type, data, n, mean, omit_nan};
-    int nth = threads_for(st, n * tally_type_size(type));
-    tally_pool_run(st->pool, nth, sq_thread, &j);
+    const uint64_t size = tally_type_size(type);
+    sq_job job, *j = &job;
+    memset(j, 0, sizeof *j);
+    j->st = st;
+    j->type = type;
+    j->x = data;
+    j->n = n;
+    j->mean = mean;
+    j->omit_nan = omit_nan;
+    int nth = threads_for(st, n * size);
+    j->chunk = (chunk_bytes(st, n * size, nth) / size + 63) / 64 * 64; /* whole cache lines */
+    if (j->chunk < 64) j->chunk = 64;
+    if (nth == 1) j->chunk = n;
+    j->nchunks = (n + j->chunk - 1) / j->chunk;
+    atomic_init(&j->next, 0);
+    if (nth == 1) sq_thread(j, 0, 1);
+    else tally_pool_run(st->pool, nth, sq_thread, j);
     *out = st->sq[0];
     for (int i = 1; i < nth; i++) tally_exact_merge(out, &st->sq[i]);
 }
