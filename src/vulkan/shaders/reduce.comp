@@ -627,6 +627,11 @@ void main()
     uint64_t s0, s1, s2;
     combine(s0, s1, s2);
     if (DO_XSUM) {
+        /* every thread's flushes into xs (shared atomics) and its xs_flags are done before
+         * thread 0 rewrites the digits with plain loads and stores: combine() holds no barrier
+         * when the exact sum is the only field (a float sum alone, an integer variance's
+         * pass), and a flush racing the rewrite loses or doubles a 32-bit digit */
+        barrier();
         if (tid == 0u) normalise_xs();
         barrier();
         if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc.digit[tid], xs[tid]);
