@@ -403,6 +403,11 @@ tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
         s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 2);
         s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->qpool, 0);
     }
+    /* The previous submission's writes (a reduce's record and zeroed accumulator, a scan's
+     * output) before this one's accesses: a fence orders the host after them, but only a
+     * barrier (whose first scope holds every earlier submission on the queue) orders this
+     * command buffer's shaders and copies after them. */
+    tvk_barrier(s);
     return TALLY_OK;
 }
 
