@@ -444,8 +444,10 @@ void tvk_barrier(tvk_state *s)
                                0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Binds pipe and a descriptor set of the four bindings (b[i] NULL: the scratch partials
- * buffer stands in), and pushes the constants. */
+/* Binds pipe and a descriptor set of the four bindings, and pushes the constants. A binding
+ * the call does not use (b[i].buf NULL) gets the placeholder buffer made with the context: a
+ * descriptor must name a valid buffer (no nullDescriptor feature is asked for), and the scratch
+ * partials buffer, which stood in before, does not exist until a reduce needs partial records. */
 tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
                       const void *pc, uint32_t pc_size, const char *fn)
 {
@@ -466,7 +468,7 @@ tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const t
             bi[i].offset = b[i].off;
             bi[i].range = b[i].range;
         } else {
-            bi[i].buffer = s->parts.buf;
+            bi[i].buffer = s->dummy.buf;
             bi[i].offset = 0;
             bi[i].range = VK_WHOLE_SIZE;
         }
