@@ -140,7 +140,7 @@ if want vulkan && [ $VK = ON ]; then
   # the reduce's cross-dispatch ordering shows) and float scans in shaders (no IEEE subnormals
   # here); the reduce matrix first, then the scans, each within its share
   export TALLY_VULKAN_SEGMENT_BYTES=65536 TALLY_VULKAN_FLOAT_SHADERS=1
-  for part in reduce:40 scan:25; do
+  for part in reduce:50 scan:25; do
     c=$(cap "${part#*:}" 70)
     log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
     timeout "$c" "$B/tests/vulkan/test_vulkan" --only "${part%%:*}" >"$L/test_vulkan-${part%%:*}.log" 2>&1
