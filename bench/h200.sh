@@ -12,6 +12,8 @@
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
 #                headers: any CPython >= 3.11's, e.g. cp -r /usr/include/python3.11/. .pyinc/ and
 #                its pyconfig.h)
+#   mpi          libtally_mpi (when the machine has Open MPI's headers): test_mpi at 4 and 16 ranks,
+#                CUDA ranks sharing the GPU, the weak-scaling table (bench/mpi.sh without its build)
 #   cpu          the CPU backend on the host's cores: the exact sums' scaling table (bench_cpu -x)
 #                and the reductions/scans against a read loop and memcpy (bench_cpu)
 #
@@ -77,9 +79,12 @@ if want build; then
   targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
   want python && targets="$targets tally tally_python"
+  MPI=OFF; want mpi && MPI=ON
   { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=OFF "${PYARGS[@]}" \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=$MPI "${PYARGS[@]}" \
       -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
+    { [ $MPI = OFF ] || ! cmake --build "$B" --target help | grep -q tally_bench_mpi ||
+        targets="$targets test_mpi test_mpi_cuda tally_bench_mpi"; } &&
     cmake --build "$B" -j"$j" --target $targets &&
     nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc -DTALLY_TUNING=1 tests/cuda/test_cuda.cu \
       "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$L/build.log" 2>&1 ||
@@ -162,6 +167,20 @@ if want vulkan && [ $VK = ON ]; then
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
 fi
 
+if want mpi; then
+  c=$(cap 100 40)
+  if [ -x "$B/bench/tally_bench_mpi" ]; then
+    log "mpi: tests at 4 and 16 ranks, CUDA ranks, weak scaling 1..16 ranks (at most ${c}s)"
+    MPI_SKIP_BUILD=1 BUILD_DIR=$B OUT=$L/mpi MPI_RANKS="1 2 4 8 16" timeout "$c" bash bench/mpi.sh \
+      >"$L/mpi.log" 2>&1 || rc=1
+    cp "$L/mpi/mpi-table.md" "$OUT/mpi-table.md" 2>/dev/null
+    grep -E "exit|failed" "$L/mpi/mpi.log" | sed 's/^/  /'
+    log "mpi: table in mpi-table.md"
+  else
+    log "mpi: not built (no Open MPI headers on this machine?): skipped"
+  fi
+fi
+
 if want cpu; then
   c=$(cap 90 5)
   log "CPU: exact sums' scaling (bench_cpu -x), then reductions and scans at all cores (at most ${c}s)"
@@ -173,5 +192,5 @@ fi
 log "done, exit $rc"
 tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "=== SUMMARY"
-grep -E "exit|adversarial on|bench_|built|FAILED|steps" "$OUT/h200.log"
+grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 exit $rc
