@@ -142,16 +142,27 @@ if want python; then
 fi
 
 if want vulkan && [ $VK = ON ]; then
-  c=$(cap 45 70)
-  log "test_vulkan on the NVIDIA driver (at most ${c}s), then the harness on Vulkan"
-  timeout "$c" "$B/tests/vulkan/test_vulkan" >"$L/test_vulkan.log" 2>&1
-  r=$?; [ "$r" = 0 ] || rc=1
-  log "test_vulkan exit $r: $(grep -E '^(vulkan device|device:)' "$L/test_vulkan.log" | head -1); $(tail -1 "$L/test_vulkan.log")"
-  timeout 35 "$ADV" --backends vulkan --seconds 25 --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
+  # as ctest runs it: 64 KiB segments (so calls cross segment boundaries, where the scans' and
+  # the reduce's cross-dispatch ordering shows) and float scans in shaders (no IEEE subnormals
+  # here); the reduce matrix first, then the scans, each within its share
+  export TALLY_VULKAN_SEGMENT_BYTES=65536 TALLY_VULKAN_FLOAT_SHADERS=1
+  for part in ${VK_SHARES:-reduce:50 scan:25}; do   # VK_SHARES: "part:seconds ..."
+    c=$(cap "${part#*:}" 70)
+    log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
+    timeout "$c" "$B/tests/vulkan/test_vulkan" --only "${part%%:*}" >"$L/test_vulkan-${part%%:*}.log" 2>&1
+    r=$?; [ "$r" = 0 ] || rc=1
+    grep '^FAIL' "$L/test_vulkan-${part%%:*}.log" | head -5
+    log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
+  done
+  unset TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FLOAT_SHADERS
+  log "vulkan $(grep -m1 '^device:' "$L/test_vulkan-reduce.log")"
+  va=${VK_ADV:-35}
+  log "the adversarial harness on Vulkan (at most ${va}s)"
+  timeout "$va" "$ADV" --backends vulkan --seconds $((va - 10)) --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
-  c=$(cap 45 0)
+  c=$(cap "${VK_BENCH:-45}" 0)
   log "bench_vulkan (at most ${c}s)"
   timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
     --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
