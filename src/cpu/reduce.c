@@ -297,7 +297,11 @@ static void acc_thread(void *arg, int tid, int nth)
 
 /* dst := dst merged with src, where src's elements may come before, between or after dst's
  * (the threads' chunks interleave): what depends on order takes the lowest global index (the
- * first minimum, maximum, NaN). Everything else merges the same in any order. */
+ * first minimum, maximum, NaN). Everything else merges the same in any order: the sums are exact
+ * (128-bit integers, superaccumulators), the integer product's zero and overflow flags are ORs
+ * and its capped magnitude only grows, and/or/xor and the counts commute; float products are not
+ * merged here (their block products are stored by block index). tests/core/test_chunks.c
+ * breaks any order dependence on purpose (tally_cpu_set_reduce_chunks). */
 static void merge_unordered(tally_partial *dst, const tally_partial *src)
 {
     const int dval = dst->n > dst->nans, sval = src->n > src->nans;
