@@ -13,6 +13,8 @@
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
 #                headers: any CPython >= 3.11's, e.g. cp -r /usr/include/python3.11/. .pyinc/ and
 #                its pyconfig.h)
+#   mpi          libtally_mpi (when the machine has Open MPI's headers): test_mpi at 4 and 16 ranks,
+#                CUDA ranks sharing the GPU, the weak-scaling table (bench/mpi.sh without its build)
 #   cpu          the CPU backend on the host's cores: the exact sums' scaling table (bench_cpu -x)
 #                and the reductions/scans against a read loop and memcpy (bench_cpu)
 #
@@ -78,9 +80,12 @@ if want build; then
   targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
   want python && targets="$targets tally tally_python"
+  MPI=OFF; want mpi && MPI=ON
   { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=OFF "${PYARGS[@]}" \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=$MPI "${PYARGS[@]}" \
       -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
+    { [ $MPI = OFF ] || ! cmake --build "$B" --target help | grep -q tally_bench_mpi ||
+        targets="$targets test_mpi test_mpi_cuda tally_bench_mpi"; } &&
     cmake --build "$B" -j"$j" --target $targets &&
     nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc -DTALLY_TUNING=1 tests/cuda/test_cuda.cu \
       "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$L/build.log" 2>&1 ||
@@ -140,20 +145,45 @@ if want python; then
 fi
 
 if want vulkan && [ $VK = ON ]; then
-  c=$(cap 45 70)
-  log "test_vulkan on the NVIDIA driver (at most ${c}s), then the harness on Vulkan"
-  timeout "$c" "$B/tests/vulkan/test_vulkan" >"$L/test_vulkan.log" 2>&1
-  r=$?; [ "$r" = 0 ] || rc=1
-  log "test_vulkan exit $r: $(grep -E '^(vulkan device|device:)' "$L/test_vulkan.log" | head -1); $(tail -1 "$L/test_vulkan.log")"
-  timeout 35 "$ADV" --backends vulkan --seconds 25 --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
+  # as ctest runs it: 64 KiB segments (so calls cross segment boundaries, where the scans' and
+  # the reduce's cross-dispatch ordering shows) and float scans in shaders (no IEEE subnormals
+  # here); the reduce matrix first, then the scans, each within its share
+  export TALLY_VULKAN_SEGMENT_BYTES=65536 TALLY_VULKAN_FLOAT_SHADERS=1
+  for part in ${VK_SHARES:-reduce:50 scan:25}; do   # VK_SHARES: "part:seconds ..."
+    c=$(cap "${part#*:}" 70)
+    log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
+    timeout "$c" "$B/tests/vulkan/test_vulkan" --only "${part%%:*}" >"$L/test_vulkan-${part%%:*}.log" 2>&1
+    r=$?; [ "$r" = 0 ] || rc=1
+    grep '^FAIL' "$L/test_vulkan-${part%%:*}.log" | head -5
+    log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
+  done
+  unset TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FLOAT_SHADERS
+  log "vulkan $(grep -m1 '^device:' "$L/test_vulkan-reduce.log")"
+  va=${VK_ADV:-35}
+  log "the adversarial harness on Vulkan (at most ${va}s)"
+  timeout "$va" "$ADV" --backends vulkan --seconds $((va - 10)) --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
-  c=$(cap 45 0)
+  c=$(cap "${VK_BENCH:-45}" 0)
   log "bench_vulkan (at most ${c}s)"
   timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
     --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
+fi
+
+if want mpi; then
+  c=$(cap 100 40)
+  if [ -x "$B/bench/tally_bench_mpi" ]; then
+    log "mpi: tests at 4 and 16 ranks, CUDA ranks, weak scaling 1..16 ranks (at most ${c}s)"
+    MPI_SKIP_BUILD=1 BUILD_DIR=$B OUT=$L/mpi MPI_RANKS="1 2 4 8 16" timeout "$c" bash bench/mpi.sh \
+      >"$L/mpi.log" 2>&1 || rc=1
+    cp "$L/mpi/mpi-table.md" "$OUT/mpi-table.md" 2>/dev/null
+    grep -E "exit|failed" "$L/mpi/mpi.log" | sed 's/^/  /'
+    log "mpi: table in mpi-table.md"
+  else
+    log "mpi: not built (no Open MPI headers on this machine?): skipped"
+  fi
 fi
 
 if want cpu; then
@@ -167,5 +197,5 @@ fi
 log "done, exit $rc"
 tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "=== SUMMARY"
-grep -E "exit|adversarial on|bench_|built|FAILED|steps" "$OUT/h200.log"
+grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 exit $rc

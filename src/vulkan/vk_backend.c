@@ -114,7 +114,23 @@ static int want_validation(void)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* Creates an instance (with the validation layer when asked and present). */
+/* Whether the validation layer offers VK_EXT_validation_features (for synchronization
+ * validation). */
+static int layer_has_features(const tvk_instance_fns *f, const char *layer)
+{
+    uint32_t ne = 0;
+    if (f->vkEnumerateInstanceExtensionProperties(layer, &ne, NULL) != VK_SUCCESS || ne == 0) return 0;
+    VkExtensionProperties *ep = calloc(ne, sizeof *ep);
+    int found = 0;
+    if (ep && f->vkEnumerateInstanceExtensionProperties(layer, &ne, ep) == VK_SUCCESS)
+        for (uint32_t i = 0; i < ne; i++) found |= !strcmp(ep[i].extensionName, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    free(ep);
+    return found;
+}
+
+/* Creates an instance (with the validation layer when asked and present, and its
+ * synchronization validation where it has it: a missing pipeline barrier between dispatches or
+ * submissions is a message, even on a device whose scheduling would hide it). */
 static VkResult make_instance(tvk_instance_fns *f, PFN_vkGetInstanceProcAddr gipa, int validation,
                               VkInstance *inst, int *have_dbg)
 {
@@ -128,7 +144,9 @@ static VkResult make_instance(tvk_instance_fns *f, PFN_vkGetInstanceProcAddr gip
                              VK_API_VERSION_1_2};
     if (api < VK_API_VERSION_1_2) app.apiVersion = VK_API_VERSION_1_1;
     const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
-    const char *exts[1] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    const char *exts[2] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT vf = {VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, NULL, 1, &sync, 0, NULL};
     VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL};
     if (validation) {
         uint32_t nl = 0;
@@ -143,6 +161,10 @@ static VkResult make_instance(tvk_instance_fns *f, PFN_vkGetInstanceProcAddr gip
             ci.ppEnabledLayerNames = layers;
             ci.enabledExtensionCount = 1;
             ci.ppEnabledExtensionNames = exts;
+            if (layer_has_features(f, layers[0])) {
+                ci.enabledExtensionCount = 2;
+                ci.pNext = &vf;
+            }
             *have_dbg = 1;
         }
     }
@@ -403,6 +425,11 @@ tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
         s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 2);
         s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->qpool, 0);
     }
+    /* The previous submission's writes (a reduce's record and zeroed accumulator, a scan's
+     * output) before this one's accesses: a fence orders the host after them, but only a
+     * barrier (whose first scope holds every earlier submission on the queue) orders this
+     * command buffer's shaders and copies after them. */
+    tvk_barrier(s);
     return TALLY_OK;
 }
 
@@ -439,8 +466,10 @@ void tvk_barrier(tvk_state *s)
                                0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Binds pipe and a descriptor set of the four bindings (b[i] NULL: the scratch partials
- * buffer stands in), and pushes the constants. */
+/* Binds pipe and a descriptor set of the four bindings, and pushes the constants. A binding
+ * the call does not use (b[i].buf NULL) gets the placeholder buffer made with the context: a
+ * descriptor must name a valid buffer (no nullDescriptor feature is asked for), and the scratch
+ * partials buffer, which stood in before, does not exist until a reduce needs partial records. */
 tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
                       const void *pc, uint32_t pc_size, const char *fn)
 {
@@ -461,7 +490,7 @@ tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const t
             bi[i].offset = b[i].off;
             bi[i].range = b[i].range;
         } else {
-            bi[i].buffer = s->parts.buf;
+            bi[i].buffer = s->dummy.buf;
             bi[i].offset = 0;
             bi[i].range = VK_WHOLE_SIZE;
         }

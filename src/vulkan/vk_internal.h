@@ -35,10 +35,10 @@ typedef struct tvk_partial {
 #define TVK_N_SQDEV 1024u     /* reduce.comp's feature bit of the variance pass */
 #define TVK_N_PACK 2048u      /* reduce.comp: argmin/argmax key and index packed in 64 bits */
 
-/* reduce.comp's push constants */
+/* reduce.comp's push constants (fin: 1 in the finish dispatch, 0 in the fold dispatches) */
 typedef struct tvk_reduce_pc {
     uint64_t n, gbase, mean_bits;
-    uint32_t head, vec_per_wg, part0, nvec, total_wg;
+    uint32_t head, vec_per_wg, part0, nvec, total_wg, fin;
 } tvk_reduce_pc;
 
 typedef struct tvk_buf {

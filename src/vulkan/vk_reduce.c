@@ -1,9 +1,11 @@
-/* Reductions on a Vulkan device: reduce.comp folds each workgroup's share into a partial
- * record, a second dispatch merges the records, and the host turns the one record into a
- * tally_partial and then into results with core/partial.c, the code the CPU backend uses. The
- * variance takes a second pass (the exact sum of squared deviations from the mean), the float
- * product fprod.comp (lanes of fixed blocks, multiplied in order here). Data larger than one
- * binding's range is cut into segments, each its own dispatch; all partials go to one merge. */
+/* Reductions on a Vulkan device: reduce.comp's fold dispatches add each workgroup's share into
+ * the call's accumulator (or a partial record per workgroup), its finish dispatch (one
+ * workgroup, after a pipeline barrier) turns them into the call's record, and the host turns
+ * that record into a tally_partial and then into results with core/partial.c, the code the CPU
+ * backend uses. The variance takes a second pass (the exact sum of squared deviations from the
+ * mean), the float product fprod.comp (lanes of fixed blocks, multiplied in order here). Data
+ * larger than one binding's range is cut into segments, each its own fold dispatch; all of
+ * them go to the one finish. */
 #include <stdlib.h>
 #include <string.h>
 #include "core/partial.h"
@@ -25,7 +27,7 @@ static uint64_t seg_count(const tvk_state *s, size_t es, uint64_t n)
 /* Workgroups: four vectors per invocation at least; past 1024 workgroups, 16 vectors per
  * invocation and up to TVK_MAX_WG (many waves, so the last one's imbalance is small; each
  * workgroup's cost beyond its loads is a few atomics); at most TVK_MAX_WG_PART when partial
- * records travel (the last workgroup merges them). */
+ * records travel (the finish dispatch's one workgroup merges them). */
 static seg_plan plan_segment(const tvk_state *s, size_t es, VkDeviceSize off, uint64_t n, uint64_t k,
                              int part)
 {
@@ -61,8 +63,8 @@ static int needs_part(tally_type type, uint64_t n, uint32_t feat)
     return 0;
 }
 
-/* The accumulators: slots 0 .. TVK_MAX_BATCH-1, zero between calls (each call's last
- * workgroup zeroes its slot). */
+/* The accumulators: slots 0 .. TVK_MAX_BATCH-1, zero between calls (each call's finish
+ * dispatch zeroes its slot). */
 tally_status tvk_ensure_acc(tally_context *ctx, tvk_state *s, const char *fn)
 {
     VkDeviceSize bytes = (VkDeviceSize)TVK_MAX_BATCH * TVK_ACC_STRIDE;
@@ -97,11 +99,12 @@ static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn
                            (uint32_t)omit, (uint32_t)part, &pipe)) != TALLY_OK)
         return st;
     uint32_t part0 = 0;
+    tvk_reduce_pc pc;
+    tvk_range b[4] = {{0}};
     for (uint64_t k = 0; k < nseg; k++) {
         seg_plan p = plan_segment(s, es, src.off, n, k, part);
-        tvk_reduce_pc pc;
         memset(&pc, 0, sizeof pc);
-        tvk_range b[4] = {{0}};
+        memset(b, 0, sizeof b);
         b[0] = tvk_window(s, src.buf, src.off + p.e0 * es, p.ne * es, &pc.head);
         b[1] = (tvk_range){s->hostres.buf, (VkDeviceSize)slot * TVK_REC_STRIDE, sizeof(tvk_partial)};
         if (part) b[2] = (tvk_range){s->parts.buf, 0, total * sizeof(tvk_partial)};
@@ -113,10 +116,20 @@ static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn
         pc.part0 = part0;
         pc.nvec = p.nvec;
         pc.total_wg = (uint32_t)total;
+        pc.fin = 0;
         if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
         s->fd.vkCmdDispatch(s->cb, p.groups, 1, 1);
         part0 += p.groups;
     }
+    /* The finish: one workgroup reads what every fold workgroup added or wrote. The barrier
+     * between them (compute -> compute, shader writes -> shader reads and writes) is what makes
+     * every atomic of the fold dispatches complete and visible to it; the barrier after it
+     * orders the record for the host and the accumulator's zeroing before the next call.
+     * Bindings as the last segment's (the input binding is valid and unread). */
+    tvk_barrier(s);
+    pc.fin = 1;
+    if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+    s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
     tvk_barrier(s);
     return TALLY_OK;
 }
@@ -179,7 +192,7 @@ static void to_partial(const tvk_partial *r, tally_type type, uint64_t n, uint32
     if (need & TALLY_NEED_SUM) {
         if (tally_type_is_float(type)) {
             for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) p->fsum.chunk[i] = r->chunk[i];
-            p->fsum.nadds = 1; /* the last workgroup normalised the digits */
+            p->fsum.nadds = 1; /* the finish dispatch normalised the digits */
             p->fsum.flags = r->xflags & 31u;
         } else {
             unsigned __int128 v = ((unsigned __int128)r->sum_hi << 64) | r->sum_lo;
@@ -304,7 +317,7 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
             } else {
                 tally_exact_init(&sq);
                 for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) sq.chunk[i] = r2.chunk[i];
-                sq.nadds = 1; /* the last workgroup normalised the digits */
+                sq.nadds = 1; /* the finish dispatch normalised the digits */
                 sq.flags = r2.xflags & 31u;
                 sqp = &sq;
             }

@@ -46,6 +46,15 @@ static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *f
         uint32_t tile0 = 0;
         for (uint64_t k = 0; k < nseg; k++) {
             uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+            /* Segment after segment, a barrier between them: where a segment boundary falls
+             * inside a 4-byte word (an output offset that is not a multiple of 4), both
+             * segments' tiles read, merge and write that word back, and without the barrier
+             * the later segment's dispatch may run alongside the earlier one and lose bytes.
+             * In place, the next segment's input binding also overlaps this one's output
+             * binding (offsets round down to the device's alignment), which the validation
+             * layer counts as a hazard in mode 0 too (the output binding is declared in every
+             * mode). Segments are at most 2^30 bytes: one barrier per segment costs nothing. */
+            if (k > 0) tvk_barrier(s);
             scan_pc pc;
             memset(&pc, 0, sizeof pc);
             tvk_range b[4] = {{0}};
@@ -99,6 +108,10 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     for (int mode = 0; mode < 3; mode += 2) {
         for (uint64_t k = 0; k < nseg; k++) {
             uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+            /* segment after segment (see record_assoc): elements here are whole words, but in
+             * place the next segment's input binding overlaps this one's output binding (its
+             * offset is rounded down to the device's alignment) */
+            if (k > 0) tvk_barrier(s);
             scan_pc pc;
             memset(&pc, 0, sizeof pc);
             tvk_range b[4] = {{0}};

@@ -1,16 +1,30 @@
 #version 450
-/* Fused reductions in one dispatch per segment. Each workgroup folds an even share of the
- * input into its state; the state travels to one accumulator record per call (struct Acc, in
- * device memory) by 64-bit atomics: integer sums as three 64-bit digits, extremes, bit ops and
- * NaN counts by atomic min/max/and/or/xor/add, and the exact float sums as the 68 digits of
- * core/exact_sum.h. What atomics cannot fold (integer products; an argmin/argmax whose key and
- * index do not pack into 64 bits) goes to a partial record per workgroup instead (PART = 1).
- * The last workgroup to finish (a ticket counter) reads the accumulator (and merges the
- * partials), writes the call's one record (struct Partial, mirrored by tvk_partial in
- * vk_internal.h) to the host-visible result buffer, and resets the accumulator and the counter
- * to zero for the next call, so no call clears anything. The host turns the record into
+/* Fused reductions in two dispatches per call. The fold dispatch (pc.fin = 0, one or more per
+ * call, one per segment): each workgroup folds an even share of the input into its state, and
+ * the state travels to one accumulator record per call (struct Acc, in device memory) by 64-bit
+ * atomics: integer sums as three 64-bit digits, extremes, bit ops and NaN counts by atomic
+ * min/max/and/or/xor/add, and the exact float sums as the 68 digits of core/exact_sum.h. What
+ * atomics cannot fold (integer products; an argmin/argmax whose key and index do not pack into
+ * 64 bits) goes to a partial record per workgroup instead (PART = 1). The finish dispatch
+ * (pc.fin = 1, one workgroup, recorded after a compute -> compute pipeline barrier) reads the
+ * accumulator (and merges the partials), writes the call's one record (struct Partial,
+ * mirrored by tvk_partial in vk_internal.h) to the host-visible result buffer, and zeroes the
+ * accumulator for the next call, so no call clears anything. The host turns the record into
  * results with the core's code (core/partial.c), so the results are the CPU backend's bit for
  * bit.
+ *
+ * Memory order, by construction: no workgroup ever reads what another workgroup of the same
+ * dispatch wrote. Within a dispatch, workgroups only add into the accumulator with atomics
+ * (whose order cannot matter: every fold is commutative) or write their own partial record.
+ * Everything a dispatch reads from another dispatch is ordered by the API: the pipeline barrier
+ * between the fold and finish dispatches (vk_reduce.c: compute -> compute, shader writes ->
+ * shader reads and writes) makes every atomic and every partial record of the fold complete and
+ * visible to the finish; the barrier after the finish orders its record for the host and its
+ * zeroing before the next call's atomics, and every command buffer begins with the same barrier
+ * (tvk_begin), which orders the previous submission's writes before this one's accesses. So no
+ * ticket, no fence inside a shader, no coherent qualifier and no reasoning about the memory
+ * model's scopes is needed. Within a workgroup, shared memory is written and read only across
+ * barrier()s (each place says which).
  *
  * Every fold here is order-free: integer sums (128-bit), extremes with the index as tie-break
  * (the first occurrence wins whatever the order), bit ops, counts, and the exact float sums,
@@ -42,7 +56,7 @@
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
  * plus the window are the exact sum at every step. At the end the workgroup's digits are
  * normalised (each in [0, 2^32), the top one signed) and added to the accumulator's: with fewer
- * than 2^31 workgroups per call no int64 digit can overflow, and the last workgroup normalises
+ * than 2^31 workgroups per call no int64 digit can overflow, and the finish dispatch normalises
  * the sum once more before writing it. Data within the window's span (prices, measurements)
  * never flush but at the end; wide-range data flush often and run slower.
  *
@@ -51,12 +65,7 @@
  * exactly as a 106-bit integer. The CPU adds the square as two doubles hi + lo (fma), which is
  * the same exact value unless lo underflows or hi overflows: |x - mean| below 2^-463 or above
  * 2^510, a subnormal operand, or a flushed difference. Those elements set XF_EDGE and the host
- * recomputes the variance on the CPU backend, so the bits stay the CPU's in every case.
- *
- * Memory order: a workgroup's partial record and atomics happen before its ticket (a buffer
- * memory barrier between them, buffers declared coherent); the last workgroup reads after its
- * ticket and another barrier, with atomic exchanges (the accumulator) or coherent loads (the
- * partials). */
+ * recomputes the variance on the CPU backend, so the bits stay the CPU's in every case. */
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -98,14 +107,14 @@ struct Acc {
     uint64_t nans, nfirst;  /* nfirst = ~(first NaN index) */
     uint64_t nkmin, kmax;   /* nkmin = ~(min key); PACK: ~(key << 32 | index), key << 32 | ~index */
     uint64_t nband, bor, bxor;
-    uint xflags, ticket;
+    uint xflags, pad;
 };
 
 layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
 layout(std430, binding = 1) writeonly buffer Rec { Partial rec; };
-layout(std430, binding = 2) coherent buffer Parts { Partial part[]; };
-layout(std430, binding = 3) coherent buffer AccB { Acc acc; };
+layout(std430, binding = 2) buffer Parts { Partial part[]; };
+layout(std430, binding = 3) buffer AccB { Acc acc; };
 
 layout(push_constant) uniform PC {
     uint64_t n;         /* elements of this segment */
@@ -115,7 +124,8 @@ layout(push_constant) uniform PC {
     uint vec_per_wg;    /* 16-byte vectors per workgroup */
     uint part0;         /* index of this segment's first workgroup among the call's */
     uint nvec;          /* vectors covering [0, head + n * TSIZE) */
-    uint total_wg;      /* workgroups of the call, every segment's */
+    uint total_wg;      /* workgroups of the call's fold dispatches, every segment's */
+    uint fin;           /* 1: the finish dispatch (one workgroup), 0: a fold dispatch */
 } pc;
 
 /* ---- thread state ---------------------------------------------------------------------- */
@@ -137,7 +147,6 @@ int w_P = -100000;
 
 shared int64_t xs[X_CHUNKS];
 shared uint xs_flags;
-shared bool s_last;
 shared uint64_t sa[WG];
 shared uint64_t sb[WG];
 shared uint64_t sc[WG];
@@ -556,7 +565,7 @@ void normalise_xs()
     xs[X_CHUNKS - 1] += carry;
 }
 
-/* The last workgroup: merges partial j into this thread's state (PART). */
+/* The finish dispatch: merges partial j into this thread's state (PART). */
 void merge_partial(uint j)
 {
     t_nans += part[j].nans;
@@ -582,9 +591,9 @@ void merge_partial(uint j)
     }
 }
 
-void main()
+/* The fold dispatch: this workgroup's share into the accumulator (or its partial record). */
+void fold_share()
 {
-    tid = gl_LocalInvocationID.x;
     if (DO_XSUM) {
         if (tid < uint(X_CHUNKS)) xs[tid] = 0l;
         if (tid == 0u) xs_flags = 0u;
@@ -627,6 +636,11 @@ void main()
     uint64_t s0, s1, s2;
     combine(s0, s1, s2);
     if (DO_XSUM) {
+        /* every thread's flushes into xs (shared atomics) and its xs_flags are done before
+         * thread 0 rewrites the digits with plain loads and stores: combine() holds no barrier
+         * when the exact sum is the only field (a float sum alone, an integer variance's
+         * pass), and a flush racing the rewrite loses or doubles a 32-bit digit */
+        barrier();
         if (tid == 0u) normalise_xs();
         barrier();
         if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc.digit[tid], xs[tid]);
@@ -679,20 +693,14 @@ void main()
             }
         }
     }
+}
 
-    /* ---- the ticket: the last workgroup writes the call's record ---- */
-    memoryBarrierBuffer();
-    barrier();
-    if (tid == 0u) s_last = atomicAdd(acc.ticket, 1u) == pc.total_wg - 1u;
-    barrier();
-    if (!s_last) return;
-    memoryBarrierBuffer();
-
-    /* fresh state in every thread */
-    t_nans = 0ul; t_lo = 0ul; t_hi = 0ul;
-    t_kmin = ~0ul; t_kmax = 0ul; t_imin = ~0ul; t_imax = ~0ul; t_first_nan = ~0ul;
-    t_kmin32 = ~0u; t_kmax32 = 0u;
-    t_band = ~0ul; t_bor = 0ul; t_bxor = 0ul; t_pmag = 1ul; t_pflags = 0u;
+/* The finish dispatch (one workgroup, after a pipeline barrier: every fold workgroup's atomics
+ * and partial records are complete and visible): the call's record from the accumulator and the
+ * partials; the accumulator zeroed for the next call (plain stores: the barrier after this
+ * dispatch orders them before the next call's atomics). The thread state is the initial one. */
+void finish()
+{
     if (PART != 0u) {
         for (uint j = tid; j < pc.total_wg; j += uint(WG)) merge_partial(j);
         if (KEY32) { /* combine() takes the 32-bit keys */
@@ -721,10 +729,13 @@ void main()
         combine(d0, d1, d2); /* the other fields; its sums are zero */
     }
     if (DO_XSUM) {
-        if (tid < uint(X_CHUNKS)) xs[tid] = atomicExchange(acc.digit[tid], 0l);
-        barrier();
+        if (tid < uint(X_CHUNKS)) {
+            xs[tid] = acc.digit[tid];
+            acc.digit[tid] = 0l;
+        }
+        barrier(); /* xs complete before thread 0 normalises it */
         if (tid == 0u) normalise_xs();
-        barrier();
+        barrier(); /* normalised before every thread reads its digit */
         if (tid < uint(X_CHUNKS)) rec.chunk[tid] = xs[tid];
     }
     if (tid == 0u) {
@@ -739,12 +750,12 @@ void main()
             rec.pmag = t_pmag;
             rec.pflags = t_pflags;
         } else {
-            r0 = atomicExchange(acc.s0, 0ul);
-            r1 = atomicExchange(acc.s1, 0ul);
-            r2 = atomicExchange(acc.s2, 0ul);
-            rec.nans = atomicExchange(acc.nans, 0ul);
-            rec.first_nan = ~atomicExchange(acc.nfirst, 0ul);
-            uint64_t pk = ~atomicExchange(acc.nkmin, 0ul), px = atomicExchange(acc.kmax, 0ul);
+            r0 = acc.s0;
+            r1 = acc.s1;
+            r2 = acc.s2;
+            rec.nans = acc.nans;
+            rec.first_nan = ~acc.nfirst;
+            uint64_t pk = ~acc.nkmin, px = acc.kmax;
             if (PACKMIN) {
                 if (pk != ~0ul) { kmin = pk >> 32; imin = pk & 0xfffffffful; }
             } else {
@@ -755,9 +766,12 @@ void main()
             } else {
                 kmax = px;
             }
-            rec.band = ~atomicExchange(acc.nband, 0ul);
-            rec.bor = atomicExchange(acc.bor, 0ul);
-            rec.bxor = atomicExchange(acc.bxor, 0ul);
+            rec.band = ~acc.nband;
+            rec.bor = acc.bor;
+            rec.bxor = acc.bxor;
+            acc.s0 = 0ul; acc.s1 = 0ul; acc.s2 = 0ul;
+            acc.nans = 0ul; acc.nfirst = 0ul; acc.nkmin = 0ul; acc.kmax = 0ul;
+            acc.nband = 0ul; acc.bor = 0ul; acc.bxor = 0ul;
             rec.pmag = 1ul;
             rec.pflags = 0u;
         }
@@ -775,9 +789,16 @@ void main()
         digits_to_128(r0, r1, r2, lo, hi);
         rec.sum_lo = lo;
         rec.sum_hi = hi;
-        rec.xflags = atomicExchange(acc.xflags, 0u);
+        rec.xflags = acc.xflags;
+        acc.xflags = 0u;
         rec.pad0 = 0u;
         rec.pad1 = 0u;
-        atomicExchange(acc.ticket, 0u);
     }
+}
+
+void main()
+{
+    tid = gl_LocalInvocationID.x;
+    if (pc.fin != 0u) finish();
+    else fold_share();
 }
