@@ -6,7 +6,8 @@
 #                GPU tests, the adversarial harness and the benchmarks); test_cuda by nvcc
 #   cuda         test_cuda --quick, with compute-sanitizer memcheck and racecheck beside it
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000)
-#   bench        bench_cuda: tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
+#   bench        bench_cuda: host data to the GPU (1 GiB pinned/pageable/mmap'd, a few seconds), then
+#                tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan
 #   python       the Python module for the machine's python (the torch venv): pytest with the GPU
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
@@ -111,6 +112,7 @@ if want cuda; then
     log "${t#*:} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$L/${t#*:}.log" | tail -1)"
   done
   grep -h FAIL "$L/test_cuda.log" | head -10
+  grep -h '^auto:' "$L/test_cuda.log" | head -2
 fi
 
 if want adversarial; then
@@ -128,6 +130,8 @@ if want bench; then
   timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:---min-log2 24} \
     --out "$OUT/bench-cuda.md" >"$L/bench-cuda.log" 2>&1 || rc=1
   log "bench_cuda: $(grep 'validation failures' "$L/bench-cuda.log" | tail -1)"
+  # host data to the GPU (1 GiB pinned, pageable, mmap'd), printed by bench_cuda first and last
+  sed -n '/^Host data to the GPU/,/^auto rule/p' "$L/bench-cuda.log" | head -14
 fi
 
 if want python; then

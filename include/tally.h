@@ -88,7 +88,8 @@ TALLY_API const char *tally_op_name(tally_op op);
 
 /* ---- backends and contexts ------------------------------------------------------------------- */
 typedef enum tally_backend_kind {
-    TALLY_BACKEND_AUTO = 0,   /* the best available: CUDA, else CPU (not Vulkan, see below) */
+    TALLY_BACKEND_AUTO = 0,   /* each call where its data is: CUDA or CPU, never Vulkan (the
+                                 AUTO rule below) */
     TALLY_BACKEND_CPU = 1,    /* always available */
     TALLY_BACKEND_CUDA = 2,
     TALLY_BACKEND_VULKAN = 3  /* only when asked for: correct on lavapipe, not yet on every
@@ -114,6 +115,24 @@ TALLY_API void tally_options_init(tally_options *opts);
 
 typedef struct tally_context tally_context;
 
+/* The AUTO rule. An AUTO context holds the CPU backend and, in a library built with CUDA, the
+ * CUDA backend, started by the first call that needs it (creating an AUTO context starts no
+ * GPU), and sends each call where its data lives:
+ *   - device or managed memory goes to CUDA (a scan: when its input or output is such memory);
+ *   - host memory (pageable, a mapped file, pinned or registered) goes to the CPU, unless the
+ *     GPU is predicted faster for that size: from 64 MiB, for reductions without a float
+ *     product and for scans other than float sum/product scans (whose bits could differ; batches,
+ *     stream updates and carried scans of host data always stay on the CPU), when
+ *     (time to start the GPU, 0 once started) + bytes / (GPU rate for host data) is below
+ *     0.8 * bytes / (CPU rate). The rates start as estimates (per CPU thread; the host link)
+ *     and become what this context measured for host data of 64 MiB or more on each path, so
+ *     where a call runs may change with them; its result does not (every call that host data
+ *     could send to the GPU gives the same bits on both).
+ * Before the CUDA driver is loaded in the process no pointer can be device memory, so a
+ * program that never uses a GPU never starts one through an AUTO context. AUTO never picks
+ * Vulkan (a Vulkan context reaches device data only through tally_vulkan.h's buffers, and
+ * copies host data). Without CUDA built in, AUTO is the CPU backend. */
+
 /* Creates a context. opts may be NULL (defaults). On success *ctx owns its resources until
  * tally_destroy. On failure *ctx is NULL and the status says why (e.g. BACKEND_UNAVAILABLE when
  * CUDA is asked for on a machine without a usable GPU); tally_create_error() then returns the
@@ -127,8 +146,18 @@ TALLY_API void tally_destroy(tally_context *ctx);
 TALLY_API int tally_backend_available(tally_backend_kind kind);
 /* "auto", "cpu", "cuda", "vulkan"; NULL for a bad value. */
 TALLY_API const char *tally_backend_name(tally_backend_kind kind);
-/* The backend this context runs on (never AUTO). */
+/* The backend this context runs on (never AUTO). For an AUTO context: the GPU backend its
+ * device pointers run on (TALLY_BACKEND_CUDA) when the machine has a usable one (asking may
+ * load the driver), else TALLY_BACKEND_CPU; host data may still run on the CPU
+ * (tally_last_backend says where each call ran). */
 TALLY_API tally_backend_kind tally_active_backend(const tally_context *ctx);
+/* The backend that ran the context's last reduce, scan or stream update: on an AUTO context
+ * the one the AUTO rule chose (TALLY_BACKEND_CPU before any call); else tally_active_backend. */
+TALLY_API tally_backend_kind tally_last_backend(const tally_context *ctx);
+/* The context's routing rule in one line, with this context's figures: for an AUTO context
+ * where device and host memory go and from which size host data goes to the GPU, else the one
+ * backend. A string owned by ctx, valid until the next call on it. */
+TALLY_API const char *tally_auto_rule(const tally_context *ctx);
 /* Threads a CPU context uses (including the caller). */
 TALLY_API int tally_thread_count(const tally_context *ctx);
 /* The CPU path this context uses ("scalar", "avx2", "avx512"). */
@@ -186,8 +215,8 @@ typedef struct tally_result {
  *     same bits on every backend;
  *   - empty input: sum 0, prod 1, count 0, and all ones, or/xor 0; min, max, argmin, argmax,
  *     mean, var give TALLY_ERR_EMPTY.
- * data is a host pointer for the CPU backend; for CUDA, a device or host pointer (see
- * tally_cuda.h). */
+ * data is a host pointer for the CPU backend; for CUDA and AUTO, a device or host pointer
+ * (see tally_cuda.h and the AUTO rule). */
 
 /* One reduction. Returns result->status (also stored there). */
 TALLY_API tally_status tally_reduce(tally_context *ctx, tally_op op, tally_type type,

@@ -55,6 +55,11 @@ typedef struct tally_backend {
      * exactly. NULL: the data are staged through a CPU backend state. */
     tally_status (*sqdev)(tally_context *ctx, void *state, tally_type type, const void *data,
                           uint64_t n, double mean, int omit_nan, tally_exact *out);
+    /* Optional, for AUTO contexts (core/route.c): 1 if p is memory this backend should take
+     * (its device's memory, or managed memory), 0 for host memory (pageable, mapped, pinned).
+     * Cheap, and it must not start the backend when it can tell without (no device memory can
+     * exist before the driver is loaded). NULL: the backend owns no pointers. */
+    int (*owns)(const void *p);
 } tally_backend;
 
 /* Registered backends; NULL where not built. Defined by each backend's source. */

@@ -85,7 +85,11 @@ tally_status tally_internal_set_error(tally_context *ctx, tally_status status, c
 }
 
 /* ---- a context's data --------------------------------------------------------------------- */
-static int is_cpu(const tally_context *ctx) { return ctx->backend == &tally_cpu_backend; }
+/* CPU contexts, and AUTO ones (core/route.c: a carry sends host data to the CPU) */
+static int is_cpu(const tally_context *ctx)
+{
+    return ctx->backend == &tally_cpu_backend || ctx->backend->kind == TALLY_BACKEND_AUTO;
+}
 
 tally_status tally_internal_copy(tally_context *ctx, void *dst, const void *src, uint64_t bytes)
 {

@@ -3,10 +3,13 @@
  * cuda_api.cu. The library must load and run on machines without a GPU or driver: the CUDA
  * runtime is linked statically and loads the driver lazily, so available() just reports 0
  * there. */
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <dlfcn.h>
+#include "core/route.h"
 #include "core/types.h"
 #include "cuda/host.h"
 #include "cuda/tuning.h"
@@ -39,6 +42,7 @@ void free_state(State *s)
     DeviceGuard g(s->device);
     if (s->own_stream) cudaStreamSynchronize(s->own_stream);
     if (s->stream && s->stream != s->own_stream) cudaStreamSynchronize(s->stream);
+    stage_free(s);
     cudaFree(s->partials);
     cudaFree(s->xpartials);
     cudaFree(s->counter);
@@ -138,6 +142,39 @@ int device_accessible(const void *p, const void **dev)
         return 0;
     default: return 0;
     }
+}
+
+/* 1 if the kernels read p where it is (device or managed memory, or a small pinned buffer
+ * read through its mapping; *dev: the pointer to use there); 0 for host memory to be copied to
+ * the device first (larger pinned buffers move faster by DMA than read over the link). */
+static int read_in_place(const void *p, size_t bytes, const void **dev)
+{
+    *dev = p;
+    if (!device_accessible(p, dev)) return 0;
+    if (bytes >= TCU_PIN_DMA_MIN && host_kind(p) == HOST_PINNED) {
+        *dev = p;
+        return 0;
+    }
+    return 1;
+}
+
+/* The driver is in the process once anything has used CUDA (the runtime loads it by this name
+ * and never unloads it); before that no pointer can be device memory. */
+static int driver_loaded(void)
+{
+    static std::atomic<int> loaded{0};
+    if (loaded.load(std::memory_order_relaxed)) return 1;
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return 0;
+    dlclose(h);
+    loaded.store(1, std::memory_order_relaxed);
+    return 1;
+}
+
+int cuda_owns(const void *p)
+{
+    if (!p || !driver_loaded()) return 0;
+    return host_kind(p) == HOST_DEVICE;
 }
 
 tally_status ensure_staging(tally_context *ctx, State *s, size_t bytes, const char *fn)
@@ -258,10 +295,11 @@ tally_status cuda_reduce(tally_context *ctx, void *state, tally_type type, const
     DeviceGuard g(s->device);
     const void *d = data;
     size_t bytes = (size_t)n * tally_type_size(type);
-    if (n > 0 && !device_accessible(data, &d)) {
+    if (n > 0 && !read_in_place(data, bytes, &d)) {
+        /* host data: into device memory at the link's speed, then the same kernel */
         tally_status st = ensure_staging(ctx, s, bytes, fn);
+        if (st == TALLY_OK) st = stage_h2d(ctx, s, s->staging, data, bytes, fn);
         if (st != TALLY_OK) return st;
-        TCU_TRY(ctx, fn, cudaMemcpyAsync(s->staging, data, bytes, cudaMemcpyHostToDevice, s->stream));
         d = s->staging;
     }
     /* each distinct op once, then spread back */
@@ -332,22 +370,29 @@ tally_status cuda_scan(tally_context *ctx, void *state, tally_op op, tally_type 
     DeviceGuard g(s->device);
     const void *din;
     const void *dout_c;
-    int in_dev = device_accessible(in, &din);
-    int out_dev = device_accessible(out, &dout_c);
     size_t bytes = (size_t)n * tally_type_size(type);
+    int in_dev = read_in_place(in, bytes, &din);
+    int out_dev = read_in_place(out, bytes, &dout_c);
+    tally_status st;
     if (in_dev && out_dev) {
-        tally_status st = enqueue_scan(ctx, s, fn, op, type, din, (void *)dout_c, n, opts);
+        st = enqueue_scan(ctx, s, fn, op, type, din, (void *)dout_c, n, opts);
         if (st != TALLY_OK) return st;
         TCU_TRY(ctx, fn, cudaStreamSynchronize(s->stream));
         return TALLY_OK;
     }
-    /* host memory on either side: scan a device copy in place, copy back */
-    tally_status st = ensure_staging(ctx, s, bytes, fn);
+    /* host memory on either side: the input in device memory (staged unless it is there), the
+     * scan into the output there, or into the staging buffer and back to host memory */
+    st = ensure_staging(ctx, s, bytes, fn);
     if (st != TALLY_OK) return st;
-    TCU_TRY(ctx, fn, cudaMemcpyAsync(s->staging, in, bytes, cudaMemcpyDefault, s->stream));
-    st = enqueue_scan(ctx, s, fn, op, type, s->staging, s->staging, n, opts);
+    if (!in_dev) {
+        st = stage_h2d(ctx, s, s->staging, in, bytes, fn);
+        if (st != TALLY_OK) return st;
+        din = s->staging;
+    }
+    void *dst = out_dev ? (void *)dout_c : s->staging;
+    st = enqueue_scan(ctx, s, fn, op, type, din, dst, n, opts);
     if (st != TALLY_OK) return st;
-    TCU_TRY(ctx, fn, cudaMemcpyAsync(out, s->staging, bytes, cudaMemcpyDefault, s->stream));
+    if (!out_dev) return stage_d2h(ctx, s, out, s->staging, bytes, fn);
     TCU_TRY(ctx, fn, cudaStreamSynchronize(s->stream));
     return TALLY_OK;
 }
@@ -368,13 +413,16 @@ tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *s
 const tally_backend cuda_backend = {
     TALLY_BACKEND_CUDA, "cuda",    cuda_available, cuda_init, cuda_fini,
     cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, nullptr /* reduce_segments */,
-    nullptr /* accumulate */, nullptr /* sqdev */,
+    nullptr /* accumulate */, nullptr /* sqdev */, cuda_owns,
 };
 
 State *cuda_state(tally_context *ctx)
 {
-    if (!ctx || !ctx->backend || ctx->backend->kind != TALLY_BACKEND_CUDA) return nullptr;
-    return (State *)ctx->state;
+    if (!ctx || !ctx->backend) return nullptr;
+    if (ctx->backend->kind == TALLY_BACKEND_CUDA) return (State *)ctx->state;
+    /* an AUTO context: its CUDA state, started now if need be */
+    if (tally_route_is(ctx)) return (State *)tally_route_backend_state(ctx, &cuda_backend);
+    return nullptr;
 }
 
 } // namespace tcu_host

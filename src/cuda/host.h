@@ -30,8 +30,9 @@ struct State {
     unsigned int *scan_sync;   /* [2]: the scan epoch */
     void *scan_status;
     size_t scan_status_bytes;
-    void *staging;
+    void *staging;             /* device copy of host data (grown as needed) */
     size_t staging_bytes;
+    struct Stager *stager;     /* host_stage.cu: workers and pinned buffers, made on first use */
 };
 
 /* Makes the context's device current for the duration of a call, then restores the caller's. */
@@ -63,6 +64,35 @@ State *cuda_state(tally_context *ctx);
 /* 1 if the GPU can read p (device, managed or registered host memory; *dev: the pointer to
  * use there), 0 for plain host memory. */
 int device_accessible(const void *p, const void **dev);
+/* ---- host data (host_stage.cu) ------------------------------------------------------------
+ * Pageable host data (malloc'd, a mapped file) of TCU_STAGE_MIN_BYTES or more crosses the link
+ * through a team of stage_workers() threads, each with two pinned buffers of TCU_STAGE_CHUNK
+ * bytes and a stream; pinned host data is copied by DMA directly. Pinned inputs under
+ * TCU_PIN_DMA_MIN bytes are read in place by the kernels (mapped memory). */
+#define TCU_STAGE_CHUNK ((size_t)8 << 20)
+#define TCU_STAGE_MAX_WORKERS 8
+#define TCU_STAGE_MIN_BYTES ((size_t)4 << 20)
+#define TCU_PIN_DMA_MIN ((size_t)1 << 20)
+
+enum HostKind { HOST_PAGEABLE = 0, HOST_PINNED = 1, HOST_DEVICE = 2 /* or managed */ };
+/* Where p lives (cudaPointerGetAttributes). */
+HostKind host_kind(const void *p);
+/* Copies bytes of host memory (any kind) to device memory d_dst, ordered before the work
+ * enqueued on the context's stream after it; returns once the copies are queued or done. */
+tally_status stage_h2d(tally_context *ctx, State *s, void *d_dst, const void *h_src, size_t bytes,
+                       const char *fn);
+/* Copies bytes of device memory to host memory (any kind) after the work queued on the
+ * context's stream so far; returns when h_dst holds them. */
+tally_status stage_d2h(tally_context *ctx, State *s, void *h_dst, const void *d_src, size_t bytes,
+                       const char *fn);
+/* Stops the workers and frees the pinned buffers (the state's fini). */
+void stage_free(State *s);
+/* Workers a context's stager runs: half the cores, 2 .. TCU_STAGE_MAX_WORKERS. */
+int stage_workers(void);
+/* 1 if p is device or managed memory, decided without starting CUDA when the driver is not
+ * loaded in the process (then no device memory exists): the backend's owns() for AUTO. */
+int cuda_owns(const void *p);
+
 /* Tile-state scratch for ntiles slots of type (grown outside graph capture only). */
 tally_status ensure_scan_status(tally_context *ctx, State *s, tally_type type, uint64_t ntiles,
                                 const char *fn);

@@ -7,12 +7,14 @@
  *   test_cuda --quick    a smaller matrix (for compute-sanitizer)
  *   test_cuda --big      also the > 2^31-element cases (about 6 GB of GPU memory)
  */
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <dlfcn.h>
 #include <cuda_runtime.h>
 #include "tally.h"
 #include "tally_cuda.h"
@@ -854,6 +856,140 @@ static void test_primitives()
     test_prim_type<double>("f64");
 }
 
+/* 1 if the CUDA driver is in the process (the runtime loads it by this name). */
+static bool driver_loaded()
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h) dlclose(h);
+    return h != nullptr;
+}
+
+/* An AUTO context before anything touched CUDA: host data runs on the CPU, and neither the
+ * context nor the calls load the driver (skipped where something, e.g. compute-sanitizer, had
+ * loaded it before main). */
+static void test_auto_starts_nothing(bool driver_at_start)
+{
+    tally_context *a = nullptr;
+    tally_options o;
+    tally_options_init(&o);
+    CHECK(tally_create(&a, &o) == TALLY_OK, "AUTO context: %s", tally_create_error());
+    if (!a) return;
+    std::vector<unsigned char> h;
+    fill(h, TALLY_F32, 100003, D_PRICES);
+    tally_op ops[] = {TALLY_SUM, TALLY_MAX, TALLY_VAR};
+    tally_result ar[3], cr[3];
+    tally_reduce_many(a, TALLY_F32, h.data(), 100003, ops, 3, NULL, ar);
+    tally_reduce_many(g_cpu, TALLY_F32, h.data(), 100003, ops, 3, NULL, cr);
+    for (int i = 0; i < 3; i++) CHECK(same(ar[i], cr[i], false), "AUTO host reduce op %s", tally_op_name(ops[i]));
+    CHECK(tally_last_backend(a) == TALLY_BACKEND_CPU, "AUTO host data ran on %s",
+          tally_backend_name(tally_last_backend(a)));
+    if (!driver_at_start)
+        CHECK(!driver_loaded(), "an AUTO context given host data loaded the CUDA driver");
+    tally_destroy(a);
+}
+
+/* An AUTO context on the GPU machine: device and managed memory run on CUDA, small host and
+ * pinned arrays on the CPU, and large host data wherever the rule says, always with the CPU
+ * backend's bits. */
+static void test_auto_routing()
+{
+    tally_context *a = nullptr;
+    tally_options o;
+    tally_options_init(&o);
+    if (tally_create(&a, &o) != TALLY_OK) {
+        CHECK(false, "AUTO context: %s", tally_create_error());
+        return;
+    }
+    CHECK(tally_active_backend(a) == TALLY_BACKEND_CUDA, "AUTO context on a GPU machine says %s",
+          tally_backend_name(tally_active_backend(a)));
+    const uint64_t n = 1000003;
+    std::vector<unsigned char> h;
+    fill(h, TALLY_F64, n, D_PRICES);
+    tally_op ops[] = {TALLY_SUM, TALLY_MIN, TALLY_ARGMAX, TALLY_MEAN, TALLY_VAR};
+    tally_result ar[5], cr[5];
+    tally_reduce_many(g_cpu, TALLY_F64, h.data(), n, ops, 5, NULL, cr);
+    auto expect = [&](const char *what, const void *p, tally_backend_kind want) {
+        tally_status st = tally_reduce_many(a, TALLY_F64, p, n, ops, 5, NULL, ar);
+        CHECK(st == TALLY_OK, "AUTO %s: %s", what, tally_last_error(a));
+        for (int i = 0; i < 5; i++) CHECK(same(ar[i], cr[i], false), "AUTO %s op %s", what, tally_op_name(ops[i]));
+        CHECK(tally_last_backend(a) == want, "AUTO %s ran on %s, not %s", what,
+              tally_backend_name(tally_last_backend(a)), tally_backend_name(want));
+    };
+    expect("small host array", h.data(), TALLY_BACKEND_CPU);
+    double *d = nullptr, *m = nullptr, *pin = nullptr;
+    CUDA_OK(cudaMalloc(&d, n * 8));
+    CUDA_OK(cudaMemcpy(d, h.data(), n * 8, cudaMemcpyHostToDevice));
+    expect("device pointer", d, TALLY_BACKEND_CUDA);
+    expect("small host array after the GPU started", h.data(), TALLY_BACKEND_CPU);
+    CUDA_OK(cudaMallocManaged(&m, n * 8));
+    memcpy(m, h.data(), n * 8);
+    expect("managed memory", m, TALLY_BACKEND_CUDA);
+    CUDA_OK(cudaMallocHost(&pin, n * 8));
+    memcpy(pin, h.data(), n * 8);
+    expect("small pinned array", pin, TALLY_BACKEND_CPU);
+    /* scans: to CUDA when either side is device memory */
+    std::vector<double> co(n), ho(n);
+    tally_scan(g_cpu, TALLY_MAX, TALLY_F64, h.data(), co.data(), n, NULL);
+    CHECK(tally_scan(a, TALLY_MAX, TALLY_F64, h.data(), d, n, NULL) == TALLY_OK, "AUTO scan host->device");
+    CHECK(tally_last_backend(a) == TALLY_BACKEND_CUDA, "AUTO scan into device memory ran on %s",
+          tally_backend_name(tally_last_backend(a)));
+    CUDA_OK(cudaMemcpy(ho.data(), d, n * 8, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(ho.data(), co.data(), n * 8) == 0, "AUTO scan host->device differs");
+    CHECK(tally_scan(a, TALLY_SUM, TALLY_F64, h.data(), ho.data(), n, NULL) == TALLY_OK, "AUTO float sum scan");
+    CHECK(tally_last_backend(a) == TALLY_BACKEND_CPU, "a float sum scan of host data ran on %s",
+          tally_backend_name(tally_last_backend(a)));
+    tally_scan(g_cpu, TALLY_SUM, TALLY_F64, h.data(), co.data(), n, NULL);
+    CHECK(memcmp(ho.data(), co.data(), n * 8) == 0, "AUTO float sum scan differs from the CPU's");
+    /* 256 MiB of host integers: past the size floor, wherever the rule puts them; same bits */
+    const uint64_t nb = (256ull << 20) / 4;
+    std::vector<int32_t> big(nb);
+    for (uint64_t i = 0; i < nb; i++) big[i] = (int32_t)((i * 2654435761u) >> 7) - (1 << 24);
+    tally_result br, bc;
+    CHECK(tally_reduce(a, TALLY_SUM, TALLY_I32, big.data(), nb, NULL, &br) == TALLY_OK, "AUTO big host sum");
+    tally_reduce(g_cpu, TALLY_SUM, TALLY_I32, big.data(), nb, NULL, &bc);
+    CHECK(same(br, bc, false), "AUTO big host sum differs from the CPU's");
+    printf("auto: 256 MiB of host i32 ran on %s; rule: %s\n", tally_backend_name(tally_last_backend(a)),
+           tally_auto_rule(a));
+    tally_destroy(a);
+    CUDA_OK(cudaFree(d));
+    CUDA_OK(cudaFree(m));
+    CUDA_OK(cudaFreeHost(pin));
+}
+
+/* Host data through the CUDA backend's pinned staging (pageable arrays of several staging
+ * pieces, odd sizes) and pinned arrays by DMA: reductions and host-to-host scans, bit for bit
+ * the CPU's. */
+static void test_host_staging()
+{
+    for (uint64_t n : {(uint64_t)(1u << 20) - 1, (uint64_t)(5u << 20) + 12345, (uint64_t)(17u << 20) + 3}) {
+        std::vector<unsigned char> h;
+        fill(h, TALLY_I32, n, D_SMALL);
+        tally_op ops[] = {TALLY_SUM, TALLY_MAX, TALLY_ARGMIN};
+        tally_result gr[3], cr[3];
+        tally_reduce_many(g_cpu, TALLY_I32, h.data(), n, ops, 3, NULL, cr);
+        std::vector<int32_t> co(n), go(n);
+        tally_scan(g_cpu, TALLY_SUM, TALLY_I32, h.data(), co.data(), n, NULL);
+        int32_t *pin = nullptr;
+        CUDA_OK(cudaMallocHost(&pin, n * 4));
+        memcpy(pin, h.data(), n * 4);
+        const void *srcs[2] = {h.data(), pin};
+        for (int k = 0; k < 2; k++) {
+            const char *kind = k ? "pinned" : "pageable";
+            CHECK(tally_reduce_many(g_gpu, TALLY_I32, srcs[k], n, ops, 3, NULL, gr) == TALLY_OK,
+                  "%s reduce n=%llu: %s", kind, (unsigned long long)n, tally_last_error(g_gpu));
+            for (int i = 0; i < 3; i++)
+                CHECK(same(gr[i], cr[i], false), "%s reduce n=%llu op %s", kind, (unsigned long long)n,
+                      tally_op_name(ops[i]));
+            std::fill(go.begin(), go.end(), 0);
+            CHECK(tally_scan(g_gpu, TALLY_SUM, TALLY_I32, srcs[k], go.data(), n, NULL) == TALLY_OK,
+                  "%s scan n=%llu: %s", kind, (unsigned long long)n, tally_last_error(g_gpu));
+            CHECK(memcmp(go.data(), co.data(), n * 4) == 0, "%s scan n=%llu differs", kind,
+                  (unsigned long long)n);
+        }
+        CUDA_OK(cudaFreeHost(pin));
+    }
+}
+
 int main(int argc, char **argv)
 {
     bool quick = false, big = false;
@@ -862,6 +998,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--big")) big = true;
         if (!strcmp(argv[i], "--version")) { printf("test_cuda (tally %s)\n", tally_version()); return 0; }
     }
+    bool driver_at_start = driver_loaded();
     /* Without a GPU the library must still load and the CPU backend run. */
     tally_options o;
     tally_options_init(&o);
@@ -873,6 +1010,7 @@ int main(int argc, char **argv)
     o.threads = 1;
     if (tally_create(&g_cpu1, &o) != TALLY_OK) return 1;
     o.threads = 0;
+    test_auto_starts_nothing(driver_at_start);
     if (!tally_backend_available(TALLY_BACKEND_CUDA)) {
         tally_context *c = NULL;
         o.backend = TALLY_BACKEND_CUDA;
@@ -883,6 +1021,10 @@ int main(int argc, char **argv)
         if (st != TALLY_ERR_BACKEND_UNAVAILABLE || c || cs != TALLY_OK || r.value.i64 != 1) {
             printf("FAIL: without a GPU, CUDA must report BACKEND_UNAVAILABLE and CPU must run "
                    "(got %s, cpu %s)\n", tally_status_name(st), tally_status_name(cs));
+            return 1;
+        }
+        if (g_fail) {
+            printf("%d passed, %d failed (without a GPU)\n", g_pass, g_fail);
             return 1;
         }
         printf("SKIP: no usable CUDA device here (%s); the library loaded and the CPU backend ran\n",
@@ -901,6 +1043,9 @@ int main(int argc, char **argv)
     test_scan_matrix(quick);
     printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
     test_host_pointers();
+    test_host_staging();
+    test_auto_routing();
+    printf("+ host data and AUTO: %d passed, %d failed\n", g_pass, g_fail);
     test_primitives();
     test_async_graph_streams();
     test_sum_extremes(quick);

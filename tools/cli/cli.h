@@ -57,6 +57,7 @@ typedef struct cli_opts {
     /* output */
     int json;
     int progress;                      /* -1 auto (a terminal), 0 never, 1 always */
+    int show_backend;                  /* 1: say on stderr which backend ran the calls */
     size_t block_size;                 /* text block size (0: the reader's default) */
     /* scan */
     cli_op scan_op;

@@ -77,6 +77,8 @@ static void cli_help(void)
     printf(" (see tally info)\n"
            "  -j, --threads N       threads for parsing and reducing (default: all cores)\n"
            "      --omit-nan        ignore NaN in every op (NumPy's nan* functions)\n"
+           "      --show-backend    say on stderr which backend ran (auto: by where the data is;\n"
+           "                        tally info prints the rule)\n"
            "output:\n"
            "      --json            a JSON list, one object per field\n"
            "      --progress, --no-progress   force the progress line on stderr (default: terminals)\n"
@@ -137,6 +139,10 @@ int cli_run(const cli_opts *o, const cli_world *w)
         if (o->cmd == CLI_SCAN) rc = cli_scan(o, w, ctx, &in, binary);
         else if (binary) rc = cli_reduce_array(o, w, ctx, &in);
         else rc = cli_reduce_text(o, w, ctx, &in);
+        /* the backend of the last call (an AUTO context picks one per call by where the data
+         * is: a file or pipe is in host memory) */
+        if (o->show_backend && ctx)
+            fprintf(stderr, "tally: backend %s\n", tally_backend_name(tally_last_backend(ctx)));
     }
     tally_destroy(ctx);
     tio_input_close(&in);

@@ -39,6 +39,8 @@ int cli_info(const cli_opts *o)
         printf("  %-7s %s%s\n", tally_backend_name(kind), av ? "available" : "not available",
                active ? (o->backend == TALLY_BACKEND_AUTO ? ", active (auto)" : ", active") : "");
     }
+    /* where an AUTO context sends each call (core/route.c), with this machine's figures */
+    if (ctx && o->backend == TALLY_BACKEND_AUTO) printf("auto: %s\n", tally_auto_rule(ctx));
     printf("cpu: best ISA %s", tally_isa_name(tally_cpu_best_isa()));
     tally_context *cpu = NULL;
     tally_options to;

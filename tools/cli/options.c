@@ -60,7 +60,7 @@ int cli_has_bitwise(const cli_opts *o)
 enum opt_id {
     OPT_HELP, OPT_VERSION, OPT_HEADER, OPT_WHITESPACE, OPT_DELIM, OPT_FIELD, OPT_DTYPE,
     OPT_BACKEND, OPT_THREADS, OPT_BLOCK_SIZE, OPT_OMIT_NAN, OPT_SKIP_INVALID, OPT_JSON,
-    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_EXCLUSIVE, OPT_INIT, OPT_OUTPUT, OPT_TEXT, OPT_COUNT
+    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_EXCLUSIVE, OPT_INIT, OPT_OUTPUT, OPT_TEXT, OPT_SHOW_BACKEND, OPT_COUNT
 };
 
 /* Which commands an option goes with. */
@@ -90,6 +90,7 @@ static const struct cli_option {
     [OPT_INIT] = {NULL, "--init", NULL, 1, FOR_SCAN},
     [OPT_OUTPUT] = {"-o", "--output", NULL, 1, FOR_SCAN},
     [OPT_TEXT] = {NULL, "--text", NULL, 0, FOR_SCAN},
+    [OPT_SHOW_BACKEND] = {NULL, "--show-backend", NULL, 0, FOR_REDUCE | FOR_SCAN},
 };
 
 /* Pairs that exclude each other. */
@@ -238,6 +239,7 @@ static int cli_set_option(cli_opts *o, int id, const char *name, const char *val
     case OPT_INIT: o->init = val; break;
     case OPT_OUTPUT: o->out = val; break;
     case OPT_TEXT: o->text = 1; break;
+    case OPT_SHOW_BACKEND: o->show_backend = 1; break;
     default: break;
     }
     return 0;
