@@ -44,6 +44,16 @@ cap() {
   [ "$left" -lt 5 ] && left=5
   echo "$left"
 }
+# a step's share (settable: CUDA_S, ADV_S, BENCH_S, PY_S, VK_S, MPI_S, CPU_S), and the shares of
+# the requested steps among those named (what a step leaves for the steps after it)
+W() {
+  case $1 in
+    cuda) echo "${CUDA_S:-90}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
+    python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
+    cpu) echo "${CPU_S:-150}" ;; *) echo 0 ;;
+  esac
+}
+rest() { local s=0 x; for x in "$@"; do want "$x" && s=$((s + $(W "$x"))); done; echo "$s"; }
 log "$(date -u '+%Y-%m-%d %H:%M UTC'); steps $steps; budget ${BUDGET}s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | tee -a "$OUT/h200.log"
 
@@ -82,13 +92,14 @@ if want build; then
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
   want python && targets="$targets tally tally_python"
   MPI=OFF; want mpi && MPI=ON
-  { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=ON \
+  TUNING=${H200_TUNING:-ON}   # OFF: the shipped kernel shapes only (a shorter build; bench_cuda's knobs off)
+  { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=$TUNING \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=$MPI "${PYARGS[@]}" \
       -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
     { [ $MPI = OFF ] || ! cmake --build "$B" --target help | grep -q tally_bench_mpi ||
         targets="$targets test_mpi test_mpi_cuda tally_bench_mpi"; } &&
     cmake --build "$B" -j"$j" --target $targets &&
-    nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc -DTALLY_TUNING=1 tests/cuda/test_cuda.cu \
+    nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc $([ $TUNING = ON ] && echo -DTALLY_TUNING=1) tests/cuda/test_cuda.cu \
       "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$L/build.log" 2>&1 ||
     { tail -30 "$L/build.log"; log "BUILD FAILED"; exit 1; }
   log "built"
@@ -97,7 +108,7 @@ ADV=$(find "$B" -name tally_adversarial -type f | head -1)
 rc=0
 
 if want cuda; then
-  c=$(cap 90 330)
+  c=$(cap "$(W cuda)" "$(rest adversarial bench python vulkan mpi cpu)")
   log "test_cuda --quick and memcheck on it, racecheck on the harness's exact sums, side by side (at most ${c}s)"
   ( timeout "$c" "$B/test_cuda" --quick >"$L/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
   p1=$!
@@ -116,7 +127,7 @@ if want cuda; then
 fi
 
 if want adversarial; then
-  c=$(cap 120 220)
+  c=$(cap "$(W adversarial)" "$(rest bench python vulkan mpi cpu)")
   log "adversarial harness on CUDA (at most ${c}s)"
   ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
     --max-n "${ADV_MAX_N:-1048576}" >"$L/adversarial-summary.log" 2>&1 || rc=1
@@ -125,7 +136,7 @@ if want adversarial; then
 fi
 
 if want bench; then
-  c=$(cap 130 90)
+  c=$(cap "$(W bench)" "$(rest python vulkan mpi cpu)")
   log "bench_cuda against CUB (at most ${c}s)"
   timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:---min-log2 24} \
     --out "$OUT/bench-cuda.md" >"$L/bench-cuda.log" 2>&1 || rc=1
@@ -135,7 +146,7 @@ if want bench; then
 fi
 
 if want python; then
-  c=$(cap 110 60)
+  c=$(cap "$(W python)" "$(rest vulkan mpi cpu)")
   log "python: pytest (GPU tests included), then the speed table (at most ${c}s)"
   timeout "$((c / 2))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
@@ -151,7 +162,7 @@ if want vulkan && [ $VK = ON ]; then
   # here); the reduce matrix first, then the scans, each within its share
   export TALLY_VULKAN_SEGMENT_BYTES=65536 TALLY_VULKAN_FLOAT_SHADERS=1
   for part in ${VK_SHARES:-reduce:50 scan:25}; do   # VK_SHARES: "part:seconds ..."
-    c=$(cap "${part#*:}" 70)
+    c=$(cap "${part#*:}" "$(( $(rest mpi cpu) + 30 ))")
     log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
     timeout "$c" "$B/tests/vulkan/test_vulkan" --only "${part%%:*}" >"$L/test_vulkan-${part%%:*}.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
@@ -166,7 +177,7 @@ if want vulkan && [ $VK = ON ]; then
   r=$?; [ "$r" = 0 ] || rc=1
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
-  c=$(cap "${VK_BENCH:-45}" 0)
+  c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
   log "bench_vulkan (at most ${c}s)"
   timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
     --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
@@ -174,7 +185,7 @@ if want vulkan && [ $VK = ON ]; then
 fi
 
 if want mpi; then
-  c=$(cap 100 40)
+  c=$(cap "$(W mpi)" "$(rest cpu)")
   if [ -x "$B/bench/tally_bench_mpi" ]; then
     log "mpi: tests at 4 and 16 ranks, CUDA ranks, weak scaling 1..16 ranks (at most ${c}s)"
     MPI_SKIP_BUILD=1 BUILD_DIR=$B OUT=$L/mpi MPI_RANKS="1 2 4 8 16" timeout "$c" bash bench/mpi.sh \
@@ -188,12 +199,13 @@ if want mpi; then
 fi
 
 if want cpu; then
-  c=$(cap 150 5)
+  c=$(cap "$(W cpu)" 5)
   log "CPU: reductions and scans at all cores against the read loop and memcpy, then the exact sums' scaling (bench_cpu -x) (at most ${c}s)"
-  timeout "$((c * 2 / 5))" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
+  c1=$((c * 2 / 5)); [ "${CPU_X:-1}" = 0 ] && c1=$c   # CPU_X=0: no thread-scaling table
+  timeout "$c1" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   log "cpu: bench_cpu exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu.log") validation failures"
-  timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x 1,2,4,8,16 -n 268435456 -r 3 \
+  [ "${CPU_X:-1}" = 0 ] || timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x 1,2,4,8,16 -n 268435456 -r 3 \
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
