@@ -297,8 +297,29 @@ int tpy_array_get(PyObject *obj, tpy_array *a, int writable)
     memset(a, 0, sizeof *a);
     a->device = -1;
     int rc;
-    if (PyObject_CheckBuffer(obj)) {
+    /* GPU arrays may also offer the buffer protocol only to refuse it (CuPy raises TypeError
+     * unless the memory is host-accessible): their __cuda_array_interface__ is used then. */
+    int use_buffer = PyObject_CheckBuffer(obj);
+    if (use_buffer) {
         rc = from_buffer(obj, a, writable);
+        if (rc < 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            if (PyObject_HasAttrString(obj, "__cuda_array_interface__")) {
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(tb);
+                tpy_array_release(a);
+                memset(a, 0, sizeof *a);
+                a->device = -1;
+                use_buffer = 0;
+            } else {
+                PyErr_Restore(type, value, tb);
+            }
+        }
+    }
+    if (use_buffer) {
+        /* rc: the buffer protocol's answer */
     } else {
         PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
         if (cai) {
