@@ -248,7 +248,7 @@ def group_memory():
             got = np.load(out, mmap_mode="r")
             check(int(got[-1]) == int(np.load(f, mmap_mode="r").sum()), "RLIMIT_AS: the last prefix")
             del got
-        os.unlink(out)
+            os.unlink(out)
         rc, err, _ = peak_rss([TALLY, "-j", "2", "scan", "sum", f, "-o", "-"], limit_as=limit)
         check(rc != 0 and "memory" in err, f"the one-call path under the same limit should fail: {rc} {err!r}")
     finally:

@@ -2,10 +2,15 @@
  * written a chunk at a time, so that a column larger than memory can be scanned, and the output
  * leaves at about the speed of a file copy (docs/performance.md, bench/cli_scan.sh).
  *
- * Three threads work on a ring of SS_NBUF chunk buffers: a reader pread()s chunk k+2 (no mapping:
- * neither the input nor the output ever occupies more memory than the ring), the caller scans
- * chunk k+1 in place with the library, a writer write()s chunk k. Each buffer is reused, so it
- * stays in the caches and no page is faulted in after the first round.
+ * Three threads work a few chunks apart: a reader brings chunk k+2 into memory, the caller
+ * scans chunk k+1 with the library into a buffer of a ring of SS_NBUF, a writer write()s chunk
+ * k from its buffer. The buffers are reused, so they stay in the caches and no page of theirs
+ * is faulted in after the first round. From the input's mapping, the reader only maps the
+ * chunk's pages (MADV_POPULATE_READ: no copy), the scan reads them there, and they are unmapped
+ * once scanned (MADV_DONTNEED: the page cache keeps them, this process does not). A file that
+ * is not mapped (the address space is too small for it), or whose bytes need converting (byte
+ * order, bools), is pread() into the buffer instead and scanned in place. Either way the
+ * process holds a few chunks of the column, never the whole.
  *
  * The bits are the one-call scan's. A chunk holds a whole number of the CPU scan's blocks (4096
  * elements, include/tally.h), and chunk k+1 is scanned as an inclusive scan carrying chunk k's
@@ -27,9 +32,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Bytes per chunk: a multiple of 4096 elements of every type (2^19 of 8 bytes), small enough
@@ -48,6 +55,7 @@ typedef struct ss_job {
     uint64_t n, chunk, nchunks;
     size_t es;
     uint8_t *buf[SS_NBUF];
+    const uint8_t *src;        /* the column in the input's mapping, or NULL: pread */
     char *text;                /* --text: the writer's lines */
     uint64_t nread, nscanned, nwritten;   /* chunks through each stage */
     int failed;                /* a stage failed: the others stop */
@@ -85,36 +93,67 @@ static void ss_advance(ss_job *j, uint64_t *counter, int failed)
     pthread_mutex_unlock(&j->mu);
 }
 
+/* The pages of [p, p + len): all that it touches (out), or those that end inside it (!out:
+ * a page that it shares with the next chunk is left to that chunk). */
+static void ss_pages(const uint8_t *p, size_t len, int out, uint8_t **lo, size_t *n)
+{
+    const uintptr_t pg = 4096;
+    uintptr_t a = (uintptr_t)p & ~(pg - 1), b = (uintptr_t)p + len;
+    b = out ? (b + pg - 1) & ~(pg - 1) : b & ~(pg - 1);
+    *lo = (uint8_t *)a;
+    *n = b > a ? b - a : 0;
+}
+
+/* Maps chunk k's pages of the input (src): no copy, and the scan takes no page fault. */
+static void ss_populate(const ss_job *j, uint64_t k, uint64_t m)
+{
+    uint8_t *lo;
+    size_t len;
+    ss_pages(j->src + k * j->chunk * j->es, (size_t)(m * j->es), 1, &lo, &len);
+#ifdef MADV_POPULATE_READ
+    if (madvise(lo, len, MADV_POPULATE_READ) == 0) return;
+#endif
+    volatile uint8_t sink = 0;                 /* an older kernel: touch each page */
+    for (size_t i = 0; i < len; i += 4096) sink ^= lo[i];
+    (void)sink;
+}
+
+/* Reads chunk k into its buffer, made native: 0, or -1 (read_errno: errno, 0 when short). */
+static int ss_pread(ss_job *j, uint64_t k, uint64_t m)
+{
+    uint8_t *b = j->buf[k % SS_NBUF];
+    size_t want = (size_t)(m * j->es);
+    uint64_t off = j->offset + k * j->chunk * j->es;
+    while (want) {
+        ssize_t r = pread(j->in->fd, b, want, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            j->read_errno = r == 0 ? 0 : errno;
+            return -1;
+        }
+        b += r;
+        want -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    cli_array_native(j->a, j->buf[k % SS_NBUF], m);
+    return 0;
+}
+
 static void *ss_reader(void *arg)
 {
     ss_job *j = arg;
     for (uint64_t k = 0; k < j->nchunks; k++) {
-        /* the slot is free once the writer is done with chunk k - SS_NBUF */
-        if (k >= SS_NBUF && !ss_wait_past(j, &j->nwritten, k - SS_NBUF)) break;
+        /* at most SS_NBUF chunks ahead: of the scan (mapped pages), of the writer (buffers) */
+        if (k >= SS_NBUF && !ss_wait_past(j, j->src ? &j->nscanned : &j->nwritten, k - SS_NBUF))
+            break;
         uint64_t m = ss_len(j, k);
-        uint8_t *b = j->buf[k % SS_NBUF];
-        size_t want = (size_t)(m * j->es);
-        uint64_t off = j->offset + k * j->chunk * j->es;
-        int bad = 0;
-
-        while (want) {
-            ssize_t r = pread(j->in->fd, b, want, (off_t)off);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) {
-                j->read_errno = r == 0 ? 0 : errno;
-                bad = 1;
-                break;
-            }
-            b += r;
-            want -= (size_t)r;
-            off += (uint64_t)r;
-        }
-        if (bad) {
+        if (j->src) {
+            ss_populate(j, k, m);
+        } else if (ss_pread(j, k, m) != 0) {
             j->read_failed = 1;
             ss_advance(j, &j->nread, 1);
             break;
         }
-        cli_array_native(j->a, j->buf[k % SS_NBUF], m);
         ss_advance(j, &j->nread, 0);
     }
     return NULL;
@@ -188,9 +227,19 @@ static int ss_scan_all(ss_job *j)
     if (j->exclusive) ss_init_from(j->a->type, j->start, &so);
     for (uint64_t k = 0; k < j->nchunks; k++) {
         if (!ss_wait_past(j, &j->nread, k)) return -1;
+        /* from the mapping, the buffer is free once the writer is done with chunk k - SS_NBUF
+         * (a chunk that was read went into a free buffer) */
+        if (j->src && k >= SS_NBUF && !ss_wait_past(j, &j->nwritten, k - SS_NBUF)) return -1;
         uint64_t m = ss_len(j, k);
         uint8_t *b = j->buf[k % SS_NBUF];
-        tally_status s = tally_internal_scan(j->ctx, j->op, j->a->type, b, b, m, &so);
+        const uint8_t *in = j->src ? j->src + k * j->chunk * j->es : b;
+        tally_status s = tally_internal_scan(j->ctx, j->op, j->a->type, in, b, m, &so);
+        if (j->src) {                          /* scanned: its pages leave this process */
+            uint8_t *lo;
+            size_t len;
+            ss_pages(in, (size_t)(m * j->es), 0, &lo, &len);
+            if (len) madvise(lo, len, MADV_DONTNEED);
+        }
         if (s != TALLY_OK) {
             cli_error("%s: %s", j->in->name, tally_last_error(j->ctx));
             ss_advance(j, &j->nscanned, 1);
@@ -201,6 +250,27 @@ static int ss_scan_all(ss_job *j)
         cli_progress_update((k * j->chunk + m) * j->es);
     }
     return 0;
+}
+
+/* The context the chunks are scanned on: the CPU backend with -j threads, or by default all
+ * cores but two, which the reader and the writer take (a call returns when all its threads
+ * have checked in, so a thread that waits for a core delays every chunk). NULL if it cannot
+ * be made. */
+static tally_context *ss_context(const cli_opts *o)
+{
+    int threads = o->threads;
+    if (threads <= 0) {
+        cpu_set_t set;
+        long cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                                 : sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 3 ? (int)cores - 2 : 1;
+    }
+    tally_options to;
+    tally_options_init(&to);
+    to.backend = TALLY_BACKEND_CPU;
+    to.threads = threads;
+    tally_context *c = NULL;
+    return tally_create(&c, &to) == TALLY_OK ? c : NULL;
 }
 
 int cli_scan_streamed(const cli_opts *o, tally_context *ctx, tio_input *in)
@@ -234,6 +304,8 @@ int cli_scan_streamed(const cli_opts *o, tally_context *ctx, tio_input *in)
     j.chunk = cli_limit.scan_chunk ? cli_limit.scan_chunk : SS_CHUNK_BYTES / a.elsize;
     j.nchunks = (a.n + j.chunk - 1) / j.chunk;
     j.exclusive = o->exclusive;
+    if (in->mapped && !a.swap && !a.is_bool && j.offset % a.elsize == 0)
+        j.src = in->data + j.offset;
 
     /* The op, type and options are checked (and an exclusive scan's start value found) by the
      * library on one element, before OUT is touched. */
@@ -248,6 +320,8 @@ int cli_scan_streamed(const cli_opts *o, tally_context *ctx, tio_input *in)
         return 1;
     }
     memcpy(j.start, first, sizeof first);
+    tally_context *own = ss_context(o);
+    if (own) j.ctx = own;
 
     size_t bytes = (j.chunk * a.elsize + 4095) / 4096 * 4096;
     int nomem = o->text && !(j.text = malloc(SS_TEXT_BYTES + 64));
@@ -304,5 +378,6 @@ int cli_scan_streamed(const cli_opts *o, tally_context *ctx, tio_input *in)
 done:
     for (int k = 0; k < SS_NBUF; k++) free(j.buf[k]);
     free(j.text);
+    tally_destroy(own);
     return rc;
 }
