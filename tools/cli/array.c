@@ -125,7 +125,10 @@ int cli_array_open(const cli_opts *o, tio_input *in, cli_array *a)
         int r = o->dtype ? tio_input_read_all(in, cli_memory_cap(), &a->owned, &len)
                          : cli_read_npy_pipe(in, &a->owned, &len);
         if (r != 0) {
-            if (errno == EFBIG || errno == ENOMEM)
+            if ((errno == EFBIG || errno == ENOMEM) && in->is_regular)   /* mmap failed */
+                cli_error("%s: cannot be mapped, and is more than fits in memory: %s", in->name,
+                          strerror(errno));
+            else if (errno == EFBIG || errno == ENOMEM)
                 cli_error("%s: more binary data than fits in memory (%zu MiB): a pipe is read "
                           "whole; give a file instead", in->name, cli_memory_cap() >> 20);
             else
