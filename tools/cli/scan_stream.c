@@ -309,7 +309,7 @@ int cli_scan_streamed(const cli_opts *o, tally_context *ctx, tio_input *in)
 
     /* The op, type and options are checked (and an exclusive scan's start value found) by the
      * library on one element, before OUT is touched. */
-    uint8_t zero[8] = {0}, first[8];
+    uint8_t zero[8] = {0}, first[8] = {0};
     tally_status s = tally_scan(ctx, j.op, a.type, zero, first, 1, &user);
     if (s != TALLY_OK) {
         if (s == TALLY_ERR_UNSUPPORTED)
