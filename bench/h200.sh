@@ -18,6 +18,9 @@
 #   cpu          the CPU backend on the host's cores: the reductions/scans against a read loop and
 #                memcpy (bench_cpu; its table is printed last), then the exact sums' scaling
 #                table (bench_cpu -x)
+#   scanio       `tally scan sum` of a 4 GiB float32 .npy in /dev/shm into /dev/shm against `cp` of
+#                it (bench/cli_scan.sh: output checked against the one-call scan first; ~30 s);
+#                makes the build step build the tally command too
 #
 #   bash bench/h200.sh [step,step,...]        (default: all but cpu, in that order)
 #
@@ -50,7 +53,7 @@ W() {
   case $1 in
     cuda) echo "${CUDA_S:-90}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
-    cpu) echo "${CPU_S:-150}" ;; *) echo 0 ;;
+    cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;; *) echo 0 ;;
   esac
 }
 rest() { local s=0 x; for x in "$@"; do want "$x" && s=$((s + $(W "$x"))); done; echo "$s"; }
@@ -92,10 +95,11 @@ if want build; then
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
   want python && targets="$targets tally tally_python"
   MPI=OFF; want mpi && MPI=ON
+  CLI=OFF; want scanio && { CLI=ON; targets="$targets tally_cli"; }
   TUNING=${H200_TUNING:-ON}   # OFF: the shipped kernel shapes only (a shorter build; bench_cuda's knobs off)
   { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=$TUNING \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=$MPI "${PYARGS[@]}" \
-      -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
+      -DTALLY_BUILD_CLI=$CLI -DTALLY_BUILD_LAB=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
     { [ $MPI = OFF ] || ! cmake --build "$B" --target help | grep -q tally_bench_mpi ||
         targets="$targets test_mpi test_mpi_cuda tally_bench_mpi"; } &&
     cmake --build "$B" -j"$j" --target $targets &&
@@ -198,6 +202,15 @@ if want mpi; then
   fi
 fi
 
+if want scanio; then
+  c=$(cap "$(W scanio)" "$(rest cpu)")
+  log "scanio: tally scan of a 4 GiB float32 .npy in /dev/shm against cp (at most ${c}s)"
+  DIR=/dev/shm ONE_THREAD=0 timeout "$c" bash bench/cli_scan.sh "$B" "${SCANIO_MIB:-4096}" "${SCANIO_R:-3}" \
+    >"$OUT/scanio.md" 2>"$L/scanio.log"
+  r=$?; [ "$r" = 0 ] || rc=1
+  log "scanio exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -h 'FAILED' "$OUT/scanio.md" "$L/scanio.log" | head -3)"
+fi
+
 if want cpu; then
   c=$(cap "$(W cpu)" 5)
   log "CPU: reductions and scans at all cores against the read loop and memcpy, then the exact sums' scaling (bench_cpu -x) (at most ${c}s)"
@@ -217,5 +230,9 @@ grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
   grep '^|' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
+fi
+if want scanio && [ -f "$OUT/scanio.md" ]; then
+  echo "=== tally scan to /dev/shm against cp of the same file (target: <= 1.5x cp)"
+  grep -E '^(checks|\|)' "$OUT/scanio.md"
 fi
 exit $rc

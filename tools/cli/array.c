@@ -125,7 +125,10 @@ int cli_array_open(const cli_opts *o, tio_input *in, cli_array *a)
         int r = o->dtype ? tio_input_read_all(in, cli_memory_cap(), &a->owned, &len)
                          : cli_read_npy_pipe(in, &a->owned, &len);
         if (r != 0) {
-            if (errno == EFBIG || errno == ENOMEM)
+            if ((errno == EFBIG || errno == ENOMEM) && in->is_regular)   /* mmap failed */
+                cli_error("%s: cannot be mapped, and is more than fits in memory: %s", in->name,
+                          strerror(errno));
+            else if (errno == EFBIG || errno == ENOMEM)
                 cli_error("%s: more binary data than fits in memory (%zu MiB): a pipe is read "
                           "whole; give a file instead", in->name, cli_memory_cap() >> 20);
             else
@@ -190,6 +193,79 @@ int cli_array_open(const cli_opts *o, tio_input *in, cli_array *a)
         }
     }
     return 0;
+}
+
+/* Reads n bytes at off with pread (the file offset does not move): 0, or -1 (short: errno 0). */
+static int cli_pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+    uint8_t *b = buf;
+    while (n) {
+        ssize_t r = pread(fd, b, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = 0;
+            return -1;
+        }
+        b += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int cli_array_probe(const cli_opts *o, tio_input *in, cli_array *a, uint64_t *offset)
+{
+    memset(a, 0, sizeof *a);
+    if (!in->is_regular || in->fd < 0 || in->from_memory) return -1;
+    if (o->dtype) {
+        int is_bool;
+        if (tio_parse_dtype(o->dtype, &a->type, &a->swap, &is_bool) != 0) return -1;
+        a->is_bool = is_bool;
+        a->elsize = tally_type_size(a->type);
+        if (in->st_size % a->elsize) return -1;
+        a->n = in->st_size / a->elsize;
+        a->ncols = 1;
+        *offset = 0;
+        return 0;
+    }
+    uint8_t head[12];
+    if (in->st_size < sizeof head || cli_pread_all(in->fd, head, sizeof head, 0) != 0) return -1;
+    size_t hlen = (head[6] >= 2 ? (size_t)head[8] | (size_t)head[9] << 8 | (size_t)head[10] << 16 |
+                                      (size_t)head[11] << 24
+                                : (size_t)head[8] | (size_t)head[9] << 8) + 12;
+    if (hlen > ((size_t)1 << 24) || hlen > in->st_size) return -1;
+    uint8_t *h = malloc(hlen);
+    tio_npy_info info;
+    int ok = h && cli_pread_all(in->fd, h, hlen, 0) == 0 &&
+             tio_npy_parse(h, hlen, &info, NULL, 0) == TIO_NPY_OK;
+    free(h);
+    if (!ok || info.count > (in->st_size - info.data_offset) / info.elsize) return -1;
+    a->type = info.type;
+    a->elsize = info.elsize;
+    a->swap = info.swap;
+    a->is_bool = info.is_bool;
+    if (info.ndim == 2) {
+        if (info.shape[1] == 0 || info.shape[1] > (uint64_t)1 << 30) return -1;
+        a->n = info.shape[0];
+        a->ncols = (int)info.shape[1];
+        a->fortran = info.fortran_order;
+        if (a->ncols > 1 && !a->fortran) return -1;  /* a column with a stride */
+    } else {
+        if (info.ndim > 2 && info.fortran_order) return -1;  /* to be reordered */
+        a->n = info.count;
+        a->ncols = 1;
+    }
+    *offset = info.data_offset;
+    return 0;
+}
+
+void cli_array_native(const cli_array *a, void *buf, uint64_t m)
+{
+    if (a->swap) cli_swap(buf, buf, m, a->elsize);
+    if (a->is_bool) {
+        uint8_t *b = buf;
+        for (uint64_t i = 0; i < m; i++) b[i] = b[i] != 0;
+    }
 }
 
 void cli_array_free(cli_array *a)

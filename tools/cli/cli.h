@@ -10,6 +10,7 @@
  *   spool.c         a pipe's copy of integer values, bounded in memory, for replaying a field
  *   array.c         .npy and raw input: columns, byte order, bools, Fortran order; reductions
  *   scan.c          tally scan
+ *   scan_stream.c   tally scan of a binary file into OUT, in chunks (a column larger than memory)
  *   outfile.c       writing OUT: a temporary file renamed at the end, or through a device/FIFO
  *   output.c        the table and JSON output, messages for failed results
  *   progress.c      the progress line on a terminal
@@ -94,6 +95,7 @@ typedef struct cli_limits {
     long long write_limit;      /* >= 0: writing OUT fails with ENOSPC after this many bytes */
     /* called once the input is open (and mapped), before anything is read */
     void (*after_input_open)(const char *path);
+    uint64_t scan_chunk;        /* elements per chunk of a streamed scan (0: 4 MiB of them) */
 } cli_limits;
 extern cli_limits cli_limit;
 #define CLI_SPOOL_MEMORY ((size_t)256 << 20)
@@ -268,6 +270,13 @@ char *cli_escape_name(const char *s);
 int cli_reduce_text(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in);
 int cli_reduce_array(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in);
 int cli_scan(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_input *in, int binary);
+/* --init as the scan options' init for type t (so->has_init set when given): 0, or 2 after a
+ * usage message. */
+int cli_scan_init(const cli_opts *o, tally_type t, tally_scan_options *so);
+/* tally scan of a binary regular file into a regular OUT, in chunks (scan_stream.c), in one
+ * process: an exit status, or -1 (nothing printed, nothing read) when the input, OUT or the
+ * backend is not one it streams, for the one-call path. */
+int cli_scan_streamed(const cli_opts *o, tally_context *ctx, tio_input *in);
 
 /* A loaded .npy or raw input, as columns. */
 typedef struct cli_array {
@@ -287,6 +296,14 @@ int cli_array_open(const cli_opts *o, tio_input *in, cli_array *a);
  * already is that; *owned gets the buffer to free. NULL when out of memory. */
 const void *cli_array_rows(const cli_array *a, int c, uint64_t lo, uint64_t hi, void **owned);
 void cli_array_free(cli_array *a);
+/* The layout of a regular file's binary input, read with pread (no data is read, the file
+ * offset does not move, nothing is printed): 0 when every column is contiguous in the file
+ * (1-d, C-order n-d, one column, or a Fortran 2-d array) and the file holds all of it, with
+ * *offset where the data starts and a->data NULL; -1 for anything else (cli_array_open then
+ * says what is wrong, or reads it whole). */
+int cli_array_probe(const cli_opts *o, tio_input *in, cli_array *a, uint64_t *offset);
+/* m elements of a's column as read from the file, made native in place (byte order, bools). */
+void cli_array_native(const cli_array *a, void *buf, uint64_t m);
 
 /* Opens the text reader on in, on this process's share of it (w->text_share), and resolves -f;
  * maxsel is the most fields the caller takes; *to gets the reader's options. Collective.
@@ -307,6 +324,10 @@ typedef struct cli_outfile {
  * symlinks lead to) with OUT's mode, or OUT itself when it is a device or a FIFO. 0, or 1 after
  * a message. */
 int cli_out_open(cli_outfile *f, const char *out);
+/* 1 if cli_out_open would write OUT through a temporary file renamed at the end (OUT, or the
+ * end of its symlinks, is a regular file or does not exist yet); 0 for standard output ("-" or
+ * NULL), a device, a FIFO, a directory, or a path that cannot be followed. */
+int cli_out_replaces(const char *out);
 /* Writes all of p (honouring cli_limit.write_limit). 0, or -1 with errno. */
 int cli_out_write(cli_outfile *f, const void *p, size_t n);
 /* ok: close and rename into place (0, or 1 after a message); !ok: discard (returns 1). */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-cli_limits cli_limit = {CLI_SPOOL_MEMORY, 0, -1, NULL};
+cli_limits cli_limit = {CLI_SPOOL_MEMORY, 0, -1, NULL, 0};
 
 int cli_input_changed(tio_input *in)
 {

@@ -80,6 +80,17 @@ static char *cli_follow_links(const char *path)
     return NULL;
 }
 
+int cli_out_replaces(const char *out)
+{
+    if (!out || strcmp(out, "-") == 0) return 0;
+    char *target = cli_follow_links(out);
+    if (!target) return 0;
+    struct stat st;
+    int r = stat(target, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+    free(target);
+    return r;
+}
+
 int cli_out_open(cli_outfile *f, const char *out)
 {
     memset(f, 0, sizeof *f);

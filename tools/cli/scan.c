@@ -131,7 +131,7 @@ static void cli_column_progress(void *user, uint64_t done)
     cli_progress_update(done);
 }
 
-static int cli_parse_init(const cli_opts *o, tally_type t, tally_scan_options *so)
+int cli_scan_init(const cli_opts *o, tally_type t, tally_scan_options *so)
 {
     if (!o->init) return 0;
     int64_t iv;
@@ -346,6 +346,10 @@ int cli_scan(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_inpu
     cli_column c;
     memset(&c, 0, sizeof c);
     int rc;
+    if (binary && w == &cli_world_one) {
+        rc = cli_scan_streamed(o, ctx, in);
+        if (rc >= 0) return rc;
+    }
     if (binary) {
         rc = cli_scan_array(o, w, in, &vals, &type, &n);
         if (rc) return rc;
@@ -361,7 +365,7 @@ int cli_scan(const cli_opts *o, const cli_world *w, tally_context *ctx, tio_inpu
     tally_scan_options so;
     memset(&so, 0, sizeof so);
     so.exclusive = o->exclusive;
-    rc = cli_parse_init(o, scale ? TALLY_F64 : type, &so);
+    rc = cli_scan_init(o, scale ? TALLY_F64 : type, &so);
     if (rc) goto done;
     if (scale && so.has_init) {
         /* the initial value joins the decimal column exactly, or the column goes float */

@@ -1,12 +1,15 @@
 /* tally-testing: the tally command with its limits turned down, for tests (never installed).
  *
  *   tally-testing [--spool-memory BYTES] [--max-record BYTES] [--write-limit BYTES]
- *                 [--change-input truncate|grow] -- TALLY-ARGS...
+ *                 [--change-input truncate|grow] [--scan-chunk ELEMENTS] -- TALLY-ARGS...
  *
  * --spool-memory and --max-record lower the memory a pipe may take, so that the limits are
  * reached with small inputs; --write-limit makes writing OUT fail with ENOSPC after that many
  * bytes (a full disk); --change-input truncates the input file to a tenth, or appends a line to
- * it, right after tally opened (and mapped) it, as another process might. */
+ * it, right after tally opened (and mapped) it, as another process might; --scan-chunk sets the
+ * elements per chunk of a streamed scan (scan_stream.c), so that small inputs cross many chunk
+ * boundaries (a multiple of 4096 keeps the one-call scan's bits; any other value is there to
+ * show that the tests catch the difference). */
 #include "cli.h"
 
 #include <fcntl.h>
@@ -40,6 +43,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i - 1], "--spool-memory") == 0) cli_limit.spool_memory = strtoull(v, NULL, 10);
         else if (strcmp(argv[i - 1], "--max-record") == 0) cli_limit.max_record = strtoull(v, NULL, 10);
         else if (strcmp(argv[i - 1], "--write-limit") == 0) cli_limit.write_limit = atoll(v);
+        else if (strcmp(argv[i - 1], "--scan-chunk") == 0) cli_limit.scan_chunk = strtoull(v, NULL, 10);
         else if (strcmp(argv[i - 1], "--change-input") == 0) {
             change = v;
             cli_limit.after_input_open = change_input;
@@ -47,7 +51,7 @@ int main(int argc, char **argv)
     }
     if (i >= argc || strcmp(argv[i], "--") != 0) {
         fprintf(stderr, "usage: tally-testing [--spool-memory N] [--max-record N] [--write-limit N] "
-                        "[--change-input truncate|grow] -- TALLY-ARGS...\n");
+                        "[--change-input truncate|grow] [--scan-chunk N] -- TALLY-ARGS...\n");
         return 2;
     }
     argv[i] = "tally";
