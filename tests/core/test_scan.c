@@ -1,8 +1,9 @@
 /* Scans: sum, prod, min, max, and, or, xor of every type, inclusive and exclusive (identity or
  * init), in place and not, on every ISA path and thread count {1,2,3}, against a reference that
  * follows tally.h's definition: integers wrap modulo 2^bits; float sum/prod are evaluated in
- * fixed blocks of 4096 elements (out = carry op running-fold-from-block-start); min/max are
- * IEEE minimum/maximum. */
+ * tally.h's fixed order (blocks of 4096 elements, groups of 16 with a log-step prefix each, a
+ * running local value per block; written out plainly here, one element at a time); min/max
+ * are IEEE minimum/maximum. */
 #include "reference.h"
 #include "cpu/cpu.h" /* tally_cpu_set_scan_piece */
 
@@ -73,6 +74,7 @@ static uint64_t int_identity(tally_type t, tally_op op)
         if (a == b) return signbit(a) ? b : a;                                                 \
         return a > b ? a : b;                                                                  \
     }                                                                                          \
+    static C ref_op_##name(tally_op op, C a, C b) { return op == TALLY_SUM ? a + b : a * b; }  \
     static void ref_scan_##name(tally_op op, const C *x, C *o, uint64_t n, int excl,           \
                                 int has_init, double init)                                     \
     {                                                                                          \
@@ -92,14 +94,25 @@ static uint64_t int_identity(tally_type t, tally_op op)
         }                                                                                      \
         for (uint64_t b0 = 0; b0 < n; b0 += SCAN_BLOCK) {                                      \
             uint64_t e = n - b0 < SCAN_BLOCK ? n : b0 + SCAN_BLOCK;                            \
-            C l = 0;                                                                           \
-            for (uint64_t i = b0; i < e; i++) {                                                \
-                C v = x[i];                                                                    \
-                if (excl) o[i] = i == b0 ? c : (op == TALLY_SUM ? c + l : c * l);              \
-                l = i == b0 ? v : (op == TALLY_SUM ? l + v : l * v);                           \
-                if (!excl) o[i] = op == TALLY_SUM ? c + l : c * l;                             \
+            C L = 0, prev = 0;                                                                 \
+            for (uint64_t g = b0; g < e; g += 16) {                                            \
+                int m = (int)(e - g < 16 ? e - g : 16), k, s;                                  \
+                C p[16];                                                                       \
+                for (k = 0; k < m; k++) p[k] = x[g + (uint64_t)k];                             \
+                for (s = 1; s < 8; s *= 2)                                                     \
+                    for (k = m - 1; k >= 0; k--)                                               \
+                        if ((k & 7) >= s) p[k] = ref_op_##name(op, p[k - s], p[k]);            \
+                for (k = 8; k < m; k++) p[k] = ref_op_##name(op, p[7], p[k]);                  \
+                for (k = 0; k < m; k++) {                                                      \
+                    uint64_t i = g + (uint64_t)k;                                              \
+                    C l = g == b0 ? p[k] : ref_op_##name(op, L, p[k]);                         \
+                    if (excl) o[i] = i == b0 ? c : ref_op_##name(op, c, prev);                 \
+                    else o[i] = ref_op_##name(op, c, l);                                       \
+                    prev = l;                                                                  \
+                }                                                                              \
+                L = prev;                                                                      \
             }                                                                                  \
-            c = op == TALLY_SUM ? c + l : c * l;                                               \
+            c = ref_op_##name(op, c, prev);                                                    \
         }                                                                                      \
     }
 REF_FLOAT_SCAN(f32, float)
