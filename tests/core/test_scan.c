@@ -349,6 +349,54 @@ static void test_scan_examples(void **state)
     free(want);
 }
 
+/* tally.h's error bound for float sum scans, against exact prefix sums: f32 values of both
+ * signs from 2^-10 to 2^10 (24 + 20 + 15 bits: every prefix of up to 2^15 of them is exact in
+ * long double's 64), inclusive and exclusive from an init. */
+static void test_scan_error_bound(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    rng_state = 17;
+    const uint64_t n = 7 * SCAN_BLOCK + 77;
+    float *x = malloc(n * 4), *got = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) {
+        float v = (float)ldexp(1.0 + rnd_unit(), (int)(rnd_unit() * 20.0) - 10);
+        x[i] = (i % 3 == 0) ? -v : v;
+    }
+    const long double u = ldexpl(1.0L, -24);
+    for (int excl = 0; excl < 2; excl++) {
+        tally_scan_options so;
+        memset(&so, 0, sizeof so);
+        so.exclusive = excl;
+        so.has_init = excl;
+        so.init.f64 = 0.375;
+        assert_int_equal(tally_scan(c->ctx[1], TALLY_SUM, TALLY_F32, x, got, n, &so), TALLY_OK);
+        long double sum = excl ? 0.375L : 0.0L, mag = excl ? 0.375L : 0.0L;
+        double worst = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            if (!excl) {
+                sum += x[i];
+                mag += fabsl((long double)x[i]);
+            }
+            long double d = 260.0L + (long double)(i / SCAN_BLOCK), g = d * u / (1 - d * u);
+            long double err = fabsl((long double)got[i] - sum);
+            if (err > g * mag) {
+                print_error("excl=%d element %llu: error %Lg over the bound %Lg\n", excl,
+                            (unsigned long long)i, err, g * mag);
+                fail();
+            }
+            if ((double)(err / (g * mag)) > worst) worst = (double)(err / (g * mag));
+            if (excl) {
+                sum += x[i];
+                mag += fabsl((long double)x[i]);
+            }
+        }
+        assert_true(worst > 0); /* the data does round */
+    }
+    free(x);
+    free(got);
+}
+
 /* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, the multi-block
  * float path of f32 and f64 in several pieces); the big test keeps the default. */
 static int small_pieces(void **state, int (*setup)(void **))
@@ -372,6 +420,7 @@ int main(void)
         ISA_TESTS(test_scan_big),
         ISA_TESTS(test_scan_big_f32),
         ISA_TESTS(test_scan_examples),
+        ISA_TESTS(test_scan_error_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
