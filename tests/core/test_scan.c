@@ -258,7 +258,7 @@ static void test_scan_big(void **state)
     free(got);
 }
 
-/* Large out-of-place f32 sum and product scans (over 8 MiB: the pipelined multi-block path,
+/* Large out-of-place f32 sum and product scans (over 8 MiB: blocks in chunks of whole groups,
  * streaming stores), inclusive, exclusive and exclusive from an init, with a partial last
  * block and piece: the same bits as the reference on every thread count. */
 static void test_scan_big_f32(void **state)
@@ -397,8 +397,8 @@ static void test_scan_error_bound(void **state)
     free(got);
 }
 
-/* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, the multi-block
- * float path of f32 and f64 in several pieces); the big test keeps the default. */
+/* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, float blocks'
+ * totals and carries across several pieces); the big test keeps the default. */
 static int small_pieces(void **state, int (*setup)(void **))
 {
     int r = setup(state);
