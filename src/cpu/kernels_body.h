@@ -334,8 +334,12 @@ TK_FMINMAX(f64, double)
  * scalar code), and the lanes that a step leaves alone take `identity op p[k]`, which is
  * p[k] exactly: so every path gives the same bits. */
 #define TK_SG 16
-/* the group vectors never cross a call boundary (always_inline): the ABI notes are moot */
-#pragma GCC diagnostic ignored "-Wpsabi"
+/* Constant shuffles: index i < L picks a[i], L + i picks b[i] (kernels_simd.h's TK_SHUF) */
+#if defined(__clang__)
+#define TK_FSHUF(V, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define TK_FSHUF(V, a, b, ...) __builtin_shuffle(a, b, (V){__VA_ARGS__})
+#endif
 /* The wide form: a group in one vector of 16 (AVX-512 f32); the half form: two vectors of 8
  * (the others). The same operations on the same values, so the same bits. */
 #if !defined(TALLY_KSCALAR) && defined(__AVX512F__)
@@ -348,82 +352,98 @@ TK_FMINMAX(f64, double)
     typedef IC tk_gi_##opname##_##name __attribute__((vector_size(TK_SG * sizeof(C))));          \
     typedef C tk_h_##opname##_##name __attribute__((vector_size(8 * sizeof(C))));                \
     typedef IC tk_hi_##opname##_##name __attribute__((vector_size(8 * sizeof(C))));              \
-    static inline __attribute__((always_inline)) tk_g_##opname##_##name                         \
-    tk_gprefix_##opname##_##name(tk_g_##opname##_##name p, tk_g_##opname##_##name id)            \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_gprefix_##opname##_##name(tk_g_##opname##_##name *pp, const tk_g_##opname##_##name *idp)  \
     {                                                                                            \
         typedef tk_gi_##opname##_##name I;                                                       \
-        p = __builtin_shuffle(p, id, (I){16, 0, 1, 2, 3, 4, 5, 6, 16, 8, 9, 10, 11, 12, 13, 14}) \
+        tk_g_##opname##_##name p = *pp, id = *idp;                                               \
+        p = TK_FSHUF(I, p, id, 16, 0, 1, 2, 3, 4, 5, 6, 16, 8, 9, 10, 11, 12, 13, 14)            \
             OP p;                                                                                \
-        p = __builtin_shuffle(p, id, (I){16, 16, 0, 1, 2, 3, 4, 5, 16, 16, 8, 9, 10, 11, 12, 13})\
+        p = TK_FSHUF(I, p, id, 16, 16, 0, 1, 2, 3, 4, 5, 16, 16, 8, 9, 10, 11, 12, 13)           \
             OP p;                                                                                \
-        p = __builtin_shuffle(p, id, (I){16, 16, 16, 16, 0, 1, 2, 3, 16, 16, 16, 16, 8, 9, 10, 11})\
+        p = TK_FSHUF(I, p, id, 16, 16, 16, 16, 0, 1, 2, 3, 16, 16, 16, 16, 8, 9, 10, 11)         \
             OP p;                                                                                \
-        p = __builtin_shuffle(p, id, (I){16, 16, 16, 16, 16, 16, 16, 16, 7, 7, 7, 7, 7, 7, 7, 7})  \
+        p = TK_FSHUF(I, p, id, 16, 16, 16, 16, 16, 16, 16, 16, 7, 7, 7, 7, 7, 7, 7, 7)           \
             OP p;                                                                                \
-        return p;                                                                                \
+        *pp = p;                                                                                 \
     }                                                                                            \
-    static inline __attribute__((always_inline)) tk_h_##opname##_##name                         \
-    tk_hprefix_##opname##_##name(tk_h_##opname##_##name p, tk_h_##opname##_##name id)            \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_hprefix_##opname##_##name(tk_h_##opname##_##name *pp, const tk_h_##opname##_##name *idp)  \
     {                                                                                            \
         typedef tk_hi_##opname##_##name I;                                                       \
-        p = __builtin_shuffle(p, id, (I){8, 0, 1, 2, 3, 4, 5, 6}) OP p;                          \
-        p = __builtin_shuffle(p, id, (I){8, 8, 0, 1, 2, 3, 4, 5}) OP p;                          \
-        p = __builtin_shuffle(p, id, (I){8, 8, 8, 8, 0, 1, 2, 3}) OP p;                          \
-        return p;                                                                                \
+        tk_h_##opname##_##name p = *pp, id = *idp;                                               \
+        p = TK_FSHUF(I, p, id, 8, 0, 1, 2, 3, 4, 5, 6) OP p;                                     \
+        p = TK_FSHUF(I, p, id, 8, 8, 0, 1, 2, 3, 4, 5) OP p;                                     \
+        p = TK_FSHUF(I, p, id, 8, 8, 8, 8, 0, 1, 2, 3) OP p;                                     \
+        *pp = p;                                                                                 \
     }                                                                                            \
-    /* A group x[0..16) (the missing elements of a partial group the identity: no lane reads a \
-     * later one): its outputs into w (NULL: none) and *L, the local value, in every lane,     \
-     * becomes its element mlast's. The wide form (one vector of 16) and the half form (two     \
-     * of 8) do the same operations on the same values. */                                     \
-    static inline __attribute__((always_inline)) void                                           \
+    /* A group x[0..16) (the missing elements of a partial group the identity: no lane reads a   \
+     * later one): its outputs into w (NULL: none) and *L, the local value, in every lane,       \
+     * becomes its element mlast's. The wide form (one vector of 16) and the half form (two      \
+     * of 8) do the same operations on the same values. */                                       \
+    static inline __attribute__((always_inline)) void                                            \
     tk_fgroup_w_##opname##_##name(const C *x, C *w, tk_g_##opname##_##name *L,                   \
-                                  tk_g_##opname##_##name cv, tk_g_##opname##_##name id,          \
-                                  int excl, int mlast)                                           \
+                                  const tk_g_##opname##_##name *cvp,                             \
+                                  const tk_g_##opname##_##name *idp, int excl, int mlast)        \
     {                                                                                            \
+        const tk_g_##opname##_##name cv = *cvp, id = *idp;                                       \
         typedef tk_g_##opname##_##name V;                                                        \
         typedef tk_gi_##opname##_##name J;                                                       \
         V v;                                                                                     \
         memcpy(&v, x, sizeof v);                                                                 \
-        v = tk_gprefix_##opname##_##name(v, id);                                                 \
+        tk_gprefix_##opname##_##name(&v, &id);                                                   \
         if (w) {                                                                                 \
             V l = *L OP v;                                                                       \
-            if (excl) l = __builtin_shuffle(l, *L, (J){16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, \
-                                                      12, 13, 14});                              \
+            if (excl) l = TK_FSHUF(J, l, *L, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,           \
+                                                      12, 13, 14);                               \
             V o = cv OP l;                                                                       \
             memcpy(w, &o, sizeof o);                                                             \
         }                                                                                        \
-        *L = *L OP __builtin_shuffle(v, (J){0} + mlast);                                         \
+        if (mlast == TK_SG - 1) {                                                                \
+            *L = *L OP TK_FSHUF(J, v, v, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, \
+                                15, 15);                                                         \
+        } else { /* a partial group */                                                           \
+            V e;                                                                                 \
+            for (int k = 0; k < TK_SG; k++) e[k] = v[mlast];                                     \
+            *L = *L OP e;                                                                        \
+        }                                                                                        \
     }                                                                                            \
-    static inline __attribute__((always_inline)) void                                           \
+    static inline __attribute__((always_inline)) void                                            \
     tk_fgroup_h_##opname##_##name(const C *x, C *w, tk_h_##opname##_##name *L,                   \
-                                  tk_h_##opname##_##name cv, tk_h_##opname##_##name id,          \
-                                  int excl, int mlast)                                           \
+                                  const tk_h_##opname##_##name *cvp,                             \
+                                  const tk_h_##opname##_##name *idp, int excl, int mlast)        \
     {                                                                                            \
+        const tk_h_##opname##_##name cv = *cvp, id = *idp;                                       \
         typedef tk_h_##opname##_##name H;                                                        \
         typedef tk_hi_##opname##_##name I;                                                       \
         H a, b;                                                                                  \
         memcpy(&a, x, sizeof a);                                                                 \
         memcpy(&b, x + 8, sizeof b);                                                             \
-        a = tk_hprefix_##opname##_##name(a, id);                                                 \
-        b = tk_hprefix_##opname##_##name(b, id);                                                 \
-        b = __builtin_shuffle(a, (I){7, 7, 7, 7, 7, 7, 7, 7}) OP b;                              \
+        tk_hprefix_##opname##_##name(&a, &id);                                                   \
+        tk_hprefix_##opname##_##name(&b, &id);                                                   \
+        b = TK_FSHUF(I, a, a, 7, 7, 7, 7, 7, 7, 7, 7) OP b;                                      \
         if (w) {                                                                                 \
             H la = *L OP a, lb = *L OP b;                                                        \
             if (excl) {                                                                          \
-                lb = __builtin_shuffle(lb, la, (I){15, 0, 1, 2, 3, 4, 5, 6});                    \
-                la = __builtin_shuffle(la, *L, (I){8, 0, 1, 2, 3, 4, 5, 6});                     \
+                lb = TK_FSHUF(I, lb, la, 15, 0, 1, 2, 3, 4, 5, 6);                               \
+                la = TK_FSHUF(I, la, *L, 8, 0, 1, 2, 3, 4, 5, 6);                                \
             }                                                                                    \
             la = cv OP la;                                                                       \
             lb = cv OP lb;                                                                       \
             memcpy(w, &la, sizeof la);                                                           \
             memcpy(w + 8, &lb, sizeof lb);                                                       \
         }                                                                                        \
-        *L = *L OP (mlast < 8 ? __builtin_shuffle(a, (I){0} + mlast)                             \
-                              : __builtin_shuffle(b, (I){0} + (mlast - 8)));                     \
+        if (mlast == TK_SG - 1) {                                                                \
+            *L = *L OP TK_FSHUF(I, b, b, 7, 7, 7, 7, 7, 7, 7, 7);                                \
+        } else { /* a partial group */                                                           \
+            H e;                                                                                 \
+            for (int k = 0; k < 8; k++) e[k] = mlast < 8 ? a[mlast] : b[mlast - 8];              \
+            *L = *L OP e;                                                                        \
+        }                                                                                        \
     }                                                                                            \
-    /* n elements from a group boundary of a block; c: the block's carry; *lp: L (the identity  \
-     * at the block start), afterwards the last element's l. out NULL: only *lp. */             \
-    static inline __attribute__((always_inline)) void                                           \
+    /* n elements from a group boundary of a block; c: the block's carry; *lp: L (the identity   \
+     * at the block start), afterwards the last element's l. out NULL: only *lp. */              \
+    static inline __attribute__((always_inline)) void                                            \
     tk_fscan_body_##opname##_##name(const C *x, C *o, uint64_t n, C c, C *lp, int excl)          \
     {                                                                                            \
         typedef tk_g_##opname##_##name V;                                                        \
@@ -444,12 +464,12 @@ TK_FMINMAX(f64, double)
         uint64_t i = 0;                                                                          \
         if (TK_FSCAN_WIDE(C)) {                                                                  \
             for (; i + TK_SG <= n; i += TK_SG)                                                   \
-                tk_fgroup_w_##opname##_##name(x + i, o ? o + i : NULL, &Lw, cw, idw, excl,       \
+                tk_fgroup_w_##opname##_##name(x + i, o ? o + i : NULL, &Lw, &cw, &idw, excl,     \
                                               TK_SG - 1);                                        \
-            if (i < n) { /* a partial group */                                                 \
+            if (i < n) { /* a partial group */                                                   \
                 for (int k = 0; k < TK_SG; k++) t[k] = (C)(IDENT);                               \
                 memcpy(t, x + i, (n - i) * sizeof(C));                                           \
-                tk_fgroup_w_##opname##_##name(t, o ? w : NULL, &Lw, cw, idw, excl,               \
+                tk_fgroup_w_##opname##_##name(t, o ? w : NULL, &Lw, &cw, &idw, excl,             \
                                               (int)(n - i - 1));                                 \
                 if (o) memcpy(o + i, w, (n - i) * sizeof(C));                                    \
             }                                                                                    \
@@ -457,21 +477,21 @@ TK_FMINMAX(f64, double)
             return;                                                                              \
         }                                                                                        \
         for (; i + TK_SG <= n; i += TK_SG)                                                       \
-            tk_fgroup_h_##opname##_##name(x + i, o ? o + i : NULL, &L, cv, id, excl, TK_SG - 1); \
-        if (i < n) { /* a partial group */                                                     \
+            tk_fgroup_h_##opname##_##name(x + i, o ? o + i : NULL, &L, &cv, &id, excl, TK_SG - 1); \
+        if (i < n) { /* a partial group */                                                       \
             for (int k = 0; k < TK_SG; k++) t[k] = (C)(IDENT);                                   \
             memcpy(t, x + i, (n - i) * sizeof(C));                                               \
-            tk_fgroup_h_##opname##_##name(t, o ? w : NULL, &L, cv, id, excl, (int)(n - i - 1));  \
+            tk_fgroup_h_##opname##_##name(t, o ? w : NULL, &L, &cv, &id, excl, (int)(n - i - 1)); \
             if (o) memcpy(o + i, w, (n - i) * sizeof(C));                                        \
         }                                                                                        \
         *lp = L[0];                                                                              \
     }                                                                                            \
-    static void fscan_##opname##_##name(const void *vi, void *vo, uint64_t n, const tally_carry *cy, \
-                                        tally_carry *lp, int excl)                               \
+    static void fscan_##opname##_##name(const void *vi, void *vo, uint64_t n,                    \
+                                        const tally_carry *cy, tally_carry *lp, int excl)        \
     {                                                                                            \
-        if (!vo) tk_fscan_body_##opname##_##name(vi, NULL, n, 0, &lp->name, 0);                   \
-        else if (excl) tk_fscan_body_##opname##_##name(vi, vo, n, cy->name, &lp->name, 1);        \
-        else tk_fscan_body_##opname##_##name(vi, vo, n, cy->name, &lp->name, 0);                  \
+        if (!vo) tk_fscan_body_##opname##_##name(vi, NULL, n, 0, &lp->name, 0);                  \
+        else if (excl) tk_fscan_body_##opname##_##name(vi, vo, n, cy->name, &lp->name, 1);       \
+        else tk_fscan_body_##opname##_##name(vi, vo, n, cy->name, &lp->name, 0);                 \
     }                                                                                            \
     static void scan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
                                             tally_carry *cy)                                     \
