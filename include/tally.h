@@ -297,11 +297,22 @@ typedef struct tally_scan_options {
  * to out (n elements). out == in is allowed; any other overlap gives TALLY_ERR_OVERLAP.
  * Integer sum/prod scans wrap modulo 2^bits, as C and CUB do. Float scans are deterministic
  * run to run and independent of the thread count, and min/max scans follow the reduce
- * semantics (NaN propagates). On the CPU (every SIMD path alike) a float sum/prod scan is
- * evaluated in fixed blocks of 4096 elements: out[i] = carry op (x[b] op ... op x[i]), folded
- * left to right from the block start b, and the next block's carry is the block's last output;
- * an exclusive scan without init starts from +0.0 (sum), an inclusive one from -0.0, so that
- * out[0] = x[0] exactly. */
+ * semantics (NaN propagates). On the CPU (every SIMD path alike, and the Vulkan backend) a float
+ * sum/prod scan is evaluated in this fixed order, in the element's type:
+ *   - blocks of 4096 elements; out[i] = carry op l[i] (inclusive), or out[b] = carry at the
+ *     block start b and out[i] = carry op l[i-1] after it (exclusive); the next block's carry
+ *     is carry op l[last] (for an inclusive scan, the block's last output);
+ *   - a block's local values l: in groups of 16 elements from the block start, a fixed prefix
+ *     p = x; for s = 1, 2, 4: p[k] = p[k-s] op p[k] where k mod 8 >= s (each half of 8 on its
+ *     own); then p[k] = p[7] op p[k] for k >= 8. In the block's first group l = p, in each
+ *     later one l[k] = L op p[k], L being the previous group's last l.
+ * An exclusive scan without init starts from +0.0 (sum), an inclusive one from -0.0, so that
+ * out[0] = x[0] exactly. Error bound (no overflow): each input meets at most
+ * d(i) = 260 + floor(i / 4096) roundings on its way into out[i], so out[i] of a sum scan is
+ * within gamma(d(i)) * S of the exact sum of what it covers (the init, if any, and x[0] .. x[i],
+ * or .. x[i-1] when exclusive), S being the sum of their magnitudes; gamma(d) = d*u / (1 - d*u),
+ * u = 2^-24 (f32) or 2^-53 (f64). A product scan's relative error is at most gamma(i + 1) (one
+ * rounding per multiplication, in any order), barring underflow. */
 TALLY_API tally_status tally_scan(tally_context *ctx, tally_op op, tally_type type,
                                   const void *in, void *out, uint64_t n,
                                   const tally_scan_options *opts /* NULL = inclusive */);

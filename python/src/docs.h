@@ -116,9 +116,10 @@
     "Running sums (inclusive prefix sums), NumPy's cumsum.\n\n"                                  \
     "Integers (and bool): int64 / uint64 results as in NumPy, exact; OverflowError when a\n"     \
     "running sum does not fit (NumPy wraps around). Not on GPU arrays (the check runs on the\n" \
-    "host). Floats: the input's dtype, evaluated in fixed blocks of 4096 elements (each\n"        \
-    "running sum continues from the block's carry), so the bits do not depend on the thread\n"  \
-    "count; they can differ in the last bits from NumPy's one-by-one loop.\n\n" TPY_SCAN_ARGS
+    "host). Floats: the input's dtype, evaluated in a fixed order (blocks of 4096 elements,\n"    \
+    "groups of 16 within them; tally.h gives it and its error bound), so the bits do not\n"     \
+    "depend on the thread count; they can differ in the last bits from NumPy's loop.\n\n"       \
+    TPY_SCAN_ARGS
 #define doc_cumprod                                                                             \
     TPY_SCAN(cumprod)                                                                            \
     "Running products, NumPy's cumprod: integers in int64/uint64, exact, OverflowError on\n"     \
@@ -155,8 +156,9 @@
     "    and var with n <= ddof (NumPy warns and returns nan);\n"                               \
     "  - min/max/argmin/argmax order -0.0 before +0.0 (IEEE 754-2019 minimum/maximum);\n"       \
     "  - nan* functions skip NaN (omit_nan=True); all-NaN nanmin/nanmax raise ValueError;\n"   \
-    "  - float cumsum/cumprod are evaluated in blocks of 4096 (deterministic, may differ from\n" \
-    "    NumPy in the last bits); integer cumsum/cumprod raise OverflowError on overflow;\n"    \
+    "  - float cumsum/cumprod are evaluated in a fixed order (blocks of 4096, groups of 16:\n"  \
+    "    deterministic, may differ from NumPy in the last bits); integer cumsum/cumprod\n"     \
+    "    raise OverflowError on overflow;\n"                                                   \
     "  - axis is None or one int (no tuples, keepdims, dtype= or where=).\n"                     \
     "The GIL is released while tally works (arrays of 64 KiB and more). Errors carry tally's\n" \
     "message: OverflowError, ValueError (empty, bad arguments), TypeError (types),\n"           \

@@ -12,17 +12,38 @@ from conftest import ALL_TYPES, FLOAT_TYPES, INT_TYPES, SIZES, is_signed, random
 BLOCK = 4096
 
 
+def _local(xb, op):
+    """The local values of one block in tally.h's order: groups of 16; in each, p[k] = p[k-s]
+    op p[k] for s = 1, 2, 4 where k mod 8 >= s, then p[k] = p[7] op p[k] for k >= 8; the
+    block's local values are p in its first group and L op p after, L being the previous
+    group's last local value (NumPy's accumulate is such a left fold). A partial group is
+    padded with the identity, which changes no value."""
+    f = np.add if op == "sum" else np.multiply
+    n = xb.size
+    p = np.full(-(-n // 16) * 16, -0.0 if op == "sum" else 1.0, dtype=xb.dtype)
+    p[:n] = xb
+    p = p.reshape(-1, 16)
+    k = np.arange(16)
+    for s in (1, 2, 4):
+        m = (k & 7) >= s
+        q = p.copy()
+        q[:, m] = f(p[:, k[m] - s], p[:, m])
+        p = q
+    p[:, 8:] = f(p[:, 7:8], p[:, 8:])
+    run = f.accumulate(p[:, 15])  # L after each group
+    p[1:] = f(run[:-1, None], p[1:])
+    return p.reshape(-1)[:n]
+
+
 def _scan_from(x, op, carry, out, shift):
     """tally.h's CPU float sum/prod scan written out: fixed blocks of 4096; out[i] = carry op
-    (x[b] op .. op x[i]) folded left to right from the block start b (NumPy's accumulate is
-    such a fold); the next block's carry is the block's last output. The first carry: -0.0 for
-    an inclusive sum, 1 for a product, the initial value for an exclusive scan, whose outputs
-    sit one place to the right (shift 1)."""
-    acc = np.add.accumulate if op == "sum" else np.multiply.accumulate
+    (the block's local value at i, _local); the next block's carry is the block's last
+    output. The first carry: -0.0 for an inclusive sum, 1 for a product, the initial value for
+    an exclusive scan, whose outputs sit one place to the right (shift 1)."""
     combine = np.add if op == "sum" else np.multiply
     # blocks are counted over the output positions of the input elements they hold
     for b in range(0, x.size, BLOCK):
-        local = acc(x[b:b + BLOCK])
+        local = _local(x[b:b + BLOCK], op)
         res = combine(carry, local)
         out[b + shift:b + shift + local.size] = res
         carry = res[-1]
@@ -111,8 +132,11 @@ def test_scan_axis_strides_and_out(ctx, rng):
     for axis in (0, 1, 2, -1):
         got = tally.cumsum(x, axis=axis, ctx=ctx)
         assert got.shape == x.shape
-        np.testing.assert_array_equal(got, np.cumsum(x, axis=axis))  # rows < 4096: sequential
-    np.testing.assert_array_equal(tally.cumsum(x, ctx=ctx), np.cumsum(x))  # flattened, C order
+        want = np.apply_along_axis(lambda r: _scan_from(r, "sum", -0.0, np.empty_like(r), 0), axis, x)
+        np.testing.assert_array_equal(got, want)  # rows in tally.h's order
+    flat = x.reshape(-1)
+    np.testing.assert_array_equal(tally.cumsum(x, ctx=ctx),
+                                  _scan_from(flat, "sum", -0.0, np.empty_like(flat), 0))  # C order
     i = np.arange(30, dtype=np.int16).reshape(5, 6)[:, ::2]
     np.testing.assert_array_equal(tally.cumsum(i, axis=0, ctx=ctx), np.cumsum(i, axis=0))
     np.testing.assert_array_equal(tally.cummax(i.T, axis=1, ctx=ctx), np.maximum.accumulate(i.T, axis=1))

@@ -55,7 +55,8 @@ typedef struct tally_cpu_kernels {
     void (*to_f64[TALLY_TYPE_COUNT])(const void *x, uint64_t n, double *out);
     /* Scans of one block with a carry: inclusive out[i] = c op local(x[0..i]); exclusive
      * out[0] = c, out[i] = c op local(x[0..i-1]); afterwards *carry = c op local(x[0..n-1]).
-     * local is the sequential fold from the block start (only float sum/prod can tell). */
+     * local is the fold from the block start, in tally.h's order for float sum/prod (the
+     * only ops whose results depend on it). */
     void (*scan_incl[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
                                                         tally_carry *carry);
     void (*scan_excl[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
@@ -65,21 +66,13 @@ typedef struct tally_cpu_kernels {
      * to another thread. */
     void (*stream_copy)(void *dst, const void *src, uint64_t bytes);
     void (*stream_fence)(void);
-    /* Optional (NULL: scan.c's generic code): f32 sum/prod scans of 8 full consecutive blocks
-     * at once, lane j = block j (scan.c's multi_scan contract, same bits). */
-    void (*multi_scan_f32)(int sum, int excl, const float *x, float *o, uint64_t ostride,
-                           tally_carry *cy);
-    void (*multi_total_f32)(int sum, const float *x, tally_carry *tot);
-    /* Optional: in one pass, the totals of 8 blocks at xt (as multi_total_f32) and the scan
-     * of 8 other blocks at xs (as multi_scan_f32; either NULL for none), prefetching pfbytes
-     * from pf into L2 meanwhile; nt: streaming stores where o allows (the caller fences). */
-    void (*multi_fused_f32)(int sum, int excl, const float *xt, tally_carry *tot,
-                            const float *xs, float *o, uint64_t ostride, tally_carry *cy,
-                            int nt, const char *pf, uint64_t pfbytes);
-    /* Optional: the second pass of a two-pass f32 sum/prod block scan (l: the block's local
-     * inclusive folds from multi_scan_f32 with identity carries): out = c op l, shifted by one
-     * for an exclusive scan; nt: non-temporal stores. */
-    void (*carry_f32)(int sum, int excl, const float *l, float *o, uint64_t n, float c, int nt);
+    /* Float sum [0] and product [1] scans in tally.h's order, of n elements of one block from a
+     * group boundary (a multiple of 16 elements from the block start): c is the block's carry;
+     * *local the block's local value before the first element (the op's identity at the block
+     * start), afterwards that of the last element. out NULL: only *local. So a block may be
+     * scanned in chunks of whole groups with the same bits. */
+    void (*fscan[2][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n, const tally_carry *c,
+                                       tally_carry *local, int excl);
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
     void (*scan_total[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);

@@ -6,8 +6,8 @@
  * core/types.h, so no body is copied per type.
  *
  * Nothing here depends on evaluation order except the float product (fixed lanes, see
- * core/partial.h) and float sum/prod scans (sequential inside a block, the same on every path),
- * so every path gives the same bits. */
+ * core/partial.h) and float sum/prod scans (a fixed order inside a block, tally.h, written once
+ * for every path), so every path gives the same bits. */
 #include <math.h>
 #include <string.h>
 #include "core/partial.h"
@@ -323,45 +323,198 @@ TK_FMINMAX(f64, double)
         cy->name = c;                                                                            \
     }
 
-/* Float sum/prod: out = c op local, local folded sequentially from the block start. */
-#define TK_SCAN_LOCAL(opname, name, C, OP)                                                       \
+/* Float sum/prod: tally.h's order. A block is cut into groups of TK_SG consecutive elements
+ * (a partial group only at the end of the data). Within a group a fixed log-step prefix
+ * (tk_gprefix): p = x; for s = 1, 2, 4: p[k] = p[k-s] op p[k] where k mod 8 >= s (each half
+ * of 8 on its own); then p[k] = p[7] op p[k] for k >= 8. A local running value L, the
+ * identity at the block start, gives the group's local values l[k] = L op p[k], and L becomes
+ * the group's last l. Outputs: carry op l[k] (inclusive), carry op (the previous element's l,
+ * or the identity at the block start) (exclusive). Every path runs this one vector code (GCC
+ * vector extensions: the compiler maps a group onto the ISA's registers, or onto plain
+ * scalar code), and the lanes that a step leaves alone take `identity op p[k]`, which is
+ * p[k] exactly: so every path gives the same bits. */
+#define TK_SG 16
+/* Constant shuffles: index i < L picks a[i], L + i picks b[i] (kernels_simd.h's TK_SHUF) */
+#if defined(__clang__)
+#define TK_FSHUF(V, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define TK_FSHUF(V, a, b, ...) __builtin_shuffle(a, b, (V){__VA_ARGS__})
+#endif
+/* The wide form: a group in one vector of 16 (AVX-512 f32); the half form: two vectors of 8
+ * (the others). The same operations on the same values, so the same bits. */
+#if !defined(TALLY_KSCALAR) && defined(__AVX512F__)
+#define TK_FSCAN_WIDE(C) (sizeof(C) == 4)
+#else
+#define TK_FSCAN_WIDE(C) 0
+#endif
+#define TK_FSCAN_GROUP(opname, name, C, OP, IDENT, IC)                                           \
+    typedef C tk_g_##opname##_##name __attribute__((vector_size(TK_SG * sizeof(C))));            \
+    typedef IC tk_gi_##opname##_##name __attribute__((vector_size(TK_SG * sizeof(C))));          \
+    typedef C tk_h_##opname##_##name __attribute__((vector_size(8 * sizeof(C))));                \
+    typedef IC tk_hi_##opname##_##name __attribute__((vector_size(8 * sizeof(C))));              \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_gprefix_##opname##_##name(tk_g_##opname##_##name *pp, const tk_g_##opname##_##name *idp)  \
+    {                                                                                            \
+        typedef tk_gi_##opname##_##name I;                                                       \
+        tk_g_##opname##_##name p = *pp, id = *idp;                                               \
+        p = TK_FSHUF(I, p, id, 16, 0, 1, 2, 3, 4, 5, 6, 16, 8, 9, 10, 11, 12, 13, 14)            \
+            OP p;                                                                                \
+        p = TK_FSHUF(I, p, id, 16, 16, 0, 1, 2, 3, 4, 5, 16, 16, 8, 9, 10, 11, 12, 13)           \
+            OP p;                                                                                \
+        p = TK_FSHUF(I, p, id, 16, 16, 16, 16, 0, 1, 2, 3, 16, 16, 16, 16, 8, 9, 10, 11)         \
+            OP p;                                                                                \
+        p = TK_FSHUF(I, p, id, 16, 16, 16, 16, 16, 16, 16, 16, 7, 7, 7, 7, 7, 7, 7, 7)           \
+            OP p;                                                                                \
+        *pp = p;                                                                                 \
+    }                                                                                            \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_hprefix_##opname##_##name(tk_h_##opname##_##name *pp, const tk_h_##opname##_##name *idp)  \
+    {                                                                                            \
+        typedef tk_hi_##opname##_##name I;                                                       \
+        tk_h_##opname##_##name p = *pp, id = *idp;                                               \
+        p = TK_FSHUF(I, p, id, 8, 0, 1, 2, 3, 4, 5, 6) OP p;                                     \
+        p = TK_FSHUF(I, p, id, 8, 8, 0, 1, 2, 3, 4, 5) OP p;                                     \
+        p = TK_FSHUF(I, p, id, 8, 8, 8, 8, 0, 1, 2, 3) OP p;                                     \
+        *pp = p;                                                                                 \
+    }                                                                                            \
+    /* A group x[0..16) (the missing elements of a partial group the identity: no lane reads a   \
+     * later one): its outputs into w (NULL: none) and *L, the local value, in every lane,       \
+     * becomes its element mlast's. The wide form (one vector of 16) and the half form (two      \
+     * of 8) do the same operations on the same values. */                                       \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_fgroup_w_##opname##_##name(const C *x, C *w, tk_g_##opname##_##name *L,                   \
+                                  const tk_g_##opname##_##name *cvp,                             \
+                                  const tk_g_##opname##_##name *idp, int excl, int mlast)        \
+    {                                                                                            \
+        const tk_g_##opname##_##name cv = *cvp, id = *idp;                                       \
+        typedef tk_g_##opname##_##name V;                                                        \
+        typedef tk_gi_##opname##_##name J;                                                       \
+        V v;                                                                                     \
+        memcpy(&v, x, sizeof v);                                                                 \
+        tk_gprefix_##opname##_##name(&v, &id);                                                   \
+        if (w) {                                                                                 \
+            V l = *L OP v;                                                                       \
+            if (excl) l = TK_FSHUF(J, l, *L, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,           \
+                                                      12, 13, 14);                               \
+            V o = cv OP l;                                                                       \
+            memcpy(w, &o, sizeof o);                                                             \
+        }                                                                                        \
+        if (mlast == TK_SG - 1) {                                                                \
+            *L = *L OP TK_FSHUF(J, v, v, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, \
+                                15, 15);                                                         \
+        } else { /* a partial group */                                                           \
+            V e;                                                                                 \
+            for (int k = 0; k < TK_SG; k++) e[k] = v[mlast];                                     \
+            *L = *L OP e;                                                                        \
+        }                                                                                        \
+    }                                                                                            \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_fgroup_h_##opname##_##name(const C *x, C *w, tk_h_##opname##_##name *L,                   \
+                                  const tk_h_##opname##_##name *cvp,                             \
+                                  const tk_h_##opname##_##name *idp, int excl, int mlast)        \
+    {                                                                                            \
+        const tk_h_##opname##_##name cv = *cvp, id = *idp;                                       \
+        typedef tk_h_##opname##_##name H;                                                        \
+        typedef tk_hi_##opname##_##name I;                                                       \
+        H a, b;                                                                                  \
+        memcpy(&a, x, sizeof a);                                                                 \
+        memcpy(&b, x + 8, sizeof b);                                                             \
+        tk_hprefix_##opname##_##name(&a, &id);                                                   \
+        tk_hprefix_##opname##_##name(&b, &id);                                                   \
+        b = TK_FSHUF(I, a, a, 7, 7, 7, 7, 7, 7, 7, 7) OP b;                                      \
+        if (w) {                                                                                 \
+            H la = *L OP a, lb = *L OP b;                                                        \
+            if (excl) {                                                                          \
+                lb = TK_FSHUF(I, lb, la, 15, 0, 1, 2, 3, 4, 5, 6);                               \
+                la = TK_FSHUF(I, la, *L, 8, 0, 1, 2, 3, 4, 5, 6);                                \
+            }                                                                                    \
+            la = cv OP la;                                                                       \
+            lb = cv OP lb;                                                                       \
+            memcpy(w, &la, sizeof la);                                                           \
+            memcpy(w + 8, &lb, sizeof lb);                                                       \
+        }                                                                                        \
+        if (mlast == TK_SG - 1) {                                                                \
+            *L = *L OP TK_FSHUF(I, b, b, 7, 7, 7, 7, 7, 7, 7, 7);                                \
+        } else { /* a partial group */                                                           \
+            H e;                                                                                 \
+            for (int k = 0; k < 8; k++) e[k] = mlast < 8 ? a[mlast] : b[mlast - 8];              \
+            *L = *L OP e;                                                                        \
+        }                                                                                        \
+    }                                                                                            \
+    /* n elements from a group boundary of a block; c: the block's carry; *lp: L (the identity   \
+     * at the block start), afterwards the last element's l. out NULL: only *lp. */              \
+    static inline __attribute__((always_inline)) void                                            \
+    tk_fscan_body_##opname##_##name(const C *x, C *o, uint64_t n, C c, C *lp, int excl)          \
+    {                                                                                            \
+        typedef tk_g_##opname##_##name V;                                                        \
+        typedef tk_h_##opname##_##name H;                                                        \
+        V idw, cw, Lw;                                                                           \
+        H id, cv, L;                                                                             \
+        for (int k = 0; k < TK_SG; k++) {                                                        \
+            idw[k] = (C)(IDENT);                                                                 \
+            cw[k] = c;                                                                           \
+            Lw[k] = *lp;                                                                         \
+        }                                                                                        \
+        for (int k = 0; k < 8; k++) {                                                            \
+            id[k] = (C)(IDENT);                                                                  \
+            cv[k] = c;                                                                           \
+            L[k] = *lp;                                                                          \
+        }                                                                                        \
+        C t[TK_SG], w[TK_SG];                                                                    \
+        uint64_t i = 0;                                                                          \
+        if (TK_FSCAN_WIDE(C)) {                                                                  \
+            for (; i + TK_SG <= n; i += TK_SG)                                                   \
+                tk_fgroup_w_##opname##_##name(x + i, o ? o + i : NULL, &Lw, &cw, &idw, excl,     \
+                                              TK_SG - 1);                                        \
+            if (i < n) { /* a partial group */                                                   \
+                for (int k = 0; k < TK_SG; k++) t[k] = (C)(IDENT);                               \
+                memcpy(t, x + i, (n - i) * sizeof(C));                                           \
+                tk_fgroup_w_##opname##_##name(t, o ? w : NULL, &Lw, &cw, &idw, excl,             \
+                                              (int)(n - i - 1));                                 \
+                if (o) memcpy(o + i, w, (n - i) * sizeof(C));                                    \
+            }                                                                                    \
+            *lp = Lw[0];                                                                         \
+            return;                                                                              \
+        }                                                                                        \
+        for (; i + TK_SG <= n; i += TK_SG)                                                       \
+            tk_fgroup_h_##opname##_##name(x + i, o ? o + i : NULL, &L, &cv, &id, excl, TK_SG - 1); \
+        if (i < n) { /* a partial group */                                                       \
+            for (int k = 0; k < TK_SG; k++) t[k] = (C)(IDENT);                                   \
+            memcpy(t, x + i, (n - i) * sizeof(C));                                               \
+            tk_fgroup_h_##opname##_##name(t, o ? w : NULL, &L, &cv, &id, excl, (int)(n - i - 1)); \
+            if (o) memcpy(o + i, w, (n - i) * sizeof(C));                                        \
+        }                                                                                        \
+        *lp = L[0];                                                                              \
+    }                                                                                            \
+    static void fscan_##opname##_##name(const void *vi, void *vo, uint64_t n,                    \
+                                        const tally_carry *cy, tally_carry *lp, int excl)        \
+    {                                                                                            \
+        if (!vo) tk_fscan_body_##opname##_##name(vi, NULL, n, 0, &lp->name, 0);                  \
+        else if (excl) tk_fscan_body_##opname##_##name(vi, vo, n, cy->name, &lp->name, 1);       \
+        else tk_fscan_body_##opname##_##name(vi, vo, n, cy->name, &lp->name, 0);                 \
+    }                                                                                            \
     static void scan_incl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
                                             tally_carry *cy)                                     \
     {                                                                                            \
-        const C *x = vi;                                                                         \
-        C *o = vo;                                                                               \
-        if (!n) return;                                                                          \
-        C c = cy->name, l = x[0];                                                                \
-        o[0] = c OP l;                                                                           \
-        for (uint64_t i = 1; i < n; i++) {                                                       \
-            C v = x[i];                                                                          \
-            l = l OP v;                                                                          \
-            o[i] = c OP l;                                                                       \
-        }                                                                                        \
-        cy->name = c OP l;                                                                       \
+        tally_carry l;                                                                           \
+        l.name = (C)(IDENT);                                                                     \
+        fscan_##opname##_##name(vi, vo, n, cy, &l, 0);                                           \
+        cy->name = cy->name OP l.name;                                                           \
     }                                                                                            \
     static void scan_excl_##opname##_##name(const void *vi, void *vo, uint64_t n,                \
                                             tally_carry *cy)                                     \
     {                                                                                            \
-        const C *x = vi;                                                                         \
-        C *o = vo;                                                                               \
-        if (!n) return;                                                                          \
-        C c = cy->name, l = x[0];                                                                \
-        o[0] = c;                                                                                \
-        for (uint64_t i = 1; i < n; i++) {                                                       \
-            C v = x[i];                                                                          \
-            o[i] = c OP l;                                                                       \
-            l = l OP v;                                                                          \
-        }                                                                                        \
-        cy->name = c OP l;                                                                       \
+        tally_carry l;                                                                           \
+        l.name = (C)(IDENT);                                                                     \
+        fscan_##opname##_##name(vi, vo, n, cy, &l, 1);                                           \
+        cy->name = cy->name OP l.name;                                                           \
     }                                                                                            \
     static void scan_total_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)        \
     {                                                                                            \
-        const C *x = vi;                                                                         \
-        if (!n) return;                                                                          \
-        C l = x[0];                                                                              \
-        for (uint64_t i = 1; i < n; i++) l = l OP x[i];                                          \
-        cy->name = cy->name OP l;                                                                \
+        tally_carry l;                                                                           \
+        l.name = (C)(IDENT);                                                                     \
+        fscan_##opname##_##name(vi, NULL, n, cy, &l, 0);                                         \
+        cy->name = cy->name OP l.name;                                                           \
     }
 
 #define TK_INT_SCANS(E, name, C, is_int, sgn, W)                                                 \
@@ -374,9 +527,11 @@ TK_FMINMAX(f64, double)
     TK_SCAN_ASSOC(xor, name, C, (C)(a ^ b))
 TALLY_INT_TYPES(TK_INT_SCANS)
 
+#define TK_GI_f32 int32_t
+#define TK_GI_f64 int64_t
 #define TK_FLOAT_SCANS(E, name, C, is_int, sgn, W)                                               \
-    TK_SCAN_LOCAL(sum, name, C, +)                                                               \
-    TK_SCAN_LOCAL(prod, name, C, *)                                                              \
+    TK_FSCAN_GROUP(sum, name, C, +, -0.0, TK_GI_##name)                                         \
+    TK_FSCAN_GROUP(prod, name, C, *, 1.0, TK_GI_##name)                                          \
     TK_SCAN_ASSOC(min, name, C, tk_fmin_##name(a, b))                                            \
     TK_SCAN_ASSOC(max, name, C, tk_fmax_##name(a, b))
 TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
@@ -422,12 +577,8 @@ const tally_cpu_kernels TALLY_KTABLE = {
     .to_f64 = {TALLY_INT_TYPES(TK_E_TOF64)},
     .stream_copy = tk_stream_copy,
     .stream_fence = tk_stream_fence,
-#if TK_VB
-    .multi_scan_f32 = tk_vmulti_scan_f32,
-    .multi_total_f32 = tk_vmulti_total_f32,
-    .multi_fused_f32 = tk_vmulti_fused_f32,
-    .carry_f32 = tk_vcarry_f32,
-#endif
+    .fscan = {{[TALLY_F32] = fscan_sum_f32, [TALLY_F64] = fscan_sum_f64},
+              {[TALLY_F32] = fscan_prod_f32, [TALLY_F64] = fscan_prod_f64}},
     .scan_incl = TK_SCAN_TABLE(incl),
     .scan_excl = TK_SCAN_TABLE(excl),
     .scan_total = TK_SCAN_TABLE(total),

@@ -1,8 +1,9 @@
 /* Scans: sum, prod, min, max, and, or, xor of every type, inclusive and exclusive (identity or
  * init), in place and not, on every ISA path and thread count {1,2,3}, against a reference that
  * follows tally.h's definition: integers wrap modulo 2^bits; float sum/prod are evaluated in
- * fixed blocks of 4096 elements (out = carry op running-fold-from-block-start); min/max are
- * IEEE minimum/maximum. */
+ * tally.h's fixed order (blocks of 4096 elements, groups of 16 with a log-step prefix each, a
+ * running local value per block; written out plainly here, one element at a time); min/max
+ * are IEEE minimum/maximum. */
 #include "reference.h"
 #include "cpu/cpu.h" /* tally_cpu_set_scan_piece */
 
@@ -73,6 +74,7 @@ static uint64_t int_identity(tally_type t, tally_op op)
         if (a == b) return signbit(a) ? b : a;                                                 \
         return a > b ? a : b;                                                                  \
     }                                                                                          \
+    static C ref_op_##name(tally_op op, C a, C b) { return op == TALLY_SUM ? a + b : a * b; }  \
     static void ref_scan_##name(tally_op op, const C *x, C *o, uint64_t n, int excl,           \
                                 int has_init, double init)                                     \
     {                                                                                          \
@@ -92,14 +94,25 @@ static uint64_t int_identity(tally_type t, tally_op op)
         }                                                                                      \
         for (uint64_t b0 = 0; b0 < n; b0 += SCAN_BLOCK) {                                      \
             uint64_t e = n - b0 < SCAN_BLOCK ? n : b0 + SCAN_BLOCK;                            \
-            C l = 0;                                                                           \
-            for (uint64_t i = b0; i < e; i++) {                                                \
-                C v = x[i];                                                                    \
-                if (excl) o[i] = i == b0 ? c : (op == TALLY_SUM ? c + l : c * l);              \
-                l = i == b0 ? v : (op == TALLY_SUM ? l + v : l * v);                           \
-                if (!excl) o[i] = op == TALLY_SUM ? c + l : c * l;                             \
+            C L = 0, prev = 0;                                                                 \
+            for (uint64_t g = b0; g < e; g += 16) {                                            \
+                int m = (int)(e - g < 16 ? e - g : 16), k, s;                                  \
+                C p[16];                                                                       \
+                for (k = 0; k < m; k++) p[k] = x[g + (uint64_t)k];                             \
+                for (s = 1; s < 8; s *= 2)                                                     \
+                    for (k = m - 1; k >= 0; k--)                                               \
+                        if ((k & 7) >= s) p[k] = ref_op_##name(op, p[k - s], p[k]);            \
+                for (k = 8; k < m; k++) p[k] = ref_op_##name(op, p[7], p[k]);                  \
+                for (k = 0; k < m; k++) {                                                      \
+                    uint64_t i = g + (uint64_t)k;                                              \
+                    C l = g == b0 ? p[k] : ref_op_##name(op, L, p[k]);                         \
+                    if (excl) o[i] = i == b0 ? c : ref_op_##name(op, c, prev);                 \
+                    else o[i] = ref_op_##name(op, c, l);                                       \
+                    prev = l;                                                                  \
+                }                                                                              \
+                L = prev;                                                                      \
             }                                                                                  \
-            c = op == TALLY_SUM ? c + l : c * l;                                               \
+            c = ref_op_##name(op, c, prev);                                                    \
         }                                                                                      \
     }
 REF_FLOAT_SCAN(f32, float)
@@ -245,7 +258,7 @@ static void test_scan_big(void **state)
     free(got);
 }
 
-/* Large out-of-place f32 sum and product scans (over 8 MiB: the pipelined multi-block path,
+/* Large out-of-place f32 sum and product scans (over 8 MiB: blocks in chunks of whole groups,
  * streaming stores), inclusive, exclusive and exclusive from an init, with a partial last
  * block and piece: the same bits as the reference on every thread count. */
 static void test_scan_big_f32(void **state)
@@ -336,8 +349,56 @@ static void test_scan_examples(void **state)
     free(want);
 }
 
-/* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, the multi-block
- * float path of f32 and f64 in several pieces); the big test keeps the default. */
+/* tally.h's error bound for float sum scans, against exact prefix sums: f32 values of both
+ * signs from 2^-10 to 2^10 (24 + 20 + 15 bits: every prefix of up to 2^15 of them is exact in
+ * long double's 64), inclusive and exclusive from an init. */
+static void test_scan_error_bound(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    rng_state = 17;
+    const uint64_t n = 7 * SCAN_BLOCK + 77;
+    float *x = malloc(n * 4), *got = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) {
+        float v = (float)ldexp(1.0 + rnd_unit(), (int)(rnd_unit() * 20.0) - 10);
+        x[i] = (i % 3 == 0) ? -v : v;
+    }
+    const long double u = ldexpl(1.0L, -24);
+    for (int excl = 0; excl < 2; excl++) {
+        tally_scan_options so;
+        memset(&so, 0, sizeof so);
+        so.exclusive = excl;
+        so.has_init = excl;
+        so.init.f64 = 0.375;
+        assert_int_equal(tally_scan(c->ctx[1], TALLY_SUM, TALLY_F32, x, got, n, &so), TALLY_OK);
+        long double sum = excl ? 0.375L : 0.0L, mag = excl ? 0.375L : 0.0L;
+        double worst = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            if (!excl) {
+                sum += x[i];
+                mag += fabsl((long double)x[i]);
+            }
+            long double d = 260.0L + (long double)(i / SCAN_BLOCK), g = d * u / (1 - d * u);
+            long double err = fabsl((long double)got[i] - sum);
+            if (err > g * mag) {
+                print_error("excl=%d element %llu: error %Lg over the bound %Lg\n", excl,
+                            (unsigned long long)i, err, g * mag);
+                fail();
+            }
+            if ((double)(err / (g * mag)) > worst) worst = (double)(err / (g * mag));
+            if (excl) {
+                sum += x[i];
+                mag += fabsl((long double)x[i]);
+            }
+        }
+        assert_true(worst > 0); /* the data does round */
+    }
+    free(x);
+    free(got);
+}
+
+/* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, float blocks'
+ * totals and carries across several pieces); the big test keeps the default. */
 static int small_pieces(void **state, int (*setup)(void **))
 {
     int r = setup(state);
@@ -359,6 +420,7 @@ int main(void)
         ISA_TESTS(test_scan_big),
         ISA_TESTS(test_scan_big_f32),
         ISA_TESTS(test_scan_examples),
+        ISA_TESTS(test_scan_error_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,22 +296,37 @@ static void test_stream(tally_context *ctx)
 
 /* ---- scans ---------------------------------------------------------------------------------- */
 /* The documented rule for float sum/prod scans (tally_mpi.h and tally.h): the slice scanned in
- * blocks of 4096 from its start, each output = carry op (fold of the block up to it), from the
- * carry c (has_c = 0: the inclusive identity, -0.0 or 1.0). Computed in the element type. */
+ * blocks of 4096 from its start, each output = carry op (the block's local value at it), from
+ * the carry c (has_c = 0: the inclusive identity, -0.0 or 1.0). Local values: groups of 16, a
+ * log-step prefix p each (p[k] = p[k-s] op p[k] for s = 1, 2, 4 where k mod 8 >= s, then
+ * p[k] = p[7] op p[k] for k >= 8); p in the block's first group, L op p after, L the previous
+ * group's last local value. Computed in the element type. */
 #define RULE(C)                                                                               \
+    static C rule_op_##C(int sum, C a, C b) { return (C)(sum ? a + b : a * b); }             \
     static void rule_##C(int sum, int excl, const C *x, C *o, uint64_t n, int has_c, double c0) \
     {                                                                                         \
         C c = has_c ? (C)c0 : (sum ? (C)(excl ? 0.0 : -0.0) : (C)1.0);                        \
         for (uint64_t b = 0; b < n; b += 4096) {                                              \
             uint64_t e = b + 4096 < n ? b + 4096 : n;                                         \
-            C l = 0;                                                                          \
-            for (uint64_t i = b; i < e; i++) {                                                \
-                C v = x[i];                                                                   \
-                if (excl) o[i] = i == b ? c : (C)(sum ? c + l : c * l);                       \
-                l = i == b ? v : (C)(sum ? l + v : l * v);                                    \
-                if (!excl) o[i] = (C)(sum ? c + l : c * l);                                   \
+            C L = 0, prev = 0;                                                                \
+            for (uint64_t g = b; g < e; g += 16) {                                            \
+                int m = (int)(e - g < 16 ? e - g : 16), k, s;                                 \
+                C p[16];                                                                      \
+                for (k = 0; k < m; k++) p[k] = x[g + (uint64_t)k];                            \
+                for (s = 1; s < 8; s *= 2)                                                    \
+                    for (k = m - 1; k >= 0; k--)                                              \
+                        if ((k & 7) >= s) p[k] = rule_op_##C(sum, p[k - s], p[k]);            \
+                for (k = 8; k < m; k++) p[k] = rule_op_##C(sum, p[7], p[k]);                  \
+                for (k = 0; k < m; k++) {                                                     \
+                    uint64_t i = g + (uint64_t)k;                                             \
+                    C l = g == b ? p[k] : rule_op_##C(sum, L, p[k]);                          \
+                    if (excl) o[i] = i == b ? c : rule_op_##C(sum, c, prev);                  \
+                    else o[i] = rule_op_##C(sum, c, l);                                       \
+                    prev = l;                                                                 \
+                }                                                                             \
+                L = prev;                                                                     \
             }                                                                                 \
-            c = (C)(sum ? c + l : c * l);                                                     \
+            c = rule_op_##C(sum, c, prev);                                                    \
         }                                                                                     \
     }
 RULE(float)

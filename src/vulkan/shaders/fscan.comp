@@ -1,9 +1,10 @@
 #version 450
-/* Float sum and product scans in the CPU backend's order (tally.h; src/cpu/scan.c): the data is
- * cut into blocks of 4096 elements; in block b, local values fold from the block's start
- * (l_0 = x_0, l_j = l_(j-1) op x_j, in the element's type), outputs are carry_b op l_j
- * (inclusive) or carry_b, carry_b op l_(j-1) (exclusive), and carry_(b+1) = carry_b op l_last.
- * Each block is one invocation's chain of dependent operations, by that definition:
+/* Float sum and product scans in the CPU backend's order (tally.h; src/cpu/kernels_body.h): the
+ * data is cut into blocks of 4096 elements and each block into groups of 16. In a group, a fixed
+ * log-step prefix p (group_prefix); the block's local values are l = p in its first group and
+ * l = L op p after, L being the previous group's last l (all in the element's type); outputs
+ * are carry_b op l_j (inclusive) or carry_b, carry_b op l_(j-1) (exclusive), and
+ * carry_(b+1) = carry_b op l_last. Each block is one invocation, by that definition:
  *   MODE 0: tot[b] = l_last of every block;
  *   MODE 1: one invocation folds the carries, carry[b], from the start value;
  *   MODE 2: every block's outputs from its carry.
@@ -66,6 +67,16 @@ FT op2(FT a, FT b)
     return r;
 }
 
+/* The group's prefix (m elements, m <= 16): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
+ * k mod 8 >= s (each half of 8 on its own), then p[k] = p[7] op p[k] for k >= 8. */
+void group_prefix(inout FT p[16], uint m)
+{
+    for (uint s = 1u; s < 8u; s *= 2u)
+        for (int k = int(m) - 1; k >= 0; k--)
+            if ((uint(k) & 7u) >= s) p[k] = op2(p[uint(k) - s], p[k]);
+    for (uint k = 8u; k < m; k++) p[k] = op2(p[7], p[k]);
+}
+
 FT load(uint64_t i)
 {
     uint w = uint((uint64_t(pc.in_head) + i * uint64_t(TSIZE)) >> 2);
@@ -105,26 +116,24 @@ void main()
     uint64_t e0 = uint64_t(b) * 4096ul;
     if (e0 >= pc.n) return;
     uint len = uint(min(pc.n - e0, 4096ul));
-    FT l = load(e0);
-    if (MODE == 0u) {
-        for (uint j = 1u; j < len; j++) l = op2(l, load(e0 + uint64_t(j)));
-        tot[pc.blk0 + b] = TO_BITS(l);
-    } else {
-        FT c = FROM_BITS(tot[pc.blk0 + b]);
-        if (EXCL != 0u) {
-            store(e0, c);
-            for (uint j = 1u; j < len; j++) {
-                FT x = load(e0 + uint64_t(j)); /* before the store: in place, it is the input */
-                store(e0 + uint64_t(j), op2(c, l));
-                l = op2(l, x);
+    FT c = MODE == 0u ? FT(0) : FROM_BITS(tot[pc.blk0 + b]);
+    FT L = FT(0), prev = FT(0);
+    FT p[16];
+    for (uint g = 0u; g < len; g += 16u) {
+        uint m = min(len - g, 16u);
+        for (uint k = 0u; k < m; k++) p[k] = load(e0 + uint64_t(g + k));
+        group_prefix(p, m);
+        for (uint k = 0u; k < m; k++) {
+            FT l = g == 0u ? p[k] : op2(L, p[k]);
+            if (MODE != 0u) {
+                /* the group was loaded first: in place, these are its inputs no more */
+                if (EXCL != 0u) store(e0 + uint64_t(g + k), g + k == 0u ? c : op2(c, prev));
+                else store(e0 + uint64_t(g + k), op2(c, l));
             }
-        } else {
-            store(e0, op2(c, l));
-            for (uint j = 1u; j < len; j++) {
-                l = op2(l, load(e0 + uint64_t(j)));
-                store(e0 + uint64_t(j), op2(c, l));
-            }
+            prev = l;
         }
+        L = prev;
     }
+    if (MODE == 0u) tot[pc.blk0 + b] = TO_BITS(L);
     if (bad) atomicOr(edge, 1u);
 }
