@@ -1141,6 +1141,17 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
             /* BINS (the sample's span is too wide for the levels) takes the block's stats
              * first, at the top of the loop: no failed run of the levels first */
             method = XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
+            if (method == XM_LEV && s.maxabs > 0) {
+                /* The block's extremes lie beyond the sample's, often: its max by a binade or
+                 * two, its lowest bit by a few (2^-40..2^40 data failed the sample's levels
+                 * about every other call, and the block ran twice). The levels get 4 binades
+                 * of room above and 8 bits below; W32 keeps the sample's (its 27 bits fit
+                 * price-like data exactly, and its try is cheap). */
+                tally_xstats wide = s;
+                wide.maxabs = s.maxabs * 16.0;
+                if (wide.lsbkey != INT64_MAX) wide.lsbkey -= 8;
+                method = XFN(choose)(&st, &wide, kind, 0, 0, acc);
+            }
             if (method == XM_SLOW) method = XM_BINS; /* a NaN in the sample: decided per block */
         }
     }
