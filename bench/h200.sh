@@ -218,4 +218,8 @@ if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
   grep '^|' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
 fi
+if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
+  echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
+  grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
+fi
 exit $rc
