@@ -1149,7 +1149,8 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                  * price-like data exactly, and its try is cheap). */
                 tally_xstats wide = s;
                 wide.maxabs = s.maxabs * 16.0;
-                if (wide.lsbkey != INT64_MAX) wide.lsbkey -= 8;
+                if (wide.lsbkey != INT64_MAX) /* no lower than 2^-1074 (key 1024) */
+                    wide.lsbkey = wide.lsbkey - 8 < 1024 ? 1024 : wide.lsbkey - 8;
                 method = XFN(choose)(&st, &wide, kind, 0, 0, acc);
             }
             if (method == XM_SLOW) method = XM_BINS; /* a NaN in the sample: decided per block */
