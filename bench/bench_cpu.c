@@ -20,7 +20,7 @@
  * The correctly rounded sums alone, for each thread count of the list: f32 and f64 over every
  * data shape (price-like; random sign with exponents over 2^-40..2^40; over the whole range of
  * the type), each row beside the read loop and a plain rounding SIMD sum of the same bytes, and
- * the small-array rows: one exact sum of 4,096 floats against a plain SIMD loop over them. Each
+ * the small-array rows: one exact sum of 4,096 f32 / f64 against a plain SIMD loop over them. Each
  * answer is checked against the superaccumulator fed element by element (core/exact_sum.h). */
 #include <inttypes.h>
 #include <math.h>
@@ -374,18 +374,18 @@ static double exact_reference(const void *x, uint64_t n, int f64) {
     return tally_exact_round(&total);
 }
 
-typedef struct { tally_context *ctx; const float *x; double *out; int reps; } small_arg;
+typedef struct { tally_context *ctx; const void *x; double *out; int reps, f64; } small_arg;
 static void small_ours(void *a) {
     small_arg *s = a;
     tally_result r;
     for (int i = 0; i < s->reps; i++) {
-        if (tally_reduce(s->ctx, TALLY_SUM, TALLY_F32, s->x, 4096, NULL, &r) != TALLY_OK) exit(1);
+        if (tally_reduce(s->ctx, TALLY_SUM, s->f64 ? TALLY_F64 : TALLY_F32, s->x, 4096, NULL, &r) != TALLY_OK) exit(1);
         *s->out += r.value.f64;
     }
 }
 static void small_plain(void *a) {
     small_arg *s = a;
-    for (int i = 0; i < s->reps; i++) *s->out += plain_fn(s->x, 4096 * 4, 0);
+    for (int i = 0; i < s->reps; i++) *s->out += plain_fn(s->x, 4096 * (s->f64 ? 8 : 4), s->f64);
 }
 
 static int exact_table(const char *tlist, uint64_t n, const char *outpath, int argc, char **argv) {
@@ -456,14 +456,16 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
         }
     }
     /* small arrays: one call on 4,096 floats (in cache), against a plain SIMD loop over them */
-    const char *shead = "\n| threads | 4,096 f32 | exact ns/call | plain SIMD loop ns | ratio (<= 2 wanted) |\n"
-                        "|---:|---|---:|---:|---:|\n";
+    const char *shead = "\n| threads | 4,096 elements | type | exact ns/call | plain SIMD loop ns | ratio (<= 2 wanted) |\n"
+                        "|---:|---|---|---:|---:|---:|\n";
     fputs(shead, stdout);
     g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", shead);
     for (int shape = 0; shape < 3; shape++) {
         fill_shape(shape, xf, xd, 4096);
-        double want = exact_reference(xf, 4096, 0);
+        for (int f64 = 0; f64 <= 1; f64++)
         for (int ti = 0; ti < nt; ti++) {
+            const void *xs = f64 ? (const void *)xd : (const void *)xf;
+            double want = exact_reference(xs, 4096, f64);
             tally_options opt;
             tally_options_init(&opt);
             opt.backend = TALLY_BACKEND_CPU;
@@ -471,15 +473,16 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
             tally_context *ctx;
             if (tally_create(&ctx, &opt) != TALLY_OK) return 1;
             tally_result r;
-            tally_reduce(ctx, TALLY_SUM, TALLY_F32, xf, 4096, NULL, &r);
+            tally_reduce(ctx, TALLY_SUM, f64 ? TALLY_F64 : TALLY_F32, xs, 4096, NULL, &r);
             int ok = memcmp(&r.value.f64, &want, 8) == 0;
             if (!ok) fail("exact sum of 4096");
             double out = 0;
-            small_arg so = {ctx, xf, &out, 2000}, sp = {ctx, xf, &out, 2000};
+            small_arg so = {ctx, xs, &out, 2000, f64}, sp = {ctx, xs, &out, 2000, f64};
             double t, tb;
             timepair(small_ours, &so, small_plain, &sp, &t, &tb);
-            snprintf(line, sizeof line, "| %d | %s | %.0f | %.0f | %.2f%s |\n", tally_thread_count(ctx),
-                     shapes[shape], t / so.reps * 1e9, tb / sp.reps * 1e9, t / tb, ok ? "" : " WRONG");
+            snprintf(line, sizeof line, "| %d | %s | %s | %.0f | %.0f | %.2f%s |\n", tally_thread_count(ctx),
+                     shapes[shape], f64 ? "f64" : "f32", t / so.reps * 1e9, tb / sp.reps * 1e9, t / tb,
+                     ok ? "" : " WRONG");
             fputs(line, stdout);
             g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
             tally_destroy(ctx);

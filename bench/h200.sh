@@ -235,4 +235,8 @@ if want scanio && [ -f "$OUT/scanio.md" ]; then
   echo "=== tally scan to /dev/shm against cp of the same file (target: <= 1.5x cp)"
   grep -E '^(checks|\|)' "$OUT/scanio.md"
 fi
+if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
+  echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
+  grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
+fi
 exit $rc

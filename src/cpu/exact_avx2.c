@@ -98,6 +98,7 @@ static inline __m256d tally_xavx2_ord_(__m256d a, __m256d v) { /* v, with a in v
 #define XI_ADD(a, b) _mm256_add_epi32((a), (b))
 #define XL __m256i
 #define XL_ZERO() _mm256_setzero_si256()
+#define XL_ADD(a, b) _mm256_add_epi64((a), (b))
 #define XL_WIDEN_ADD(lo, hi, xi)                                                                 \
     do {                                                                                         \
         __m256i t_ = (xi);                                                                       \
@@ -107,6 +108,40 @@ static inline __m256d tally_xavx2_ord_(__m256d a, __m256d v) { /* v, with a in v
 #define XL_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
 /* r = v - q on the FMA ports (same rounding, same bits: see exact_avx512.c) */
 #define XV_FEED_SUBR(a, b) _mm256_fnmadd_pd((b), _mm256_set1_pd(1.0), (a))
+/* the f32 bins' indices and addends, 8 floats a step */
+#define XB32_N 256
+static inline int tally_xavx2_b32prep_(const uint32_t *x, uint32_t *idx, uint64_t *add) {
+    const __m256i mask = _mm256_set1_epi32(0x7fffff), c40 = _mm256_set1_epi64x(1ll << 40);
+    const __m256i e255 = _mm256_set1_epi32(0xff);
+    __m256i nonfinite = _mm256_setzero_si256();
+    for (int j = 0; j < XB32_N; j += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + j));
+        __m256i ix = _mm256_srli_epi32(v, 23);
+        nonfinite = _mm256_or_si256(nonfinite, _mm256_cmpeq_epi32(_mm256_and_si256(ix, e255), e255));
+        _mm256_store_si256((__m256i *)(void *)(idx + j), ix);
+        __m256i m = _mm256_and_si256(v, mask);
+        _mm256_store_si256((__m256i *)(void *)(add + j),
+                           _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(m)), c40));
+        _mm256_store_si256((__m256i *)(void *)(add + j + 4),
+                           _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(m, 1)), c40));
+    }
+    return _mm256_testz_si256(nonfinite, nonfinite);
+}
+#define XB32_PREP(x, idx, add) tally_xavx2_b32prep_((x), (idx), (add))
+/* the f64 bins' indices and significands, 4 doubles a step */
+#define XB64_N 256
+static inline void tally_xavx2_b64prep_(const uint64_t *x, uint64_t *idx, uint64_t *sig) {
+    const __m256i frac = _mm256_set1_epi64x(0x000fffffffffffffll);
+    const __m256i expo = _mm256_set1_epi64x(0x7ff0000000000000ll), imp = _mm256_set1_epi64x(1ll << 52);
+    for (int j = 0; j < XB64_N; j += 4) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + j));
+        _mm256_store_si256((__m256i *)(void *)(idx + j), _mm256_srli_epi64(v, 52));
+        __m256i zero_e = _mm256_cmpeq_epi64(_mm256_and_si256(v, expo), _mm256_setzero_si256());
+        _mm256_store_si256((__m256i *)(void *)(sig + j),
+                           _mm256_or_si256(_mm256_and_si256(v, frac), _mm256_andnot_si256(zero_e, imp)));
+    }
+}
+#define XB64_PREP(x, idx, sig) tally_xavx2_b64prep_((x), (idx), (sig))
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx2 = {

@@ -96,6 +96,7 @@ static inline __m512i tally_xavx512_lsbmin_(__m512i acc, __m512d v) {
 #define XI_ADD(a, b) _mm512_add_epi32((a), (b))
 #define XL __m512i
 #define XL_ZERO() _mm512_setzero_si512()
+#define XL_ADD(a, b) _mm512_add_epi64((a), (b))
 #define XL_WIDEN_ADD(lo, hi, xi)                                                                 \
     do {                                                                                         \
         __m512i t_ = (xi);                                                                       \
@@ -103,6 +104,40 @@ static inline __m512i tally_xavx512_lsbmin_(__m512i acc, __m512d v) {
         (hi) = _mm512_add_epi64((hi), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(t_, 1)));  \
     } while (0)
 #define XL_STORE(p, v) _mm512_storeu_si512((void *)(p), (v))
+/* the f32 bins' indices and addends, 16 floats a step */
+#define XB32_N 256
+static inline int tally_xavx512_b32prep_(const uint32_t *x, uint32_t *idx, uint64_t *add) {
+    const __m512i mask = _mm512_set1_epi32(0x7fffff), c40 = _mm512_set1_epi64(1ll << 40);
+    const __m512i e255 = _mm512_set1_epi32(0xff);
+    __mmask16 nonfinite = 0;
+    for (int j = 0; j < XB32_N; j += 16) {
+        __m512i v = _mm512_loadu_si512((const void *)(x + j));
+        __m512i ix = _mm512_srli_epi32(v, 23);
+        nonfinite |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(ix, e255), e255);
+        _mm512_store_si512((void *)(idx + j), ix);
+        __m512i m = _mm512_and_si512(v, mask);
+        _mm512_store_si512((void *)(add + j),
+                           _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(m)), c40));
+        _mm512_store_si512((void *)(add + j + 8),
+                           _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(m, 1)), c40));
+    }
+    return tally_xmask_((unsigned)nonfinite, 16) == 0;
+}
+#define XB32_PREP(x, idx, add) tally_xavx512_b32prep_((x), (idx), (add))
+/* the f64 bins' indices and significands, 8 doubles a step */
+#define XB64_N 256
+static inline void tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint64_t *sig) {
+    const __m512i frac = _mm512_set1_epi64(0x000fffffffffffffll);
+    const __m512i expo = _mm512_set1_epi64(0x7ff0000000000000ll), imp = _mm512_set1_epi64(1ll << 52);
+    for (int j = 0; j < XB64_N; j += 8) {
+        __m512i v = _mm512_loadu_si512((const void *)(x + j));
+        _mm512_store_si512((void *)(idx + j), _mm512_srli_epi64(v, 52));
+        __m512i f = _mm512_and_si512(v, frac);
+        _mm512_store_si512((void *)(sig + j),
+                           _mm512_mask_or_epi64(f, _mm512_test_epi64_mask(v, expo), f, imp));
+    }
+}
+#define XB64_PREP(x, idx, sig) tally_xavx512_b64prep_((x), (idx), (sig))
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {

@@ -15,6 +15,11 @@
  *   a or v is NaN may give anything), XV_MIN_ORD / XV_MAX_ORD: the same, but a NaN lane of v
  *   leaves a, XV_NAN_MASK(v) (bit i set where lane i is NaN).
  * Optional:
+ *   XB32_PREP(x, idx, add), XB32_N: for XB32_N floats at x (as bits b), idx[j] = b >> 23 and
+ *     add[j] = (b & 0x7fffff) + 2^40 (the f32 bins' index and addend, see BINS), by vector ops;
+ *     returns 0 if some exponent field is 255 (inf, NaN), else 1.
+ *   XB64_PREP(x, idx, sig), XB64_N: for XB64_N doubles at x (as bits b), idx[j] = b >> 52 and
+ *     sig[j] = the 52 fraction bits, with 2^52 where the exponent field is not 0.
  *   XV_FEED_SUBR(a, b): a - b for the residue r = v - q of a level, as the body likes it (an FMA
  *     form fnmadd(b, 1, a) rounds the exact a - b once: the same bits as XV_SUB, on other ports).
  *   XV_SAE 1, with XV_ADD_NX, XV_SUB_NX, XV_MUL_NX, XV_FMS_NX: the same operations, same results,
@@ -27,7 +32,7 @@
  *     XP_LOAD(p), XP_LOAD_PART(p, k), XP_KEEP_ORD(v) (NaN lanes +0, raising nothing), XP_SET1,
  *     XP_MUL, XP_MAXABS(acc, v), XP_STORE(float*, v), XP_CVT(v) (to int32, rounding as MXCSR
  *     says: raises inexact / invalid when not exact / out of range), XI_ZERO(), XI_ADD, and XL, a
- *     vector of XPW/2 int64 lanes: XL_ZERO(), XL_WIDEN_ADD(lo, hi, xi) (lo += the first XPW/2
+ *     vector of XPW/2 int64 lanes: XL_ZERO(), XL_ADD (lanewise int64 add), XL_WIDEN_ADD(lo, hi, xi) (lo += the first XPW/2
  *     int32 lanes of xi sign-extended, hi += the others), XL_STORE(int64_t*, v); XU32 sets.
  *
  * ---- Methods ----------------------------------------------------------------------------------
@@ -341,6 +346,14 @@ static inline void tally_xbins64_spill_(tally_exact *acc, unsigned ix, uint64_t 
     int e = (int)(ix & 0x7ff);
     tally_xadd_u64_(acc, v, (e ? e : 1) - 1075, (int)(ix >> 11));
 }
+/* The same, out of line: the rare spill inside the bins' loops (inlined, it cost the loop its
+ * registers). */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void tally_xbins64_spill_cold_(tally_exact *acc, unsigned ix, uint64_t v) {
+    tally_xbins64_spill_(acc, ix, v);
+}
 /* n finite doubles (as bits) into the bins. e0: some element may have exponent field 0 (zeros,
  * subnormals); without it the implicit bit is set unconditionally. */
 static void tally_xbins64_add_(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
@@ -352,7 +365,7 @@ static void tally_xbins64_add_(tally_xbins *b, tally_exact *acc, const uint64_t 
         uint64_t m_ = ((u) & 0x000fffffffffffffull) | (implicit);                                \
         uint64_t o_ = bin[ix_], s_ = o_ + m_;                                                    \
         if (__builtin_expect(s_ < o_, 0)) {                                                      \
-            tally_xbins64_spill_(acc, ix_, o_);                                                  \
+            tally_xbins64_spill_cold_(acc, ix_, o_);                                             \
             s_ = m_;                                                                             \
         }                                                                                        \
         bin[ix_] = s_;                                                                           \
@@ -365,34 +378,64 @@ static void tally_xbins64_add_(tally_xbins *b, tally_exact *acc, const uint64_t 
     }
 #undef TALLY_XBIN64
 }
+/* The bins of 8 consecutive exponents, both signs, go in as one signed 128-bit number: each
+ * bin is below 2^64, shifted by less than 2^7 relative to the group's lowest weight (exponent 0
+ * weighs as 1), so |sum| < 16 * 2^71 = 2^75. Two exact adds (its low and high 64 bits) per
+ * group instead of one per bin: a call's flush over the whole range was ~1 cycle per element. */
 static void tally_xbins64_flush_(tally_xbins *b, tally_exact *acc) {
-    for (int e = b->b64lo; e <= b->b64hi; e++)
-        for (unsigned ix = (unsigned)e; ix < 4096; ix += 2048)
-            if (b->b64[ix]) {
-                tally_xbins64_spill_(acc, ix, b->b64[ix]);
-                b->b64[ix] = 0;
-            }
+    for (int g = b->b64lo & ~7; g <= b->b64hi; g += 8) {
+        const int base = g ? g : 1;
+        __int128 sum = 0;
+        int any = 0;
+        for (int e = g; e < g + 8 && e < 2047; e++) {
+            uint64_t p = b->b64[e], q = b->b64[2048 + e];
+            if (!(p | q)) continue;
+            any = 1;
+            b->b64[e] = b->b64[2048 + e] = 0;
+            const int w = e ? e : 1;
+            sum += ((__int128)p - (__int128)q) * ((__int128)1 << (w - base));
+        }
+        if (!any || sum == 0) continue;
+        const int neg = sum < 0;
+        const unsigned __int128 mag = neg ? -(unsigned __int128)sum : (unsigned __int128)sum;
+        tally_xadd_u64_(acc, (uint64_t)mag, base - 1075, neg);
+        if (mag >> 64) tally_xadd_u64_(acc, (uint64_t)(mag >> 64), base - 1075 + 64, neg);
+    }
     b->b64lo = 2047;
     b->b64hi = 0;
 }
+/* A bin's value holds at most 2^17 adds (n32): its fraction sum is below 2^40 and its implicit
+ * bits count * 2^23 <= 2^40, so val < 2^41, worth val * 2^(max(e,1) - 150). The two signs of
+ * one exponent are subtracted (|difference| < 2^41) and 16 consecutive exponents are combined
+ * with their relative shifts (< 2^15) into one int64 (|sum| < 16 * 2^56 = 2^60): 16 exact adds
+ * into the superaccumulator instead of one per bin. Exponent 255 (inf, NaN) never enters. */
+static inline int64_t tally_xbins32_val_(uint64_t v, unsigned e) {
+    return (int64_t)((v & ((1ull << 40) - 1)) + (e ? (v >> 40) << 23 : 0));
+}
 static void tally_xbins32_flush_(tally_xbins *b, tally_exact *acc) {
-    for (unsigned ix = 0; ix < 512; ix++) {
-        uint64_t v = b->b32[ix];
-        if (!v) continue;
-        unsigned e = ix & 0xff;
-        uint64_t val = (v & ((1ull << 40) - 1)) + (e ? (v >> 40) << 23 : 0);
-        tally_xadd_u64_(acc, val, (int)(e ? e : 1) - 150, (int)(ix >> 8));
-        b->b32[ix] = 0;
+    for (unsigned g = 0; g < 256; g += 16) {
+        const unsigned base = g ? g : 1; /* exponent 0 (subnormals) weighs as exponent 1 */
+        int64_t sum = 0;
+        for (unsigned e = g; e < g + 16 && e < 255; e++) {
+            uint64_t p = b->b32[e], q = b->b32[256 + e];
+            if (!(p | q)) continue;
+            b->b32[e] = b->b32[256 + e] = 0;
+            const unsigned w = e ? e : 1;
+            sum += (tally_xbins32_val_(p, e) - tally_xbins32_val_(q, e)) * ((int64_t)1 << (w - base));
+        }
+        tally_xadd_i64_(acc, sum, (int)base - 150);
     }
     b->n32 = 0;
 }
 static void tally_xbins32_loop_(uint64_t *restrict bin, const uint32_t *restrict x, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) bin[x[i] >> 23] += (x[i] & 0x7fffffu) + (1ull << 40);
 }
-static void tally_xbins32_add_(tally_xbins *b, tally_exact *acc, const uint32_t *x, uint64_t n) {
+typedef void (*tally_xbins32_loop_fn)(uint64_t *restrict bin, const uint32_t *restrict x, uint64_t n);
+static void tally_xbins32_add_(tally_xbins *b, tally_exact *acc, const uint32_t *x, uint64_t n,
+                               tally_xbins32_loop_fn loop) {
     while (n) {
         uint64_t room = TALLY_XB32_ADDS - b->n32, k = n < room ? n : room;
-        tally_xbins32_loop_(b->b32, x, k);
+        loop(b->b32, x, k);
         b->n32 += (uint32_t)k;
         x += k;
         n -= k;
@@ -760,6 +803,9 @@ static void XFN(block_l)(XV S[XU][XL_MAX], const void *x, uint64_t i0, int len, 
  * add per group reaches the superaccumulator (a few per level instead of one per lane). */
 static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
     for (int k = 0; k < XL_MAX; k++) {
+        unsigned used = 0; /* a level left at C (not used since the last flush) holds nothing */
+        for (int u = 0; u < XU; u++) used |= XV_NONZERO_MASK(XV_SUB(S[u][k], XV_SET1(C[k])));
+        if (!used) continue;
         double t = 0;
         int cnt = 0;
         for (int u = 0; u < XU; u++) {
@@ -829,9 +875,24 @@ static double XFN(w32_block)(XL W[XU32][2], const float *x, int len, float scale
     if (omit) return XFN(w32_block_)(W, x, len, scale, 1);
     return XFN(w32_block_)(W, x, len, scale, 0);
 }
-/* Adds sum(W) * 2^-s exactly to acc and zeroes W. Each lane is split into its low 32 bits
- * (unsigned) and the rest (signed), whose sums cannot overflow. */
-static void XFN(w32_flush)(XL W[XU32][2], int s, tally_exact *acc) {
+/* Adds sum(W) * 2^-s exactly to acc and zeroes W. nadded: elements added into W since it was
+ * zero. Each |y| <= 2^27, so any sum of lanes (a sum of some of those y) is at most
+ * nadded * 2^27 in magnitude: below 2^62 the lanes are summed as they are, vector by vector
+ * (no order can overflow). Otherwise each lane is split into its low 32 bits (unsigned) and
+ * the rest (signed), whose sums cannot overflow. */
+static void XFN(w32_flush)(XL W[XU32][2], int s, uint64_t nadded, tally_exact *acc) {
+    if (nadded < ((uint64_t)1 << (62 - XW32_BITS))) {
+        XL t = XL_ZERO();
+        for (int u = 0; u < XU32; u++) {
+            t = XL_ADD(t, XL_ADD(W[u][0], W[u][1]));
+            W[u][0] = W[u][1] = XL_ZERO();
+        }
+        int64_t lane[XPW / 2], sum = 0;
+        XL_STORE(lane, t);
+        for (int j = 0; j < XPW / 2; j++) sum += lane[j];
+        tally_xadd_i64_(acc, sum, -s);
+        return;
+    }
     int64_t lo = 0, hi = 0;
     for (int u = 0; u < XU32; u++)
         for (int h = 0; h < 2; h++) {
@@ -859,6 +920,7 @@ typedef struct {
 #if defined(XW32)
     XL W[XU32][2];
     int m32, w32_used; /* scale 2^(27 - m32) */
+    uint64_t w32_n;    /* elements added into W since it was zero */
 #endif
 } XFN(state);
 
@@ -891,7 +953,8 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
     if (w32_ok) {
         if (st->w32_used && mneed <= st->m32 && g >= st->m32 - XW32_BITS) return XM_W32;
         if (mneed >= -100 && g >= mneed - XW32_BITS) {
-            if (st->w32_used) XFN(w32_flush)(st->W, XW32_BITS - st->m32, acc);
+            if (st->w32_used) XFN(w32_flush)(st->W, XW32_BITS - st->m32, st->w32_n, acc);
+            st->w32_n = 0;
             st->m32 = mneed;
             st->w32_used = 1;
             return XM_W32;
@@ -909,18 +972,108 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
     return XM_LEV;
 }
 
+#if defined(XB32_PREP)
+/* tally_xbins32_loop_ with the bin index and the addend of XB32_N floats at a time computed by
+ * vector ops (XB32_PREP) into two small arrays: the scalar adds into the bins are then one
+ * load, one add to memory, with no shifts and masks between them (the scalar loop was bound by
+ * its instruction count, not by the bins' loads and stores). Same adds, same bins. */
+static void XFN(bins32_loop)(uint64_t *restrict bin, const uint32_t *restrict x, uint64_t n) {
+    __asm__("" : "+r"(bin)); /* kept in a register (see bins64_add) */
+    _Alignas(64) uint32_t idx[XB32_N];
+    _Alignas(64) uint64_t add[XB32_N];
+    uint64_t i = 0;
+    for (; i + XB32_N <= n; i += XB32_N) {
+        XB32_PREP(x + i, idx, add);
+        for (int j = 0; j < XB32_N; j += 4) {
+            bin[idx[j]] += add[j];
+            bin[idx[j + 1]] += add[j + 1];
+            bin[idx[j + 2]] += add[j + 2];
+            bin[idx[j + 3]] += add[j + 3];
+        }
+    }
+    tally_xbins32_loop_(bin, x + i, n - i);
+}
+#define XBINS32_LOOP XFN(bins32_loop)
+
+/* A block of len f32 (as bits) into the bins if every element is finite: returns 1 then;
+ * else 0, and the bins are as before. For plain sums (no NaN omitted, no extremes), where
+ * BINS then needs no stats pass: the finiteness comes from the prep (exponent field 255), and a
+ * block that has an inf or NaN takes back the adds it made (the bins are sums modulo 2^64, so
+ * subtracting them restores every bit) and goes the usual way. The bins are spilled first if
+ * the block could take them past TALLY_XB32_ADDS adds, so none is spilled in the middle. */
+static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *restrict x, int len) {
+    if (b->n32 + (uint64_t)len > TALLY_XB32_ADDS) tally_xbins32_flush_(b, acc);
+    uint64_t *restrict bin = b->b32;
+    __asm__("" : "+r"(bin));
+    _Alignas(64) uint32_t idx[XB32_N];
+    _Alignas(64) uint64_t add[XB32_N];
+    int i = 0, bad = 0;
+    for (; i + XB32_N <= len; i += XB32_N) {
+        if (!XB32_PREP(x + i, idx, add)) {
+            bad = 1;
+            break;
+        }
+        for (int j = 0; j < XB32_N; j += 4) {
+            bin[idx[j]] += add[j];
+            bin[idx[j + 1]] += add[j + 1];
+            bin[idx[j + 2]] += add[j + 2];
+            bin[idx[j + 3]] += add[j + 3];
+        }
+    }
+    for (int j = i; j < len && !bad; j++) bad = (x[j] & 0x7f800000u) == 0x7f800000u;
+    if (bad) {
+        for (int j = 0; j < i; j++) bin[x[j] >> 23] -= (x[j] & 0x7fffffu) + (1ull << 40);
+        return 0;
+    }
+    tally_xbins32_loop_(bin, x + i, (uint64_t)(len - i));
+    b->n32 += (uint32_t)len;
+    return 1;
+}
+#else
+#define XBINS32_LOOP tally_xbins32_loop_
+#endif
+
+#if defined(XB64_PREP)
+/* tally_xbins64_add_ (e0 = 1: the implicit bit from the exponent field) with the bin indices and
+ * significands of XB64_N doubles at a time computed by vector ops (XB64_PREP), as for f32. */
+static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
+                            uint64_t n) {
+    uint64_t *restrict bin = b->b64;
+    __asm__("" : "+r"(bin)); /* kept in a register: GCC recomputed the thread-local address per element */
+    _Alignas(64) uint64_t idx[XB64_N];
+    _Alignas(64) uint64_t sig[XB64_N];
+    uint64_t i = 0;
+    for (; i + XB64_N <= n; i += XB64_N) {
+        XB64_PREP(x + i, idx, sig);
+        for (int j = 0; j < XB64_N; j++) {
+            const uint64_t ix = idx[j], m = sig[j];
+            uint64_t o = bin[ix], t = o + m;
+            if (__builtin_expect(t < o, 0)) { /* the bin would carry out: spill it first */
+                tally_xbins64_spill_cold_(acc, (unsigned)ix, o);
+                t = m;
+            }
+            bin[ix] = t;
+        }
+    }
+    tally_xbins64_add_(b, acc, x + i, n - i, 1);
+}
+#define XBINS64_ADD(b, acc, x, n, e0) XFN(bins64_add)((b), (acc), (x), (n))
+#else
+#define XBINS64_ADD(b, acc, x, n, e0) tally_xbins64_add_((b), (acc), (x), (n), (e0))
+#endif
+
 /* A finite, NaN-free block with stats s into the bins (BINS). */
 static void XFN(bins_block)(tally_xbins *b, tally_exact *acc, const void *xb, int len, int kind,
                             double mean, const tally_xstats *s) {
     if (kind == XK_SUM_F32) {
-        tally_xbins32_add_(b, acc, (const uint32_t *)xb, (uint64_t)len);
+        tally_xbins32_add_(b, acc, (const uint32_t *)xb, (uint64_t)len, XBINS32_LOOP);
         return;
     }
     int ehi = (int)(tally_exact_bits_(s->maxabs) >> 52), elo = 0, e0 = 1;
     if (kind == XK_SUM_F64) {
         e0 = !(s->minabs >= 0x1p-1022); /* some zero or subnormal */
         if (!e0) elo = (int)(tally_exact_bits_(s->minabs) >> 52);
-        tally_xbins64_add_(b, acc, (const uint64_t *)xb, (uint64_t)len, e0);
+        XBINS64_ADD(b, acc, (const uint64_t *)xb, (uint64_t)len, e0);
     } else { /* squared deviations: hi and lo of each element, as the slow path has them */
         uint64_t buf[512];
         for (int i = 0; i < len; i += 256) {
@@ -932,7 +1085,7 @@ static void XFN(bins_block)(tally_xbins *b, tally_exact *acc, const void *xb, in
                 buf[2 * j] = tally_exact_bits_(hi);
                 buf[2 * j + 1] = tally_exact_bits_(lo);
             }
-            tally_xbins64_add_(b, acc, buf, 2 * (uint64_t)k, 1);
+            XBINS64_ADD(b, acc, buf, 2 * (uint64_t)k, 1);
         }
     }
     if (elo < b->b64lo) b->b64lo = elo;
@@ -961,6 +1114,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
 #if defined(XW32)
     st.m32 = 0;
     st.w32_used = 0;
+    st.w32_n = 0;
     for (int u = 0; u < XU32; u++) st.W[u][0] = st.W[u][1] = XL_ZERO();
     XL Wsaved[XU32][2];
 #endif
@@ -984,8 +1138,22 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         dirty = s.nonfinite || kind > XK_SUM_F64; /* inf - inf, or the squares' roundings */
         method = XM_LEV;
         if (!s.nonfinite) {
+            /* BINS (the sample's span is too wide for the levels) takes the block's stats
+             * first, at the top of the loop: no failed run of the levels first */
             method = XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
-            if (method != XM_W32 && method != XM_LEV) method = XM_LEV; /* BINS needs a block's stats */
+            if (method == XM_LEV && s.maxabs > 0) {
+                /* The block's extremes lie beyond the sample's, often: its max by a binade or
+                 * two, its lowest bit by a few (2^-40..2^40 data failed the sample's levels
+                 * about every other call, and the block ran twice). The levels get 4 binades
+                 * of room above and 8 bits below; W32 keeps the sample's (its 27 bits fit
+                 * price-like data exactly, and its try is cheap). */
+                tally_xstats wide = s;
+                wide.maxabs = s.maxabs * 16.0;
+                if (wide.lsbkey != INT64_MAX) /* no lower than 2^-1074 (key 1024) */
+                    wide.lsbkey = wide.lsbkey - 8 < 1024 ? 1024 : wide.lsbkey - 8;
+                method = XFN(choose)(&st, &wide, kind, 0, 0, acc);
+            }
+            if (method == XM_SLOW) method = XM_BINS; /* a NaN in the sample: decided per block */
         }
     }
     for (uint64_t i0 = 0; i0 < n; i0 += (uint64_t)blk) {
@@ -994,10 +1162,18 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         tally_xstats s;
         int have_stats = 0, tries = 0, bm = method, trying = 0;
         double bmax = 0;
+        int direct = 0; /* added to the bins without stats (f32 sums, see bins32_try) */
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
             dirty = 1;
             const int lsb = bins_blocks++ % 8 == 0;
-            XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
+#if defined(XB32_PREP)
+            if (!lsb && kind == XK_SUM_F32 && mode == 0 &&
+                XFN(bins32_try)(bins, acc, (const uint32_t *)xb, len)) {
+                direct = 1;
+                bins32 = 1;
+            }
+#endif
+            if (!direct) XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
             have_stats = lsb;
             if (s.nonfinite || s.nans) bm = XM_SLOW;
             else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
@@ -1008,7 +1184,10 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 const int mr = tally_xceil_log2_(recent);
 #if defined(XW32)
                 if (w32_ok && mr >= -100 && mr <= 128) {
-                    if (st.w32_used && st.m32 != mr) XFN(w32_flush)(st.W, XW32_BITS - st.m32, acc);
+                    if (st.w32_used && st.m32 != mr) {
+                        XFN(w32_flush)(st.W, XW32_BITS - st.m32, st.w32_n, acc);
+                        st.w32_n = 0;
+                    }
                     st.m32 = mr;
                     st.w32_used = 1;
                     bm = XM_W32;
@@ -1025,7 +1204,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
             }
             recent = 0;
         }
-        for (;;) {
+        for (; !direct;) {
             if ((bm == XM_W32 || bm == XM_LEV) && tries++ == 3)
                 bm = XM_SLOW; /* never: a method chosen from stats is exact by its proof */
             if (bm == XM_SLOW) {
@@ -1059,6 +1238,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 ok = !tally_xfenv_raised_() && bmax <= tally_xpow2_(st.m32);
                 dirty = !ok;
                 if (!ok) memcpy(st.W, Wsaved, sizeof Wsaved);
+                else st.w32_n += (uint64_t)len;
             } else
 #endif
             {
@@ -1119,7 +1299,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
     }
     if (st.lev_used) XFN(flush)(st.S, st.C, acc);
 #if defined(XW32)
-    if (st.w32_used) XFN(w32_flush)(st.W, XW32_BITS - st.m32, acc);
+    if (st.w32_used) XFN(w32_flush)(st.W, XW32_BITS - st.m32, st.w32_n, acc);
 #endif
     if (bins64) tally_xbins64_flush_(bins, acc);
     if (bins32) tally_xbins32_flush_(bins, acc);
