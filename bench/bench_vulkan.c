@@ -4,7 +4,9 @@
  *
  * Two times per case: "GPU µs", from timestamps around the command buffer (the work itself,
  * best of the runs), and "call µs", the wall time of one tally_vulkan_*_buffer call (record,
- * submit, wait: what a caller pays; median). On the H200 bench/vulkan_gpu.sh joins these rows
+ * submit, wait: what a caller pays; median). "reduce_sum_batch" rows (2^10-2^16): the same sum, 64
+ * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
+ * times divided by 64, with the one-submit-each call µs in the note. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
@@ -121,6 +123,23 @@ static tally_status run_scan(void *a)
     return tally_vulkan_scan_buffer(g_vk, c->op, c->t, c->buf, 0, c->out, 0, c->n, &c->so);
 }
 
+/* Batched calls: BATCH_CALLS reductions of the case recorded between tally_vulkan_batch_begin
+ * and _end, one command buffer and one wait for all of them. */
+#define BATCH_CALLS 64
+typedef struct bcase {
+    rcase *c;
+    tally_result r[BATCH_CALLS];
+} bcase;
+static tally_status run_batch(void *a)
+{
+    bcase *b = a;
+    tally_status st = tally_vulkan_batch_begin(g_vk);
+    for (int j = 0; j < BATCH_CALLS && st == TALLY_OK; j++)
+        st = tally_vulkan_reduce_buffer(g_vk, b->c->t, b->c->buf, 0, b->c->n, &b->c->op, 1, NULL, &b->r[j]);
+    tally_status se = tally_vulkan_batch_end(g_vk);
+    return st != TALLY_OK ? st : se;
+}
+
 static void fill(void *p, tally_type t, uint64_t n)
 {
     uint64_t x = 88172645463325252ull;
@@ -216,6 +235,24 @@ int main(int argc, char **argv)
                 double cpu = time_cpu(run_reduce, &cc);
                 row(rnames[k], t, n, gpu, call, cpu, (double)bytes,
                     t == TALLY_I32 || k == 1 ? "" : "correctly rounded");
+                if (k == 0 && n <= (1u << 16)) { /* the same call, BATCH_CALLS to a command buffer */
+                    bcase b = {&c, {{0}}};
+                    run_batch(&b);
+                    int ok = 1;
+                    for (int j = 0; j < BATCH_CALLS; j++) ok &= b.r[j].status == TALLY_OK && b.r[j].value.u64 == cc.r.value.u64;
+                    if (!ok) {
+                        printf("VALIDATION FAILED: batched %s %s n=%llu (%s)\n", rnames[k], tally_type_name(t),
+                               (unsigned long long)n, tally_last_error(g_vk));
+                        g_fail++;
+                        continue;
+                    }
+                    double bgpu, bcall;
+                    timeit(run_batch, &b, &bgpu, &bcall);
+                    char note[96];
+                    snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
+                             BATCH_CALLS, call);
+                    row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
+                }
             }
             if (t == TALLY_F64) continue;
             for (int ex = 0; ex < 2; ex++) {
