@@ -486,9 +486,11 @@ tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, c
             uint64_t b = q.feat ? pass_binds(s, items[i1].type, items[i1].n) : 0;
             uint64_t pp = q.feat ? pass_parts(s, items[i1].type, items[i1].src.off, items[i1].n, q.feat) : 0;
             if (i1 > i0 && (binds + b > budget || parts + pp > TVK_GROUP_PARTS)) break;
-            if (b > budget)
-                return free(p), free(sq),
-                       tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many dispatches in one call", fn);
+            if (b > budget) {
+                free(p);
+                free(sq);
+                return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many dispatches in one call", fn);
+            }
             plan[i1 - i0] = q;
             feat[i1 - i0] = q.feat;
             omit[i1 - i0] = q.omit;
