@@ -4,7 +4,10 @@
  *
  * Two times per case: "GPU µs", from timestamps around the command buffer (the work itself,
  * best of the runs), and "call µs", the wall time of one tally_vulkan_*_buffer call (record,
- * submit, wait: what a caller pays; median). On the H200 bench/vulkan_gpu.sh joins these rows
+ * submit, wait: what a caller pays; median). "reduce_sum_batch" rows (2^10-2^16, every even
+ * power whatever --step): the sum, 64
+ * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
+ * times divided by 64, with the one-submit-each call µs in the note. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
@@ -119,6 +122,23 @@ static tally_status run_scan(void *a)
     rcase *c = a;
     if (c->ctx == g_cpu) return tally_scan(g_cpu, c->op, c->t, c->host, c->hout, c->n, &c->so);
     return tally_vulkan_scan_buffer(g_vk, c->op, c->t, c->buf, 0, c->out, 0, c->n, &c->so);
+}
+
+/* Batched calls: BATCH_CALLS reductions of the case recorded between tally_vulkan_batch_begin
+ * and _end, one command buffer and one wait for all of them. */
+#define BATCH_CALLS 64
+typedef struct bcase {
+    rcase *c;
+    tally_result r[BATCH_CALLS];
+} bcase;
+static tally_status run_batch(void *a)
+{
+    bcase *b = a;
+    tally_status st = tally_vulkan_batch_begin(g_vk);
+    for (int j = 0; j < BATCH_CALLS && st == TALLY_OK; j++)
+        st = tally_vulkan_reduce_buffer(g_vk, b->c->t, b->c->buf, 0, b->c->n, &b->c->op, 1, NULL, &b->r[j]);
+    tally_status se = tally_vulkan_batch_end(g_vk);
+    return st != TALLY_OK ? st : se;
 }
 
 static void fill(void *p, tally_type t, uint64_t n)
@@ -242,6 +262,47 @@ int main(int argc, char **argv)
                 row(ex ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
                     t != TALLY_F32 ? "" : f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)");
             }
+        }
+    }
+    /* batched small calls: 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
+     * into one command buffer, per call, beside one submit per call */
+    for (int l = 10; l <= 16; l += 2) {
+        if (l < lo || l > hi) continue;
+        uint64_t n = 1ull << l;
+        for (size_t ti = 0; ti < 2; ti++) {
+            tally_type t = types[ti];
+            size_t bytes = n * tally_type_size(t);
+            fill(h, t, n);
+            VkBuffer in;
+            if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &in) != TALLY_OK) {
+                printf("device buffers of %zu bytes failed: %s\n", bytes, tally_last_error(g_vk));
+                return 1;
+            }
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
+            rcase cc = c;
+            cc.ctx = g_cpu;
+            run_reduce(&cc);
+            static bcase b;
+            b.c = &c;
+            run_batch(&b);
+            int ok = 1;
+            for (int j = 0; j < BATCH_CALLS; j++) ok &= b.r[j].status == TALLY_OK && b.r[j].value.u64 == cc.r.value.u64;
+            if (!ok) {
+                printf("VALIDATION FAILED: batched reduce_sum %s n=%llu (%s)\n", tally_type_name(t),
+                       (unsigned long long)n, tally_last_error(g_vk));
+                g_fail++;
+                continue;
+            }
+            double gpu, call, bgpu, bcall;
+            timeit(run_reduce, &c, &gpu, &call);
+            timeit(run_batch, &b, &bgpu, &bcall);
+            double cpu = time_cpu(run_reduce, &cc);
+            char note[96];
+            snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
+                     BATCH_CALLS, call);
+            row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
         }
     }
     printf("validation failures: %d\n", g_fail);

@@ -8,7 +8,10 @@
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000)
 #   bench        bench_cuda: host data to the GPU (1 GiB pinned/pageable/mmap'd, a few seconds), then
 #                tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
-#   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan
+#   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
+#                reduce_sum_batch rows: 64 calls per command buffer); VK_SHARES="reduce:50
+#                scan:25 batch:20" adds the batch/segment tests; VK_LAB=1 builds tally-lab and
+#                runs seed 004's kernels on Vulkan (tally bench --backend vulkan, lab-vulkan.txt)
 #   python       the Python module for the machine's python (the torch venv): pytest with the GPU
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
 #                headers: any CPython >= 3.11's, e.g. cp -r /usr/include/python3.11/. .pyinc/ and
@@ -93,6 +96,7 @@ if want build; then
   command -v ninja >/dev/null && gen="-G Ninja"
   targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
+  [ $VK = ON ] && [ "${VK_LAB:-0}" = 1 ] && targets="$targets tally-lab"   # the lab's Vulkan kernels
   want python && targets="$targets tally tally_python"
   MPI=OFF; want mpi && MPI=ON
   CLI=OFF; want scanio && { CLI=ON; targets="$targets tally_cli"; }
@@ -186,6 +190,12 @@ if want vulkan && [ $VK = ON ]; then
   timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
     --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
+  if [ "${VK_LAB:-0}" = 1 ] && [ -x "$B/tools/tally-lab" ]; then   # seed 004's kernels on Vulkan
+    log "tally bench --backend vulkan (at most 40s)"
+    timeout 40 "$B/tools/tally-lab" bench --backend vulkan --sizes 2^16,2^20,2^24,2^26 --min-time 0.02 \
+      >"$OUT/lab-vulkan.txt" 2>&1 || rc=1
+    grep -E 'vk-|tally-vulkan' "$OUT/lab-vulkan.txt" | tail -7
+  fi
 fi
 
 if want mpi; then

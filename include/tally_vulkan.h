@@ -91,6 +91,36 @@ TALLY_API tally_status tally_vulkan_scan_buffer(tally_context *ctx, tally_op op,
                                                 VkBuffer out, VkDeviceSize out_offset,
                                                 uint64_t n, const tally_scan_options *opts);
 
+/* Batches: many small reductions in one command buffer, one submission and one wait for all
+ * (a call's cost at 2^10-2^16 elements is mostly the submission and the wait).
+ * tally_vulkan_batch_begin opens a batch on ctx. Until tally_vulkan_batch_end, tally_reduce,
+ * tally_reduce_many and tally_vulkan_reduce_buffer on ctx are recorded, not run: each checks
+ * its arguments (an argument error fails that call alone, which is not recorded, and the batch
+ * stays open) and returns TALLY_OK with its results set to zero values and status TALLY_OK as
+ * placeholders. tally_vulkan_batch_end runs every recorded call, TALLY_VULKAN_MAX_BATCH to a
+ * command buffer, and writes every call's results.
+ * Ownership and lifetime: host data (tally_reduce, tally_reduce_many) is copied during the
+ * call and may be reused at once; ops and opts are copied too. A VkBuffer is read during
+ * tally_vulkan_batch_end, not during the call: its contents must be ready then, and the buffer
+ * must live until batch_end returns. The results pointer of each call is kept: it must stay
+ * valid (and not be read for values) until batch_end returns.
+ * Errors: batch_end returns TALLY_OK if every result of every call is OK, else the status of the
+ * first failing result in call order (tally_last_error names the call: "call 3 of the batch");
+ * every call's results are written either way, each with its own status, as tally_reduce_many
+ * would fill them. A device failure during batch_end sets every recorded result's status to it
+ * and returns it. The batch is closed when batch_end returns, whatever it returns.
+ * Inside a batch: scans (tally_scan, tally_vulkan_scan_buffer) fail with
+ * TALLY_ERR_INVALID_ARGUMENT (they write memory the batched calls may read); tally_reduce_segments
+ * and tally_reduce_rows run at once (they do not join the batch). Float products and the rare
+ * variance inputs that run on the CPU backend (see above) do so at batch_end, after reading the
+ * data back for VkBuffer calls. Limits: none on the number of calls (host memory for the call
+ * list and the host data copies); a second begin before end, or end without begin, is
+ * TALLY_ERR_INVALID_ARGUMENT. Destroying a context with an open batch drops it (no results are
+ * written). */
+#define TALLY_VULKAN_MAX_BATCH 256
+TALLY_API tally_status tally_vulkan_batch_begin(tally_context *ctx);
+TALLY_API tally_status tally_vulkan_batch_end(tally_context *ctx);
+
 /* With TALLY_VULKAN_VALIDATION=1: the number of validation messages of severity warning or error
  * reported on this context so far (0 otherwise); *last (may be NULL) gets the last one's text
  * ("" if none), valid until the next call on ctx. */

@@ -551,6 +551,9 @@ static void free_state(tvk_state *s)
         s->fi.vkDestroyInstance(s->inst, NULL);
     }
     if (s->cpu) tally_destroy(s->cpu);
+    free(s->bcalls);
+    free(s->bops);
+    free(s->barena);
     pthread_mutex_destroy(&s->dbg_lock);
     free(s);
 }
@@ -796,6 +799,154 @@ tally_status tvk_download(tally_context *ctx, tvk_state *s, VkBuffer buf, VkDevi
     return TALLY_OK;
 }
 
+/* ---- batches (tally_vulkan_batch_*) ------------------------------------------------------ */
+/* A call recorded in a batch: its data (a VkBuffer, or host data copied into barena at
+ * host_off), its ops (bops from ops_at), its options, where its results go. */
+typedef struct tvk_bcall {
+    tally_type type;
+    VkBuffer buf;
+    VkDeviceSize off;
+    uint64_t host_off; /* UINT64_MAX: data in buf */
+    uint64_t n;
+    uint64_t ops_at;
+    size_t nops;
+    tally_reduce_options opts;
+    tally_result *results;
+} tvk_bcall;
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
+{
+    if (need <= *cap) return 1;
+    uint64_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    if (c > SIZE_MAX / elem) return 0;
+    void *q = realloc(*p, (size_t)(c * elem));
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Records a reduce call in the open batch (host data copied now); its results are written by
+ * tally_vulkan_batch_end; until then they read TALLY_OK with zero values. */
+static tally_status batch_add(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                              VkBuffer buf, VkDeviceSize off, const void *host, uint64_t n,
+                              const tally_op *ops, size_t nops, const tally_reduce_options *opts,
+                              tally_result *results)
+{
+    uint64_t bytes = n * tally_type_size(type);
+    uint64_t at = (s->narena + 15) & ~(uint64_t)15;
+    if (!grow((void **)&s->bcalls, &s->capbcalls, s->nbcalls + 1, sizeof *s->bcalls) ||
+        !grow((void **)&s->bops, &s->capbops, s->nbops + nops, sizeof *s->bops) ||
+        (host && n && !grow((void **)&s->barena, &s->caparena, at + bytes, 1)))
+        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory recording call %llu of the batch",
+                               fn, (unsigned long long)s->nbcalls);
+    tvk_bcall *c = &s->bcalls[s->nbcalls++];
+    c->type = type;
+    c->buf = buf;
+    c->off = off;
+    c->host_off = UINT64_MAX;
+    if (host) {
+        c->host_off = at;
+        if (n) memcpy(s->barena + at, host, bytes);
+        s->narena = at + bytes;
+    }
+    c->n = n;
+    c->ops_at = s->nbops;
+    c->nops = nops;
+    memcpy(s->bops + s->nbops, ops, nops * sizeof *ops);
+    s->nbops += nops;
+    c->opts = *opts;
+    c->results = results;
+    for (size_t i = 0; i < nops; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        results[i].op = ops[i];
+        results[i].status = TALLY_OK;
+    }
+    return TALLY_OK;
+}
+
+static void batch_clear(tvk_state *s)
+{
+    s->batch = 0;
+    s->nbcalls = s->nbops = s->narena = 0;
+}
+
+tally_status tally_vulkan_batch_begin(tally_context *ctx)
+{
+    static const char fn[] = "tally_vulkan_batch_begin";
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) {
+        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a Vulkan context", fn);
+        return TALLY_ERR_INVALID_ARGUMENT;
+    }
+    if (s->batch)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: a batch is already open on this context", fn);
+    batch_clear(s);
+    s->batch = 1;
+    return TALLY_OK;
+}
+
+tally_status tally_vulkan_batch_end(tally_context *ctx)
+{
+    static const char fn[] = "tally_vulkan_batch_end";
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) {
+        if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a Vulkan context", fn);
+        return TALLY_ERR_INVALID_ARGUMENT;
+    }
+    if (!s->batch)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: no batch is open (tally_vulkan_batch_begin)", fn);
+    s->batch = 0;
+    uint64_t nc = s->nbcalls;
+    if (nc == 0) return TALLY_OK;
+    tvk_item *items = malloc((size_t)nc * sizeof *items);
+    tally_status st = TALLY_OK;
+    int open = 0;
+    if (!items) st = tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    if (st == TALLY_OK && s->narena) { /* every host call's data in one upload */
+        if ((st = tvk_begin(ctx, s, fn)) == TALLY_OK && (st = tvk_upload(ctx, s, s->barena, s->narena, fn)) == TALLY_OK)
+            open = 1;
+    }
+    if (st == TALLY_OK) {
+        for (uint64_t k = 0; k < nc; k++) {
+            tvk_bcall *c = &s->bcalls[k];
+            tvk_item *it = &items[k];
+            it->type = c->type;
+            if (c->host_off != UINT64_MAX)
+                it->src = (tvk_src){s->dbuf.buf, c->host_off, s->barena + c->host_off};
+            else
+                it->src = (tvk_src){c->buf, c->off, NULL};
+            it->n = c->n;
+            it->ops = s->bops + c->ops_at;
+            it->nops = c->nops;
+            it->opts = &c->opts;
+            it->results = c->results;
+        }
+        st = tvk_reduce_list(ctx, s, fn, items, nc, open);
+    }
+    free(items);
+    tally_status first = TALLY_OK;
+    for (uint64_t k = 0; k < nc; k++) {
+        tvk_bcall *c = &s->bcalls[k];
+        const tally_op *ops = s->bops + c->ops_at;
+        for (size_t i = 0; i < c->nops; i++) {
+            if (st != TALLY_OK) { /* a device failure (its message set): no result stands */
+                memset(&c->results[i], 0, sizeof c->results[i]);
+                c->results[i].op = ops[i];
+                c->results[i].status = st;
+            } else if (c->results[i].status != TALLY_OK && first == TALLY_OK) {
+                first = tally_set_error(ctx, c->results[i].status,
+                                        "%s: %s of call %llu of the batch (%llu %s elements): %s", fn,
+                                        tally_op_name(ops[i]), (unsigned long long)k, (unsigned long long)c->n,
+                                        tally_type_name(c->type), tally_status_string(c->results[i].status));
+            }
+        }
+    }
+    batch_clear(s);
+    return st != TALLY_OK ? st : first;
+}
+
 /* ---- the backend table ------------------------------------------------------------------- */
 static tally_status vk_reduce_host(tally_context *ctx, void *state, tally_type type,
                                    const void *data, uint64_t n, const tally_op *ops, size_t nops,
@@ -803,6 +954,7 @@ static tally_status vk_reduce_host(tally_context *ctx, void *state, tally_type t
 {
     static const char fn[] = "tally_reduce";
     tvk_state *s = state;
+    if (s->batch) return batch_add(ctx, s, fn, type, VK_NULL_HANDLE, 0, data, n, ops, nops, opts, results);
     uint64_t bytes = n * tally_type_size(type);
     tvk_src src = {VK_NULL_HANDLE, 0, data};
     if (n) {
@@ -821,7 +973,93 @@ static tally_status vk_reduce_host(tally_context *ctx, void *state, tally_type t
 static tally_status vk_scan_host(tally_context *ctx, void *state, tally_op op, tally_type type,
                                  const void *in, void *out, uint64_t n, const tally_scan_options *opts)
 {
+    tvk_state *s = state;
+    if (s->batch)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
+                               "tally_scan: a batch is open on this context (tally_vulkan_batch_begin); "
+                               "scans cannot be batched: end the batch first");
     return tvk_scan_host(ctx, state, op, type, in, out, n, opts);
+}
+
+/* tally_reduce_segments / tally_reduce_rows: the segments' data uploaded once (rows packed one
+ * after another when that is smaller than their span), then every segment is a call of
+ * tvk_reduce_list: up to TVK_MAX_BATCH segments per command buffer, each with its own
+ * accumulator and record, one submission per group. */
+#define TVK_SEG_CHUNK 4096u
+static tally_status vk_reduce_segments(tally_context *ctx, void *state, tally_type type,
+                                       const void *data, const uint64_t *offsets, uint64_t nseg,
+                                       uint64_t row_len, uint64_t row_stride, const tally_op *ops,
+                                       size_t nops, const tally_reduce_options *opts,
+                                       tally_result *results)
+{
+    static const char fn[] = "tally_reduce_segments";
+    tvk_state *s = state;
+    size_t es = tally_type_size(type);
+    const char *base = data;
+    uint64_t span, first;
+    int packed = 0;
+    if (offsets) {
+        first = offsets[0];
+        span = offsets[nseg] - offsets[0];
+    } else {
+        first = 0;
+        span = row_len ? (nseg - 1) * row_stride + row_len : 0;
+        if (row_len && nseg * row_len < span) { /* rows apart: packed is smaller */
+            packed = 1;
+            span = nseg * row_len;
+        }
+    }
+    uint64_t bytes = span * es;
+    tally_status st = TALLY_OK;
+    int open = 0;
+    if (bytes) {
+        if ((st = tvk_buf_ensure(ctx, s, &s->staging, bytes, 1, fn)) != TALLY_OK ||
+            (st = tvk_buf_ensure(ctx, s, &s->dbuf, bytes, 0, fn)) != TALLY_OK)
+            return st;
+        if (packed) {
+            for (uint64_t r = 0; r < nseg; r++)
+                memcpy((char *)s->staging.map + r * row_len * es, base + r * row_stride * es, row_len * es);
+        } else {
+            memcpy(s->staging.map, base + first * es, bytes);
+        }
+        if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+        VkBufferCopy c = {0, 0, bytes};
+        s->fd.vkCmdCopyBuffer(s->cb, s->staging.buf, s->dbuf.buf, 1, &c);
+        tvk_barrier(s);
+        open = 1;
+    }
+    tvk_item *items = malloc((size_t)(nseg < TVK_SEG_CHUNK ? nseg : TVK_SEG_CHUNK) * sizeof *items);
+    if (!items) {
+        if (open) s->fd.vkEndCommandBuffer(s->cb);
+        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    for (uint64_t k0 = 0; k0 < nseg && st == TALLY_OK; k0 += TVK_SEG_CHUNK) {
+        uint64_t k1 = nseg - k0 < TVK_SEG_CHUNK ? nseg : k0 + TVK_SEG_CHUNK;
+        for (uint64_t k = k0; k < k1; k++) {
+            tvk_item *it = &items[k - k0];
+            uint64_t start, n, dev; /* start: element index in data; dev: in dbuf */
+            if (offsets) {
+                start = offsets[k];
+                n = offsets[k + 1] - offsets[k];
+                dev = start - first;
+            } else {
+                start = k * row_stride;
+                n = row_len;
+                dev = packed ? k * row_len : start;
+            }
+            it->type = type;
+            it->src = (tvk_src){s->dbuf.buf, dev * es, n ? base + start * es : base};
+            it->n = n;
+            it->ops = ops;
+            it->nops = nops;
+            it->opts = opts;
+            it->results = results + k * nops;
+        }
+        st = tvk_reduce_list(ctx, s, fn, items, k1 - k0, open);
+        open = 0;
+    }
+    free(items);
+    return st;
 }
 
 static const tally_backend vulkan_backend = {
@@ -833,6 +1071,7 @@ static const tally_backend vulkan_backend = {
     .reduce = vk_reduce_host,
     .scan = vk_scan_host,
     .describe = vk_describe,
+    .reduce_segments = vk_reduce_segments,
 };
 
 const tally_backend *tally_vulkan_backend_get(void) { return &vulkan_backend; }
@@ -897,6 +1136,8 @@ tally_status tally_vulkan_reduce_buffer(tally_context *ctx, tally_type type, VkB
                                "%s: offset = %llu is not a multiple of the %zu-byte %s elements", fn,
                                (unsigned long long)offset, tally_type_size(type), tally_type_name(type));
     tally_reduce_options defaults = {0, 0};
+    if (s->batch)
+        return batch_add(ctx, s, fn, type, buffer, offset, NULL, n, ops, nops, opts ? opts : &defaults, results);
     tvk_src src = {buffer, offset, NULL};
     st = tvk_reduce(ctx, s, fn, type, src, n, ops, nops, opts ? opts : &defaults, results);
     if (st != TALLY_OK) return st;

@@ -11,14 +11,15 @@
 #include "vulkan/vk_loader.h"
 
 #define TVK_WG 256            /* workgroup size of every shader */
-#define TVK_MAX_SETS 256      /* descriptor sets (dispatches) in one command buffer */
+#define TVK_MAX_SETS 1024     /* descriptor sets (dispatches) in one command buffer */
 #define TVK_MAX_PIPES 4096
 #define TVK_PC_BYTES 64       /* push constant bytes */
 #define TVK_MAX_WG_PART 1024    /* workgroups of a call whose fields travel as partial records */
 #define TVK_MAX_WG 8192         /* workgroups of a segment otherwise */
 #define TVK_ACC_STRIDE 1024     /* bytes of one call's accumulator (reduce.comp's struct Acc) */
 #define TVK_REC_STRIDE 1024     /* bytes of one call's record in hostres */
-#define TVK_MAX_BATCH 64        /* calls recorded into one command buffer (tally_vulkan_batch_*) */
+#define TVK_MAX_BATCH TALLY_VULKAN_MAX_BATCH      /* calls recorded into one command buffer (tally_vulkan_batch_*,
+                                   tally_reduce_segments): accumulator and record slots */
 
 /* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
  * support it */
@@ -114,6 +115,15 @@ typedef struct tvk_state {
     VkQueryPool qpool;
     double gpu_ns;            /* summed over the submissions since the last read */
     tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
+    /* tally_vulkan_batch_*: the calls recorded since batch_begin (run at batch_end); host
+     * data copied into barena (16-byte aligned), ops into bops */
+    int batch;
+    struct tvk_bcall *bcalls;
+    uint64_t nbcalls, capbcalls;
+    tally_op *bops;
+    uint64_t nbops, capbops;
+    unsigned char *barena;
+    uint64_t narena, caparena;
     pthread_mutex_t dbg_lock;
     uint64_t dbg_count;
     char dbg_last[512], dbg_copy[512];
@@ -149,6 +159,21 @@ tally_status tvk_ensure_acc(tally_context *ctx, tvk_state *s, const char *fn);
 tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
                         tvk_src src, uint64_t n, const tally_op *ops, size_t nops,
                         const tally_reduce_options *opts, tally_result *results);
+/* One reduce call of a list: results (nops of them) are written by tvk_reduce_list. */
+typedef struct tvk_item {
+    tally_type type;
+    tvk_src src;
+    uint64_t n;
+    const tally_op *ops;
+    size_t nops;
+    const tally_reduce_options *opts;
+    tally_result *results;
+} tvk_item;
+/* Runs the items, TVK_MAX_BATCH (or fewer) to a command buffer: results as tvk_reduce's. With
+ * open, the command buffer is already begun and holds the upload of the host items' data. */
+tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                             uint64_t nitems, int open);
+
 /* vk_scan.c */
 tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
                       tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off, uint64_t n,

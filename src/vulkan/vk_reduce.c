@@ -79,26 +79,49 @@ tally_status tvk_ensure_acc(tally_context *ctx, tvk_state *s, const char *fn)
     return TALLY_OK;
 }
 
-/* Records one reduce pass over every segment: its record lands in hostres at
- * slot * TVK_REC_STRIDE, through accumulator slot `slot`. */
-static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
-                                tvk_src src, uint64_t n, uint32_t feat, int omit,
-                                uint64_t mean_bits, uint32_t slot)
+/* One reduce pass of one call, recorded: its fold dispatches now (record_folds), its finish
+ * dispatch later (record_finish), so that calls batched into one command buffer share the
+ * barrier between folds and finishes. */
+typedef struct pass_rec {
+    VkPipeline pipe;
+    tvk_range b[4];
+    tvk_reduce_pc pc;
+} pass_rec;
+
+/* Partial records a pass over n elements at byte offset off writes (0: atomics only). */
+static uint64_t pass_parts(const tvk_state *s, tally_type type, VkDeviceSize off, uint64_t n,
+                           uint32_t feat)
+{
+    size_t es = tally_type_size(type);
+    if (!needs_part(type, n, feat)) return 0;
+    uint64_t nseg = seg_count(s, es, n), total = 0;
+    for (uint64_t k = 0; k < nseg; k++) total += plan_segment(s, es, off, n, k, 1).groups;
+    return total;
+}
+
+/* Dispatches (bindings) a pass over n elements takes: its folds and its finish. */
+static uint64_t pass_binds(const tvk_state *s, tally_type type, uint64_t n)
+{
+    return seg_count(s, tally_type_size(type), n) + 1;
+}
+
+/* Records the fold dispatches of one pass over every segment: accumulator slot `slot`, record
+ * slot `rec` of hostres, partial records from part_base (parts must hold them: pass_parts). */
+static tally_status record_folds(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                                 tvk_src src, uint64_t n, uint32_t feat, int omit,
+                                 uint64_t mean_bits, uint32_t slot, uint32_t rec,
+                                 uint32_t part_base, pass_rec *out)
 {
     size_t es = tally_type_size(type);
     int part = needs_part(type, n, feat);
     if ((feat & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX)) && !part) feat |= TVK_N_PACK;
-    uint64_t nseg = seg_count(s, es, n), total = 0;
-    for (uint64_t k = 0; k < nseg; k++) total += plan_segment(s, es, src.off, n, k, part).groups;
+    uint64_t nseg = seg_count(s, es, n), total = pass_parts(s, type, src.off, n, feat);
     tally_status st;
-    if (part && (st = tvk_buf_ensure(ctx, s, &s->parts, total * sizeof(tvk_partial), 0, fn)) != TALLY_OK)
-        return st;
-    if ((st = tvk_ensure_acc(ctx, s, fn)) != TALLY_OK) return st;
     VkPipeline pipe;
     if ((st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat,
                            (uint32_t)omit, (uint32_t)part, &pipe)) != TALLY_OK)
         return st;
-    uint32_t part0 = 0;
+    uint32_t part0 = part_base;
     tvk_reduce_pc pc;
     tvk_range b[4] = {{0}};
     for (uint64_t k = 0; k < nseg; k++) {
@@ -106,8 +129,8 @@ static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn
         memset(&pc, 0, sizeof pc);
         memset(b, 0, sizeof b);
         b[0] = tvk_window(s, src.buf, src.off + p.e0 * es, p.ne * es, &pc.head);
-        b[1] = (tvk_range){s->hostres.buf, (VkDeviceSize)slot * TVK_REC_STRIDE, sizeof(tvk_partial)};
-        if (part) b[2] = (tvk_range){s->parts.buf, 0, total * sizeof(tvk_partial)};
+        b[1] = (tvk_range){s->hostres.buf, (VkDeviceSize)rec * TVK_REC_STRIDE, sizeof(tvk_partial)};
+        if (part) b[2] = (tvk_range){s->parts.buf, 0, s->parts.size};
         b[3] = (tvk_range){s->acc.buf, (VkDeviceSize)slot * TVK_ACC_STRIDE, TVK_ACC_STRIDE};
         pc.n = p.ne;
         pc.gbase = p.e0;
@@ -121,15 +144,44 @@ static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn
         s->fd.vkCmdDispatch(s->cb, p.groups, 1, 1);
         part0 += p.groups;
     }
-    /* The finish: one workgroup reads what every fold workgroup added or wrote. The barrier
-     * between them (compute -> compute, shader writes -> shader reads and writes) is what makes
-     * every atomic of the fold dispatches complete and visible to it; the barrier after it
-     * orders the record for the host and the accumulator's zeroing before the next call.
-     * Bindings as the last segment's (the input binding is valid and unread). */
-    tvk_barrier(s);
-    pc.fin = 1;
-    if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+    out->pipe = pipe;
+    memcpy(out->b, b, sizeof b);
+    out->pc = pc;
+    out->pc.part0 = part_base;
+    out->pc.fin = 1;
+    return TALLY_OK;
+}
+
+/* The finish: one workgroup reads what every fold workgroup of its call added or wrote. The
+ * barrier before it (recorded by the caller: compute -> compute, shader writes -> shader reads
+ * and writes) is what makes every atomic of the fold dispatches complete and visible to it; the
+ * barrier after it (the caller's too) orders the record for the host and the accumulator's
+ * zeroing before the next call. Bindings as the last segment's (the input binding is valid and
+ * unread). */
+static tally_status record_finish(tally_context *ctx, tvk_state *s, const char *fn, const pass_rec *r)
+{
+    tally_status st = tvk_bind(ctx, s, r->pipe, r->b, &r->pc, sizeof r->pc, fn);
+    if (st != TALLY_OK) return st;
     s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+    return TALLY_OK;
+}
+
+/* Records one reduce pass over every segment: its record lands in hostres at
+ * slot * TVK_REC_STRIDE, through accumulator slot `slot`. */
+static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                                tvk_src src, uint64_t n, uint32_t feat, int omit,
+                                uint64_t mean_bits, uint32_t slot)
+{
+    uint64_t total = pass_parts(s, type, src.off, n, feat);
+    tally_status st;
+    if (total && (st = tvk_buf_ensure(ctx, s, &s->parts, total * sizeof(tvk_partial), 0, fn)) != TALLY_OK)
+        return st;
+    if ((st = tvk_ensure_acc(ctx, s, fn)) != TALLY_OK) return st;
+    pass_rec r;
+    if ((st = record_folds(ctx, s, fn, type, src, n, feat, omit, mean_bits, slot, slot, 0, &r)) != TALLY_OK)
+        return st;
+    tvk_barrier(s);
+    if ((st = record_finish(ctx, s, fn, &r)) != TALLY_OK) return st;
     tvk_barrier(s);
     return TALLY_OK;
 }
@@ -332,4 +384,175 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
         }
     }
     return TALLY_OK;
+}
+
+/* ---- many calls in few submissions (tally_vulkan_batch_*, tally_reduce_segments) ----------- */
+/* A group: items recorded into one command buffer, each with its own accumulator and record
+ * slot, their partial records one after another. Every fold of the group is recorded, then one
+ * barrier, then every finish, then one barrier: a group of tiny calls costs one submission and
+ * two barriers, not one submission each. Variances take a second submission for the group
+ * (the deviations need the means). Float products, which need fprod.comp's lane buffer of one
+ * call, and the rare variance inputs the device cannot square exactly run on the CPU backend
+ * (same bits). */
+#define TVK_GROUP_PARTS 16384u /* partial records of one group (10 MiB) */
+
+typedef struct item_plan {
+    uint32_t need, feat;
+    int omit, want_var, fprod;
+} item_plan;
+
+static item_plan plan_item(const tvk_item *it)
+{
+    item_plan q;
+    int fl = tally_type_is_float(it->type);
+    q.omit = it->opts->omit_nan ? 1 : 0;
+    q.need = tally_ops_need(it->type, it->ops, it->nops, q.omit);
+    q.want_var = 0;
+    for (size_t i = 0; i < it->nops; i++) q.want_var |= it->ops[i] == TALLY_VAR;
+    q.fprod = fl && (q.need & TALLY_NEED_PROD) && it->n > 0;
+    q.feat = it->n ? q.need & ~(uint32_t)(fl ? TALLY_NEED_PROD : 0) : 0;
+    return q;
+}
+
+/* The record of an item without a device pass (no elements): every field's identity. */
+static void empty_record(tvk_partial *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->kmin = rec->imin = rec->imax = rec->first_nan = UINT64_MAX;
+    rec->band = UINT64_MAX;
+    rec->pmag = 1;
+}
+
+/* Records one pass (feat, means) for items [i0, i1) whose mask is set, folds then finishes,
+ * submits and waits. The first pass of a group may find the command buffer begun (open). */
+static tally_status group_pass(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                               uint64_t i0, uint64_t i1, const uint32_t *feat, const int *omit,
+                               const uint64_t *mean_bits, int open)
+{
+    tally_status st;
+    uint64_t parts = 0;
+    for (uint64_t k = i0; k < i1; k++)
+        if (feat[k - i0]) parts += pass_parts(s, items[k].type, items[k].src.off, items[k].n, feat[k - i0]);
+    if (parts && (st = tvk_buf_ensure(ctx, s, &s->parts, parts * sizeof(tvk_partial), 0, fn)) != TALLY_OK)
+        return st;
+    if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    if ((st = tvk_ensure_acc(ctx, s, fn)) != TALLY_OK) return st;
+    pass_rec *recs = malloc((size_t)(i1 - i0) * sizeof *recs);
+    if (!recs) return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    uint64_t base = 0;
+    st = TALLY_OK;
+    for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++) {
+        uint32_t j = (uint32_t)(k - i0);
+        if (!feat[j]) continue;
+        st = record_folds(ctx, s, fn, items[k].type, items[k].src, items[k].n, feat[j], omit[j],
+                          mean_bits ? mean_bits[j] : 0, j, j, (uint32_t)base, &recs[j]);
+        base += pass_parts(s, items[k].type, items[k].src.off, items[k].n, feat[j]);
+    }
+    if (st == TALLY_OK) tvk_barrier(s);
+    for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++)
+        if (feat[k - i0]) st = record_finish(ctx, s, fn, &recs[k - i0]);
+    free(recs);
+    if (st != TALLY_OK) {
+        s->fd.vkEndCommandBuffer(s->cb); /* abandoned: the next call resets it */
+        return st;
+    }
+    tvk_barrier(s);
+    return tvk_submit_wait(ctx, s, fn);
+}
+
+tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                             uint64_t nitems, int open)
+{
+    tally_status st = tvk_buf_ensure(ctx, s, &s->hostres, (VkDeviceSize)TVK_MAX_BATCH * TVK_REC_STRIDE + 64, 1, fn);
+    if (st != TALLY_OK) return st;
+    uint64_t budget = s->push_desc ? UINT64_MAX : TVK_MAX_SETS;
+    uint32_t feat[TVK_MAX_BATCH], feat2[TVK_MAX_BATCH];
+    int omit[TVK_MAX_BATCH], var_cpu[TVK_MAX_BATCH];
+    uint64_t means[TVK_MAX_BATCH];
+    item_plan plan[TVK_MAX_BATCH];
+    tally_partial *p = malloc(TVK_MAX_BATCH * sizeof *p);
+    tally_exact *sq = malloc(TVK_MAX_BATCH * sizeof *sq);
+    if (!p || !sq) {
+        free(p);
+        free(sq);
+        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    uint64_t i0 = 0;
+    while (i0 < nitems && st == TALLY_OK) {
+        /* the group: up to TVK_MAX_BATCH items, within the descriptor sets and partial records */
+        uint64_t i1 = i0, binds = 0, parts = 0;
+        while (i1 < nitems && i1 - i0 < TVK_MAX_BATCH) {
+            item_plan q = plan_item(&items[i1]);
+            uint64_t b = q.feat ? pass_binds(s, items[i1].type, items[i1].n) : 0;
+            uint64_t pp = q.feat ? pass_parts(s, items[i1].type, items[i1].src.off, items[i1].n, q.feat) : 0;
+            if (i1 > i0 && (binds + b > budget || parts + pp > TVK_GROUP_PARTS)) break;
+            if (b > budget) {
+                free(p);
+                free(sq);
+                return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: too many dispatches in one call", fn);
+            }
+            plan[i1 - i0] = q;
+            feat[i1 - i0] = q.feat;
+            omit[i1 - i0] = q.omit;
+            binds += b;
+            parts += pp;
+            i1++;
+        }
+        uint32_t ng = (uint32_t)(i1 - i0);
+        int any = 0;
+        for (uint32_t j = 0; j < ng; j++) any |= feat[j] != 0;
+        if (any) st = group_pass(ctx, s, fn, items, i0, i1, feat, omit, NULL, open);
+        else if (open) st = tvk_submit_wait(ctx, s, fn); /* only an upload was recorded */
+        open = 0;
+        if (st != TALLY_OK) break;
+        /* records to partials; the variances' means */
+        int any_var = 0;
+        for (uint32_t j = 0; j < ng; j++) {
+            const tvk_item *it = &items[i0 + j];
+            tvk_partial rec;
+            if (feat[j]) memcpy(&rec, (const char *)s->hostres.map + (size_t)j * TVK_REC_STRIDE, sizeof rec);
+            else empty_record(&rec);
+            to_partial(&rec, it->type, it->n, plan[j].need, plan[j].omit, &p[j]);
+            feat2[j] = 0;
+            var_cpu[j] = 0;
+            if (plan[j].want_var) {
+                tally_status ms;
+                double mean = tally_partial_mean(&p[j], &ms);
+                uint64_t cnt = plan[j].omit ? p[j].n - p[j].nans : p[j].n;
+                if (ms == TALLY_OK && cnt > (uint64_t)it->opts->ddof) {
+                    memcpy(&means[j], &mean, 8);
+                    feat2[j] = TVK_N_SQDEV | (tally_type_is_float(it->type) ? TALLY_NEED_NANS : 0);
+                    any_var = 1;
+                }
+            }
+        }
+        if (any_var && (st = group_pass(ctx, s, fn, items, i0, i1, feat2, omit, means, 0)) != TALLY_OK) break;
+        for (uint32_t j = 0; j < ng && st == TALLY_OK; j++) {
+            const tvk_item *it = &items[i0 + j];
+            const tally_exact *sqp = NULL;
+            if (feat2[j]) {
+                tvk_partial r2;
+                memcpy(&r2, (const char *)s->hostres.map + (size_t)j * TVK_REC_STRIDE, sizeof r2);
+                if (r2.xflags & TVK_XF_EDGE) {
+                    var_cpu[j] = 1;
+                } else {
+                    tally_exact_init(&sq[j]);
+                    for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) sq[j].chunk[i] = r2.chunk[i];
+                    sq[j].nadds = 1; /* the finish dispatch normalised the digits */
+                    sq[j].flags = r2.xflags & 31u;
+                    sqp = &sq[j];
+                }
+            }
+            for (size_t i = 0; i < it->nops && st == TALLY_OK; i++) {
+                if ((it->ops[i] == TALLY_PROD && plan[j].fprod) || (it->ops[i] == TALLY_VAR && var_cpu[j]))
+                    st = cpu_result(ctx, s, fn, it->type, it->src, it->n, it->ops[i], it->opts, &it->results[i]);
+                else
+                    tally_partial_result(&p[j], it->ops[i], it->opts->ddof, sqp, &it->results[i]);
+            }
+        }
+        i0 = i1;
+    }
+    free(p);
+    free(sq);
+    return st;
 }

@@ -276,6 +276,10 @@ tally_status tally_vulkan_scan_buffer(tally_context *ctx, tally_op op, tally_typ
         if (ctx) tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: the context is not a Vulkan context", fn);
         return TALLY_ERR_INVALID_ARGUMENT;
     }
+    if (s->batch)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT,
+                               "%s: a batch is open on this context (tally_vulkan_batch_begin); scans "
+                               "cannot be batched: end the batch first", fn);
     if ((int)op < 0 || (int)op > TALLY_XOR)
         return tally_set_error(ctx, TALLY_ERR_UNSUPPORTED,
                                "%s: op = %d is not a scan op (sum, prod, min, max, and, or, xor)", fn, (int)op);

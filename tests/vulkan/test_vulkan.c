@@ -7,7 +7,7 @@
  *   test_vulkan --full       more sizes and every offset for every size
  *   test_vulkan --big        also > 2^32 elements of u8 (a GPU with 5+ GB)
  *   test_vulkan --no-int64   the documented answer for a device without 64-bit integers
- *   test_vulkan --only reduce|scan   one matrix (while working on one side)
+ *   test_vulkan --only reduce|scan|batch   one matrix (batch: segments and batches)
  *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
@@ -474,6 +474,232 @@ static void test_errors(void)
 }
 
 /* ---- the device without 64-bit integers (documented answer) ---------------------------------- */
+
+/* ---- batched (segmented) reductions: tally_reduce_segments / _rows against the CPU ------------ */
+static const tally_op seg_int_ops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN, TALLY_ARGMAX,
+                                       TALLY_AND, TALLY_OR, TALLY_XOR, TALLY_COUNT, TALLY_MEAN};
+static const tally_op seg_float_ops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN, TALLY_ARGMAX,
+                                         TALLY_COUNT, TALLY_MEAN};
+static const tally_op seg_var_ops[] = {TALLY_VAR, TALLY_MEAN, TALLY_SUM};
+static const tally_op seg_prod_ops[] = {TALLY_PROD, TALLY_SUM};
+
+/* Both backends on one segmented call; statuses and every result the same bits. */
+static void compare_segments(tally_type t, const unsigned char *h, const uint64_t *off, uint64_t nseg,
+                             uint64_t nrows, uint64_t row_len, uint64_t stride, const tally_op *ops,
+                             size_t nops, int omit, const char *what)
+{
+    tally_reduce_options o = {omit, 1};
+    uint64_t cnt = (off ? nseg : nrows) * nops;
+    tally_result *gr = calloc(cnt ? cnt : 1, sizeof *gr), *cr = calloc(cnt ? cnt : 1, sizeof *cr);
+    tally_status gs, cs;
+    if (off) {
+        gs = tally_reduce_segments(g_vk, t, h, off, nseg, ops, nops, &o, gr);
+        cs = tally_reduce_segments(g_cpu1, t, h, off, nseg, ops, nops, &o, cr);
+    } else {
+        gs = tally_reduce_rows(g_vk, t, h, nrows, row_len, stride, ops, nops, &o, gr);
+        cs = tally_reduce_rows(g_cpu1, t, h, nrows, row_len, stride, ops, nops, &o, cr);
+    }
+    CHECK(gs == cs, "segments %s %s: status %s, CPU %s (%s)", tally_type_name(t), what, tally_status_name(gs),
+          tally_status_name(cs), tally_last_error(g_vk));
+    int bad = 0;
+    for (uint64_t k = 0; k < cnt && bad < 3; k++) {
+        int ok = same(&gr[k], &cr[k]);
+        CHECK(ok, "segments %s %s omit=%d: segment %llu (%llu elements) op %s", tally_type_name(t), what, omit,
+              (unsigned long long)(k / nops),
+              (unsigned long long)(off ? off[k / nops + 1] - off[k / nops] : row_len), tally_op_name(ops[k % nops]));
+        if (!ok) {
+            bad++;
+            if (g_printed <= 100) {
+                print_result("vulkan", &gr[k]);
+                print_result("cpu   ", &cr[k]);
+            }
+        }
+    }
+    free(gr);
+    free(cr);
+}
+
+/* Segment lengths: kind 0 many tiny (0-3), 1 around the workgroup tiles and the dispatch
+ * segments of the type, 2 mixed random up to max. */
+static uint64_t seg_len_of(int kind, size_t es, uint64_t max)
+{
+    static const uint64_t tile_bytes[] = {16, 4096, 16384, 65536};
+    if (kind == 0) return rnd() % 4;
+    if (kind == 1) {
+        uint64_t b = tile_bytes[rnd() % 4] / es;
+        uint64_t m = 1 + rnd() % 2;
+        int64_t d = (int64_t)(rnd() % 3) - 1;
+        uint64_t v = b * m + (uint64_t)d;
+        return rnd() % 5 == 0 ? 0 : v;
+    }
+    return rnd() % 3 == 0 ? rnd() % 17 : rnd() % max;
+}
+
+static void test_segments(void)
+{
+    int before = g_fail;
+    for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
+        tally_type t = all_types[ti];
+        size_t es = tally_type_size(t);
+        int fl = is_float(t);
+        for (int kind = 0; kind < 3; kind++) {
+            uint64_t nseg = kind == 0 ? 700 : kind == 1 ? 40 : 300;
+            uint64_t *off = malloc((nseg + 1) * sizeof *off);
+            off[0] = rnd() % 5; /* offsets[0] need not be 0 */
+            for (uint64_t k = 0; k < nseg; k++) off[k + 1] = off[k] + seg_len_of(kind, es, 3000);
+            uint64_t n = off[nseg];
+            unsigned char *h = malloc(n * es + 16);
+            int d = fl ? (int)(rnd() % D_COUNT) : (kind == 2 ? D_SMALL : D_BITS);
+            if (fl && (d == D_HUGE || d == D_SUBNORMAL) && kind != 0) d = D_SPECIAL;
+            fill(h, t, n, d);
+            char what[96];
+            snprintf(what, sizeof what, "layout %d (%llu segments, %s)", kind, (unsigned long long)nseg, dname[d]);
+            if (fl) {
+                compare_segments(t, h, off, nseg, 0, 0, 0, seg_float_ops, 7, 0, what);
+                compare_segments(t, h, off, nseg, 0, 0, 0, seg_float_ops, 7, 1, what);
+            } else {
+                compare_segments(t, h, off, nseg, 0, 0, 0, seg_int_ops, 10, 0, what);
+            }
+            compare_segments(t, h, off, nseg, 0, 0, 0, seg_var_ops, 3, fl, what);
+            compare_segments(t, h, off, nseg, 0, 0, 0, seg_prod_ops, 2, 0, what);
+            /* one segment; every segment empty; segment 0 only */
+            compare_segments(t, h, off, 1, 0, 0, 0, fl ? seg_float_ops : seg_int_ops, fl ? 7 : 10, 0, "one segment");
+            free(off);
+            free(h);
+        }
+        /* rows: packed (stride > len), overlapping (stride < len), repeated (stride 0) */
+        static const uint64_t rl[][3] = {{50, 37, 100}, {20, 1025, 1024}, {30, 1, 4}, {40, 333, 0}, {3, 0, 9},
+                                         {300, 4, 4}, {5, 16385, 16400}};
+        for (size_t r = 0; r < sizeof rl / sizeof rl[0]; r++) {
+            uint64_t nrows = rl[r][0], len = rl[r][1], stride = rl[r][2];
+            uint64_t n = nrows ? (nrows - 1) * stride + len : 0;
+            unsigned char *h = malloc(n * es + 16);
+            fill(h, t, n, fl ? D_WIDE : D_BITS);
+            char what[96];
+            snprintf(what, sizeof what, "rows %llu x %llu stride %llu", (unsigned long long)nrows,
+                     (unsigned long long)len, (unsigned long long)stride);
+            compare_segments(t, h, NULL, 0, nrows, len, stride, fl ? seg_float_ops : seg_int_ops, fl ? 7 : 10, 0, what);
+            compare_segments(t, h, NULL, 0, nrows, len, stride, seg_var_ops, 3, 0, what);
+            free(h);
+        }
+    }
+    /* integer overflow in one segment: that segment's status, the others' values */
+    {
+        int64_t v[8] = {INT64_MAX, 1, 5, 6, INT64_MIN, -1, 2, 3};
+        uint64_t off[5] = {0, 2, 4, 6, 8};
+        compare_segments(TALLY_I64, (const unsigned char *)v, off, 4, 0, 0, 0, seg_int_ops, 10, 0, "overflow");
+    }
+    printf("segments: %d failed\n", g_fail - before);
+}
+
+/* ---- batches: tally_vulkan_batch_begin / end ------------------------------------------------ */
+typedef struct bcase {
+    tally_type t;
+    uint64_t n;
+    int via;         /* 0 host, 1 VkBuffer */
+    size_t off;      /* byte offset in the buffer */
+    unsigned char *h;
+    const tally_op *ops;
+    size_t nops;
+    int omit;
+    tally_result gr[10], cr[10];
+} bcase;
+
+static void test_batch(void)
+{
+    int before = g_fail;
+    enum { NC = 600 };
+    static bcase c[NC];
+    size_t boff = 0;
+    /* the calls: sizes 0 .. 2^16 (mostly small), every type, host and buffer data */
+    for (int i = 0; i < NC; i++) {
+        c[i].t = all_types[rnd() % 10];
+        size_t es = tally_type_size(c[i].t);
+        int fl = is_float(c[i].t);
+        c[i].n = i % 50 == 0 ? 0 : i % 97 == 0 ? 65536 + rnd() % 3 : rnd() % 2000;
+        c[i].via = g_have_bufs && (rnd() & 1);
+        c[i].h = malloc(c[i].n * es + 16);
+        fill(c[i].h, c[i].t, c[i].n, fl ? (int)(rnd() % D_COUNT) : D_BITS);
+        int which = (int)(rnd() % 4);
+        c[i].ops = which == 0 ? seg_var_ops : which == 1 ? seg_prod_ops : fl ? seg_float_ops : seg_int_ops;
+        c[i].nops = which == 0 ? 3 : which == 1 ? 2 : fl ? 7 : 10;
+        c[i].omit = fl && (rnd() & 1);
+        c[i].off = ((boff + 15) & ~(size_t)15) + es * (rnd() % 4); /* unaligned heads too */
+        if (c[i].via) boff = c[i].off + c[i].n * es + 4;
+    }
+    unsigned char *m = g_have_bufs ? buf_at(boff + 64) : NULL;
+    CHECK(tally_vulkan_batch_end(g_vk) == TALLY_ERR_INVALID_ARGUMENT, "batch_end without begin");
+    CHECK(tally_vulkan_batch_begin(g_vk) == TALLY_OK, "batch_begin: %s", tally_last_error(g_vk));
+    CHECK(tally_vulkan_batch_begin(g_vk) == TALLY_ERR_INVALID_ARGUMENT, "a second batch_begin");
+    for (int i = 0; i < NC; i++) {
+        tally_reduce_options o = {c[i].omit, 1};
+        tally_status st;
+        if (c[i].via) {
+            memcpy(m + c[i].off, c[i].h, c[i].n * tally_type_size(c[i].t));
+            st = tally_vulkan_reduce_buffer(g_vk, c[i].t, g_buf.buf, c[i].off, c[i].n, c[i].ops, c[i].nops, &o, c[i].gr);
+        } else {
+            st = tally_reduce_many(g_vk, c[i].t, c[i].h, c[i].n, c[i].ops, c[i].nops, &o, c[i].gr);
+        }
+        CHECK(st == TALLY_OK, "recording call %d: %s", i, tally_last_error(g_vk));
+        if (i == 10) { /* errors while the batch is open */
+            int32_t x[4] = {1, 2, 3, 4}, y[4];
+            tally_result r;
+            CHECK(tally_scan(g_vk, TALLY_SUM, TALLY_I32, x, y, 4, NULL) == TALLY_ERR_INVALID_ARGUMENT,
+                  "a scan inside a batch");
+            CHECK(tally_reduce(g_vk, TALLY_XOR, TALLY_F32, x, 4, NULL, &r) != TALLY_OK, "an argument error inside a batch");
+        }
+    }
+    /* the host copies are the batch's: scribbling on the callers' data now changes nothing */
+    unsigned char **saved = calloc(NC, sizeof *saved);
+    for (int i = 0; i < NC; i++) {
+        size_t bytes = c[i].n * tally_type_size(c[i].t);
+        saved[i] = malloc(bytes + 1);
+        memcpy(saved[i], c[i].h, bytes);
+        if (!c[i].via) memset(c[i].h, 0x5a, bytes);
+    }
+    tally_status end = tally_vulkan_batch_end(g_vk);
+    tally_status want = TALLY_OK;
+    for (int i = 0; i < NC; i++) {
+        tally_reduce_options o = {c[i].omit, 1};
+        tally_reduce_many(g_cpu1, c[i].t, saved[i], c[i].n, c[i].ops, c[i].nops, &o, c[i].cr);
+        for (size_t k = 0; k < c[i].nops; k++) {
+            if (want == TALLY_OK && c[i].cr[k].status != TALLY_OK) want = c[i].cr[k].status;
+            int ok = same(&c[i].gr[k], &c[i].cr[k]);
+            CHECK(ok, "batch call %d: %s n=%llu via=%s off=%zu op=%s omit=%d", i, tally_type_name(c[i].t),
+                  (unsigned long long)c[i].n, c[i].via ? "buffer" : "host", c[i].off, tally_op_name(c[i].ops[k]),
+                  c[i].omit);
+            if (!ok && g_printed <= 100) {
+                print_result("vulkan", &c[i].gr[k]);
+                print_result("cpu   ", &c[i].cr[k]);
+            }
+        }
+        free(saved[i]);
+        free(c[i].h);
+    }
+    free(saved);
+    CHECK(end == want, "batch_end returned %s, the first failing result is %s (%s)", tally_status_name(end),
+          tally_status_name(want), tally_last_error(g_vk));
+    /* after the batch: calls run at once again; an empty batch; an overflow in one call */
+    {
+        int32_t x[3] = {1, 2, 3};
+        int64_t big[2] = {INT64_MAX, 1};
+        tally_result r1, r2, r3;
+        CHECK(tally_vulkan_batch_begin(g_vk) == TALLY_OK && tally_vulkan_batch_end(g_vk) == TALLY_OK, "empty batch");
+        tally_vulkan_batch_begin(g_vk);
+        tally_reduce(g_vk, TALLY_SUM, TALLY_I32, x, 3, NULL, &r1);
+        tally_reduce(g_vk, TALLY_SUM, TALLY_I64, big, 2, NULL, &r2);
+        tally_reduce(g_vk, TALLY_MAX, TALLY_I32, x, 3, NULL, &r3);
+        tally_status st = tally_vulkan_batch_end(g_vk);
+        CHECK(st == TALLY_ERR_OVERFLOW && strstr(tally_last_error(g_vk), "call 1 of the batch"),
+              "overflow in call 1: %s (%s)", tally_status_name(st), tally_last_error(g_vk));
+        CHECK(r1.status == TALLY_OK && r1.value.i64 == 6 && r2.status == TALLY_ERR_OVERFLOW && r3.status == TALLY_OK &&
+                  r3.value.i64 == 3, "results around the failing call");
+        CHECK(tally_reduce(g_vk, TALLY_SUM, TALLY_I32, x, 3, NULL, &r1) == TALLY_OK && r1.value.i64 == 6,
+              "a call after the batch");
+    }
+    printf("batches: %d failed\n", g_fail - before);
+}
+
 static int test_no_int64(void)
 {
     setenv("TALLY_VULKAN_PRETEND_NO_INT64", "1", 1);
@@ -565,11 +791,15 @@ int main(int argc, char **argv)
     g_have_bufs = tvk_test_init(g_vk);
     CHECK(g_have_bufs, "VkBuffers for the buffer API");
     test_errors();
-    if (strcmp(only, "scan")) {
+    if (!*only || !strcmp(only, "batch")) {
+        test_segments();
+        test_batch();
+    }
+    if (!*only || !strcmp(only, "reduce")) {
         test_reduce_matrix(full);
         printf("reduce matrix: %d passed, %d failed\n", g_pass, g_fail);
     }
-    if (strcmp(only, "reduce")) {
+    if (!*only || !strcmp(only, "scan")) {
         test_scan_matrix(full);
         printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
     }

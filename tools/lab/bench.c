@@ -19,7 +19,8 @@ static const char bench_usage[] =
     "  --max-size N      skip sizes above N\n"
     "  --family F        reduce, scan or all (default all)\n"
     "  --variants LIST   only variants whose names contain one of these words (ceilings stay)\n"
-    "  --backend B       cpu, cuda or all (default: all available)\n"
+    "  --backend B       cpu, cuda, vulkan or all (default: all available; all takes Vulkan\n"
+    "                    only on a GPU, not on a CPU emulation such as lavapipe)\n"
     "  --threads N       threads for the multi-threaded variants (default: all cores)\n"
     "  --data D          prices (seed 001's, default) or signed (mixed signs and magnitudes)\n"
     "  --seed S          random seed (default 1)\n"
@@ -55,6 +56,9 @@ static const lab_backend *const all_backends[] = {
     &lab_cpu_backend,
 #ifdef TALLY_LAB_CUDA
     &lab_cuda_backend,
+#endif
+#ifdef TALLY_LAB_VULKAN
+    &lab_vulkan_backend,
 #endif
 };
 #define NUM_BACKENDS (sizeof all_backends / sizeof all_backends[0])
@@ -299,7 +303,8 @@ static void print_table(FILE *f, const lab_report *rep)
     fprintf(f, "\n%% ceil: GB/s against the better of the one-core and all-core ceilings at the same size.\n"
                "check: exact variants must equal the correctly rounded sum bit for bit; the others must be\n"
                "within the worst-case error bound of their algorithm (\"no bound\": the algorithm guarantees\n"
-               "nothing at that size, as an f32 running total past 2^24 elements); off-by-one must be caught.\n");
+               "nothing at that size, as an f32 running total past 2^24 elements); the deliberately incorrect\n"
+               "variant of each backend (off-by-one, broken-tree, vk-broken-tree) must be caught.\n");
     if (rep->load[0]) fprintf(f, "%s.\n", rep->load);
 }
 
@@ -433,8 +438,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         else if (!strcmp(a, "--variants")) { NEED_VALUE(); snprintf(o->variants, sizeof o->variants, "%s", val); }
         else if (!strcmp(a, "--backend")) {
             NEED_VALUE();
-            if (strcmp(val, "cpu") && strcmp(val, "cuda") && strcmp(val, "all"))
-                return bad_usage("--backend is cpu, cuda or all, not '%s'", val);
+            if (strcmp(val, "cpu") && strcmp(val, "cuda") && strcmp(val, "vulkan") && strcmp(val, "all"))
+                return bad_usage("--backend is cpu, cuda, vulkan or all, not '%s'", val);
             o->backend = val;
         }
         else if (!strcmp(a, "--threads")) {
@@ -541,7 +546,8 @@ int tally_lab_bench_main(int argc, char **argv)
     void *states[4] = { 0 };
     for (size_t b = 0; b < NUM_BACKENDS; ++b) {
         const lab_backend *be = all_backends[b];
-        int wanted = !o.backend || !strcmp(o.backend, "all") || !strcmp(o.backend, be->name);
+        int named = o.backend && !strcmp(o.backend, be->name);
+        int wanted = named || ((!o.backend || !strcmp(o.backend, "all")) && (!be->in_all || be->in_all()));
         if (!wanted) continue;
         if (!be->available()) {
             if (o.backend && !strcmp(o.backend, be->name)) {

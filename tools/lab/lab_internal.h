@@ -111,12 +111,17 @@ typedef struct lab_backend {
                       double *seconds, char *why);
     const lab_variant *variants;
     size_t count;
+    /* Optional: 0 leaves the backend out of `--backend all` (it runs when named); NULL: in. */
+    int (*in_all)(void);
 } lab_backend;
 
 #define LAB_WHY 256
 extern const lab_backend lab_cpu_backend;
 #ifdef TALLY_LAB_CUDA
 extern const lab_backend lab_cuda_backend;
+#endif
+#ifdef TALLY_LAB_VULKAN
+extern const lab_backend lab_vulkan_backend; /* in `all` only on a real GPU, not lavapipe */
 #endif
 
 /* Pairwise f32 summation as NumPy does it (blocks of 128, 8 accumulators); also used by explain. */

@@ -547,5 +547,5 @@ static const char *cpu_describe(void *bstate) { return ((cpu_state *)bstate)->de
 
 const lab_backend lab_cpu_backend = {
     "cpu", cpu_available, cpu_open, cpu_close, cpu_load, cpu_describe, NULL,
-    cpu_variants, sizeof cpu_variants / sizeof cpu_variants[0],
+    cpu_variants, sizeof cpu_variants / sizeof cpu_variants[0], NULL,
 };

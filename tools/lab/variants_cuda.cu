@@ -721,5 +721,5 @@ int cuda_time_calls(void *bs, const lab_variant *v, uint64_t n, uint64_t reps, d
 
 extern "C" const lab_backend lab_cuda_backend = {
     "cuda", cuda_available, cuda_open, cuda_close, cuda_load, cuda_describe, cuda_time_calls,
-    cuda_variants, sizeof cuda_variants / sizeof cuda_variants[0],
+    cuda_variants, sizeof cuda_variants / sizeof cuda_variants[0], nullptr,
 };

@@ -122,7 +122,9 @@ layout(push_constant) uniform PC {
     uint64_t mean_bits; /* SQDEV: the mean as f64 bits */
     uint head;          /* bytes from the binding's start to element 0 (element aligned) */
     uint vec_per_wg;    /* 16-byte vectors per workgroup */
-    uint part0;         /* index of this segment's first workgroup among the call's */
+    uint part0;         /* fold: the partial record of this segment's first workgroup; finish:
+                           the call's first partial record (calls batched into one command
+                           buffer keep their records one after another in one buffer) */
     uint nvec;          /* vectors covering [0, head + n * TSIZE) */
     uint total_wg;      /* workgroups of the call's fold dispatches, every segment's */
     uint fin;           /* 1: the finish dispatch (one workgroup), 0: a fold dispatch */
@@ -702,7 +704,7 @@ void fold_share()
 void finish()
 {
     if (PART != 0u) {
-        for (uint j = tid; j < pc.total_wg; j += uint(WG)) merge_partial(j);
+        for (uint j = tid; j < pc.total_wg; j += uint(WG)) merge_partial(pc.part0 + j);
         if (KEY32) { /* combine() takes the 32-bit keys */
             t_kmin32 = uint(t_kmin);
             t_kmax32 = uint(t_kmax);
