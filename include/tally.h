@@ -296,7 +296,8 @@ typedef struct tally_scan_options {
 /* Scan of sum, prod, min, max, and, or, xor over n elements of type, written in the input type
  * to out (n elements). out == in is allowed; any other overlap gives TALLY_ERR_OVERLAP.
  * Integer sum/prod scans wrap modulo 2^bits, as C and CUB do. Float scans are deterministic
- * run to run and independent of the thread count, and min/max scans follow the reduce
+ * run to run and independent of the thread count (but for the sign and payload of a NaN output,
+ * which follow the hardware where two NaNs meet), and min/max scans follow the reduce
  * semantics (NaN propagates). On the CPU (every SIMD path alike, and the Vulkan backend) a float
  * sum/prod scan is evaluated in this fixed order, in the element's type:
  *   - blocks of 4096 elements; out[i] = carry op l[i] (inclusive), or out[b] = carry at the

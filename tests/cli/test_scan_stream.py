@@ -67,6 +67,23 @@ def one_call(args):
     return run([TALLY, "scan"] + args + ["-o", "-"])
 
 
+def same_bits(got, ref, t, n):
+    """Bit for bit, but any NaN equals any NaN: a float scan's NaN has no promised sign or
+    payload (include/tally.h), and a chunk's carry and the one call's block carry may differ
+    there when two NaNs meet."""
+    if got == ref:
+        return True
+    if t not in FLOATS or len(got) != len(ref) or n == 0:
+        return False
+    es = np.dtype(t).itemsize
+    if got[:-n * es] != ref[:-n * es]:
+        return False
+    a = np.frombuffer(got[-n * es:], dtype=t)
+    b = np.frombuffer(ref[-n * es:], dtype=t)
+    u = "u%d" % es
+    return bool(np.all((a.view(u) == b.view(u)) | (np.isnan(a) & np.isnan(b))))
+
+
 def values(t, n, rng, op):
     dt = np.dtype(t)
     if dt.kind == "f":
@@ -126,7 +143,7 @@ def group_bits():
                     rc2, got, err2 = streamed(args, path("out.npy"))
                     what = f"{t} {op} {' '.join(m) or 'inclusive'} n={n}"
                     check(rc1 == 0 and rc2 == 0, f"{what}: exit {rc1} {rc2} {err1!r} {err2!r}")
-                    check(got == ref, f"{what}: streamed != one call (bit for bit)")
+                    check(same_bits(got, ref, t, n), f"{what}: streamed != one call (bit for bit)")
                     if rc2 == 0 and not is_float:
                         exp = numpy_scan(a, op, "--exclusive" in m, init if "--init" in m else None)
                         check(np.array_equal(np.load(path("out.npy")), exp), f"{what}: != numpy")
