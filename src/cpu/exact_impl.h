@@ -236,7 +236,9 @@ static inline void tally_xadd_u64_(tally_exact *acc, uint64_t v, int k, int neg)
     int64_t m = neg ? -1 : 0;
     acc->chunk[i] += (c0 ^ m) - m;
     acc->chunk[i + 1] += (c1 ^ m) - m;
-    acc->chunk[i + 2] += (c2 ^ m) - m;
+    /* the bins' grouped flush adds its high part (v < 2^11) near the top, where chunk i + 2
+     * would lie past the end: it is zero there, and never touched */
+    if (c2) acc->chunk[i + 2] += (c2 ^ m) - m;
     if (++acc->nadds >= TALLY_EXACT_MAX_ADDS) tally_exact_normalize(acc);
 }
 static inline void tally_xadd_i64_(tally_exact *acc, int64_t v, int k) {

@@ -204,17 +204,21 @@ static void *ss_writer(void *arg)
  * exactly (an f32 goes through double). */
 static void ss_init_from(tally_type t, const void *bits, tally_scan_options *so)
 {
+    /* bits may lie anywhere in a chunk or a header buffer: copied, never loaded in place */
+    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16;
+            uint32_t u32; uint64_t u64; float f32; double f64; } v;
+    memcpy(&v, bits, tally_type_size(t));
     switch (t) {
-    case TALLY_I8: so->init.i64 = *(const int8_t *)bits; break;
-    case TALLY_I16: so->init.i64 = *(const int16_t *)bits; break;
-    case TALLY_I32: so->init.i64 = *(const int32_t *)bits; break;
-    case TALLY_I64: so->init.i64 = *(const int64_t *)bits; break;
-    case TALLY_U8: so->init.u64 = *(const uint8_t *)bits; break;
-    case TALLY_U16: so->init.u64 = *(const uint16_t *)bits; break;
-    case TALLY_U32: so->init.u64 = *(const uint32_t *)bits; break;
-    case TALLY_U64: so->init.u64 = *(const uint64_t *)bits; break;
-    case TALLY_F32: so->init.f64 = *(const float *)bits; break;
-    default: so->init.f64 = *(const double *)bits; break;
+    case TALLY_I8: so->init.i64 = v.i8; break;
+    case TALLY_I16: so->init.i64 = v.i16; break;
+    case TALLY_I32: so->init.i64 = v.i32; break;
+    case TALLY_I64: so->init.i64 = v.i64; break;
+    case TALLY_U8: so->init.u64 = v.u8; break;
+    case TALLY_U16: so->init.u64 = v.u16; break;
+    case TALLY_U32: so->init.u64 = v.u32; break;
+    case TALLY_U64: so->init.u64 = v.u64; break;
+    case TALLY_F32: so->init.f64 = v.f32; break;
+    default: so->init.f64 = v.f64; break;
     }
     so->has_init = 1;
 }
