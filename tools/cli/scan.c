@@ -168,17 +168,22 @@ bad:
 
 size_t cli_value_line(tally_type t, const void *v, uint64_t i, char *buf)
 {
+    /* v need not be aligned (a streamed scan's start value sits in a byte buffer): copied */
+    union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
+            int64_t i64; uint64_t u64; float f32; double f64; } e;
+    size_t es = tally_type_size(t);
+    memcpy(&e, (const char *)v + i * es, es);
     switch (t) {
-    case TALLY_I8: snprintf(buf, 40, "%d", ((const int8_t *)v)[i]); break;
-    case TALLY_U8: snprintf(buf, 40, "%u", ((const uint8_t *)v)[i]); break;
-    case TALLY_I16: snprintf(buf, 40, "%d", ((const int16_t *)v)[i]); break;
-    case TALLY_U16: snprintf(buf, 40, "%u", ((const uint16_t *)v)[i]); break;
-    case TALLY_I32: snprintf(buf, 40, "%d", ((const int32_t *)v)[i]); break;
-    case TALLY_U32: snprintf(buf, 40, "%u", ((const uint32_t *)v)[i]); break;
-    case TALLY_I64: snprintf(buf, 40, "%lld", (long long)((const int64_t *)v)[i]); break;
-    case TALLY_U64: snprintf(buf, 40, "%llu", (unsigned long long)((const uint64_t *)v)[i]); break;
-    case TALLY_F32: tio_format_float(((const float *)v)[i], buf); break;
-    default: tio_format_double(((const double *)v)[i], buf); break;
+    case TALLY_I8: snprintf(buf, 40, "%d", e.i8); break;
+    case TALLY_U8: snprintf(buf, 40, "%u", e.u8); break;
+    case TALLY_I16: snprintf(buf, 40, "%d", e.i16); break;
+    case TALLY_U16: snprintf(buf, 40, "%u", e.u16); break;
+    case TALLY_I32: snprintf(buf, 40, "%d", e.i32); break;
+    case TALLY_U32: snprintf(buf, 40, "%u", e.u32); break;
+    case TALLY_I64: snprintf(buf, 40, "%lld", (long long)e.i64); break;
+    case TALLY_U64: snprintf(buf, 40, "%llu", (unsigned long long)e.u64); break;
+    case TALLY_F32: tio_format_float(e.f32, buf); break;
+    default: tio_format_double(e.f64, buf); break;
     }
     size_t l = strlen(buf);
     buf[l] = '\n';
