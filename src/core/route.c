@@ -305,6 +305,21 @@ static tally_status route_segments(tally_context *ctx, void *state, tally_type t
 /* Device data for the CPU's partial states: copied to host memory in pieces. */
 #define ROUTE_STAGE_BYTES ((uint64_t)32 << 20)
 
+/* A host buffer for device data the CPU path reads in pieces: *per elements of size bytes (at
+ * most n). NULL with *st set when memory runs out. */
+static void *stage_buffer(tally_context *ctx, size_t size, uint64_t n, uint64_t *per,
+                          tally_status *st)
+{
+    *per = ROUTE_STAGE_BYTES / size;
+    if (*per > n) *per = n;
+    void *buf = malloc((size_t)(*per * size));
+    if (!buf)
+        *st = tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
+                              "auto: out of memory for a %llu-byte staging buffer",
+                              (unsigned long long)(*per * size));
+    return buf;
+}
+
 static tally_status route_accumulate(tally_context *ctx, void *state, const void *data, uint64_t n,
                                      uint64_t base, tally_partial *acc)
 {
@@ -318,13 +333,9 @@ static tally_status route_accumulate(tally_context *ctx, void *state, const void
         const tally_backend *b = chosen(rs, &p, &bs);
         return measured(rs, &p, b->accumulate(ctx, bs, data, n, base, acc));
     }
-    uint64_t per = ROUTE_STAGE_BYTES / size;
-    if (per > n) per = n;
-    void *buf = malloc((size_t)(per * size));
-    if (!buf)
-        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
-                               "auto: out of memory for a %llu-byte staging buffer",
-                               (unsigned long long)(per * size));
+    uint64_t per;
+    void *buf = stage_buffer(ctx, size, n, &per, &st);
+    if (!buf) return st;
     for (uint64_t i = 0; i < n && st == TALLY_OK; i += per) {
         uint64_t m = n - i < per ? n - i : per;
         st = route_copy(ctx, rs, buf, (const char *)data + i * size, m * size);
@@ -348,13 +359,9 @@ static tally_status route_sqdev(tally_context *ctx, void *state, tally_type type
         return b->sqdev(ctx, bs, type, data, n, mean, omit_nan, out);
     }
     tally_exact_init(out);
-    uint64_t per = ROUTE_STAGE_BYTES / size;
-    if (per > n) per = n;
-    void *buf = malloc((size_t)(per * size));
-    if (!buf)
-        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
-                               "auto: out of memory for a %llu-byte staging buffer",
-                               (unsigned long long)(per * size));
+    uint64_t per;
+    void *buf = stage_buffer(ctx, size, n, &per, &st);
+    if (!buf) return st;
     for (uint64_t i = 0; i < n && st == TALLY_OK; i += per) {
         uint64_t m = n - i < per ? n - i : per;
         st = route_copy(ctx, rs, buf, (const char *)data + i * size, m * size);
