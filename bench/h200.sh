@@ -58,7 +58,7 @@ cap() {
 # the requested steps among those named (what a step leaves for the steps after it)
 W() {
   case $1 in
-    cuda) echo "${CUDA_S:-90}" ;; seg) echo "${SEG_S:-100}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
+    cuda) echo "${CUDA_S:-90}" ;; seg) echo "${SEG_S:-120}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
     cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;; *) echo 0 ;;
   esac
