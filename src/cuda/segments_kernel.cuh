@@ -3,9 +3,10 @@
  * (reduce_kernel.cuh) reduces an input whose grid is one block: the same Worker (the exact
  * sums' fast paths, slow batches and spills), the same warp and block merges, the same results
  * code (exact_result, write_results/finalize), so the results are those of tally_reduce over
- * the segment alone, bit for bit where tally_reduce's are (the float product keeps one fixed
- * order, here the one-block order). Segments the caller leaves to the device-wide reduce
- * (p.long_min or longer) are skipped.
+ * the segment alone, bit for bit. The one exception is the float product, whose order is not
+ * fixed across launch shapes: here it is the one-block order, which tally_reduce also takes
+ * when it runs one block (inputs up to two batches of 2048 vectors). Segments the caller leaves
+ * to the device-wide reduce (p.long_min or longer) are skipped.
  *
  * Shared memory is reused from one segment to the next, so each segment starts with a barrier
  * (the previous segment's last readers of sacc and wstate, thread 0 rounding and warp 0
