@@ -38,25 +38,21 @@ uint64_t wire_get64(const uint8_t *b);
 void wire_read_head(const uint8_t *rec, wire_head *h);
 void wire_write_head(uint8_t *rec, const wire_head *h);
 
-/* Fills rec (WIRE_BYTES) for this rank: status (OK: p is encoded; else p may be NULL). */
-void wire_make(uint8_t *rec, tally_status status, uint32_t rank, uint64_t fingerprint,
-               const tally_partial *p);
+/* Writes this rank's record into rec (WIRE_BYTES): status (OK: p is encoded; else p may be
+ * NULL). Returns the bytes used; the rest of rec is left as it was. */
+size_t wire_make(uint8_t *rec, tally_status status, uint32_t rank, uint64_t fingerprint,
+                 const tally_partial *p);
 
-/* A record read into memory: the head, and the state when the status is OK. */
-typedef struct wire_node {
-    wire_head h;
-    tally_partial p;
-} wire_node;
+/* The bytes a record uses (its header's length field, bounded by WIRE_BYTES). */
+size_t wire_used(const uint8_t *rec);
 
-/* Reads a record (a state that does not decode becomes a BACKEND_FAILURE of its first rank). */
-void wire_node_read(const uint8_t *rec, wire_node *n);
-/* Writes a record; returns the bytes used (the rest of WIRE_BYTES is zeros). */
-size_t wire_node_write(const wire_node *n, uint8_t *rec);
-/* a := a followed by b (a covers the ranks just before b's). */
-void wire_node_merge(wire_node *a, const wire_node *b);
-
-/* out := a followed by b, on records. out may be a or b. */
-void wire_merge(const uint8_t *a, const uint8_t *b, uint8_t *out);
+/* out := a followed by b (a covers the ranks just before b's), on records, without decoding
+ * their states (tally_partial_merge_encoded): the lower failure stands; a fingerprint that
+ * differs from a's makes b's first rank fail with WIRE_F_MISMATCH; states that do not merge
+ * (cannot happen between ranks of one build) become a BACKEND_FAILURE of the first rank whose
+ * state is malformed, else of b's first rank. out must not overlap a or b. Returns the bytes
+ * used in out. */
+size_t wire_merge(const uint8_t *a, const uint8_t *b, uint8_t *out);
 
 /* Decodes the state of an OK record. */
 tally_status wire_state(const uint8_t *rec, tally_partial *p);
