@@ -25,23 +25,23 @@ uint64_t wire_get64(const uint8_t *b)
 
 void wire_read_head(const uint8_t *rec, wire_head *h)
 {
-    h->status = wire_get32(rec);
+    h->status = rec[0];
+    h->flags = rec[1];
+    h->len = (uint32_t)rec[2] | (uint32_t)rec[3] << 8;
     h->fail_rank = wire_get32(rec + 4);
     h->first_rank = wire_get32(rec + 8);
-    h->flags = wire_get32(rec + 12);
-    h->fingerprint = wire_get64(rec + 16);
-    h->len = wire_get32(rec + 24);
+    h->fingerprint = wire_get64(rec + 12);
 }
 
 void wire_write_head(uint8_t *rec, const wire_head *h)
 {
-    wire_put32(rec, h->status);
+    rec[0] = (uint8_t)h->status;  /* tally_status: 0 .. 11 */
+    rec[1] = (uint8_t)h->flags;
+    rec[2] = (uint8_t)h->len;     /* at most TALLY_CODEC_MAX_BYTES */
+    rec[3] = (uint8_t)(h->len >> 8);
     wire_put32(rec + 4, h->fail_rank);
     wire_put32(rec + 8, h->first_rank);
-    wire_put32(rec + 12, h->flags);
-    wire_put64(rec + 16, h->fingerprint);
-    wire_put32(rec + 24, h->len);
-    wire_put32(rec + 28, 0);
+    wire_put64(rec + 12, h->fingerprint);
 }
 
 size_t wire_make(uint8_t *rec, tally_status status, uint32_t rank, uint64_t fingerprint,
@@ -56,7 +56,7 @@ size_t wire_make(uint8_t *rec, tally_status status, uint32_t rank, uint64_t fing
 
 size_t wire_used(const uint8_t *rec)
 {
-    uint32_t len = wire_get32(rec + 24);
+    uint32_t len = (uint32_t)rec[2] | (uint32_t)rec[3] << 8;
     return WIRE_HEADER + (len <= WIRE_BYTES - WIRE_HEADER ? len : 0);
 }
 

@@ -4,23 +4,24 @@
  * whose arguments disagree still exchange matching messages and learn of the disagreement
  * instead of hanging or truncating.
  *
- * Record layout (little-endian, like the partial encoding):
- *   0  u32 status (tally_status; 0 = OK)
+ * Record layout (little-endian, like the partial encoding; small, since the tree's steps are
+ * latency-bound and a message's latency grows with its cache lines):
+ *   0  u8  status (tally_status; 0 = OK)
+ *   1  u8  flags: WIRE_F_MISMATCH (the failing rank's arguments differ from a lower rank's)
+ *   2  u16 bytes of the partial encoding that follows (0 after a failure)
  *   4  u32 the rank whose status it is (the lowest failing rank), or WIRE_NO_RANK
  *   8  u32 the first rank the record covers (records merge in rank order)
- *  12  u32 flags: WIRE_F_MISMATCH (the failing rank's arguments differ from a lower rank's)
- *  16  u64 fingerprint of the arguments every rank must agree on
- *  24  u32 bytes of the partial encoding that follows (0 after a failure)
- *  28  u32 0
- *  32  the partial encoding, then zeros up to WIRE_BYTES */
+ *  12  u64 fingerprint of the arguments every rank must agree on
+ *  20  the partial encoding; a record sent through MPI's op is padded with zeros to WIRE_BYTES */
 #ifndef TALLY_MPI_WIRE_H
 #define TALLY_MPI_WIRE_H
 
 #include <stdint.h>
 #include "core/internal.h"
 
-#define WIRE_HEADER 32
+#define WIRE_HEADER 20
 #define WIRE_BYTES (WIRE_HEADER + TALLY_CODEC_MAX_BYTES)
+_Static_assert(TALLY_CODEC_MAX_BYTES < 65536 && TALLY_ERR_DOMAIN < 256, "a record header field is too narrow");
 #define WIRE_NO_RANK 0xffffffffu
 #define WIRE_F_MISMATCH 1u
 
