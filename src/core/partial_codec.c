@@ -443,12 +443,20 @@ tally_status tally_partial_decode(const uint8_t *buf, size_t len, tally_partial 
 }
 
 /* ---- merging encodings ---------------------------------------------------------------------- */
+/* The sum of two exact sums' sections: digits t[first .. first+count) are the magnitude's
+ * digits lo .. lo+count-1. */
+typedef struct exact_win {
+    uint32_t flags;
+    int neg, lo, count, first;
+    uint32_t t[TALLY_EXACT_CHUNKS + 1];
+} exact_win;
+
 /* r := x + y for two exact sums' sections (checked by exact_len): sign and magnitude arithmetic
  * over the digits they use, the result trimmed to its nonzero digits (zero: sign 0, lo 0,
  * count 0), as exact_split writes it. Returns 0 when the magnitude reaches 2^1088, which the
  * 68 digits cannot hold (no data reach it: an exact sum of fewer than 2^64 doubles is below
  * 2^1088). */
-static int exact_add_sections(const uint8_t *x, const uint8_t *y, exact_sm *r)
+static int exact_add_sections(const uint8_t *x, const uint8_t *y, exact_win *r)
 {
     const int xlo = x[5], xhi = x[5] + x[6], ylo = y[5], yhi = y[5] + y[6];
     r->flags = get32(x) | get32(y);
@@ -456,7 +464,7 @@ static int exact_add_sections(const uint8_t *x, const uint8_t *y, exact_sm *r)
     if (x[6] == 0) lo = ylo, hi = yhi;
     if (y[6] == 0) lo = x[6] ? xlo : 0, hi = x[6] ? xhi : 0;
     /* digits lo .. hi-1 of the result go to t[i - lo]; one more for a carry */
-    uint32_t t[TALLY_EXACT_CHUNKS + 1];
+    uint32_t *t = r->t;
 #define XD(i) ((i) >= xlo && (i) < xhi ? get32(x + EXACT_HEAD + 4 * ((i) - xlo)) : 0u)
 #define YD(i) ((i) >= ylo && (i) < yhi ? get32(y + EXACT_HEAD + 4 * ((i) - ylo)) : 0u)
     int neg;
@@ -494,17 +502,27 @@ static int exact_add_sections(const uint8_t *x, const uint8_t *y, exact_sm *r)
     int a = 0, z = hi - lo - 1;
     while (a <= z && t[a] == 0) a++;
     while (z >= a && t[z] == 0) z--;
+    r->first = a;
     if (a > z) {
-        r->neg = 0;
-        r->lo = 0;
-        r->count = 0;
+        r->neg = r->lo = r->count = 0;
         return 1;
     }
     r->neg = neg;
     r->lo = lo + a;
     r->count = z - a + 1;
-    memcpy(r->d, t + a, 4 * (size_t)r->count);
     return 1;
+}
+
+static uint8_t *put_exact_win(uint8_t *b, const exact_win *r)
+{
+    b = put32(b, r->flags);
+    b[0] = (uint8_t)r->neg;
+    b[1] = (uint8_t)r->lo;
+    b[2] = (uint8_t)r->count;
+    b[3] = 0;
+    b += 4;
+    for (int i = 0; i < r->count; i++) b = put32(b, r->t[r->first + i]);
+    return b;
 }
 
 /* The index of an element of the second state, counted from the first state's start. */
@@ -523,7 +541,7 @@ size_t tally_partial_merge_encoded(const uint8_t *a, size_t alen, const uint8_t 
     if (memcmp(a + 4, b + 4, 12) != 0) return 0;
     const uint64_t n = x.n + y.n;
     if (n < x.n) return 0;
-    exact_sm es, eq;
+    exact_win es, eq;
     size_t size = sizes(x.type, x.wire);
     if (x.sum && x.fl) {
         if (!exact_add_sections(x.sum, y.sum, &es)) return 0;
@@ -540,7 +558,7 @@ size_t tally_partial_merge_encoded(const uint8_t *a, size_t alen, const uint8_t 
     o = put64(o, x.nans + y.nans);
     if (x.sum) {
         if (x.fl) {
-            o = put_exact(o, &es);
+            o = put_exact_win(o, &es);
         } else {
             unsigned __int128 u = get128(x.sum), v = get128(y.sum), s = u + v;
             if (x.sgn) { /* two's complement: overflow when both signs differ from the sum's */
@@ -551,7 +569,7 @@ size_t tally_partial_merge_encoded(const uint8_t *a, size_t alen, const uint8_t 
             o = put128(o, s);
         }
     }
-    if (x.sq) o = put_exact(o, &eq);
+    if (x.sq) o = put_exact_win(o, &eq);
     if (x.prod) {
         if (x.fl) {
             /* float products do not merge (partial.h): the first state's stays */
