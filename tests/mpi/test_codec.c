@@ -496,7 +496,7 @@ static void merge_adversarial(void)
                 q.fsum.chunk[i] = -p.fsum.chunk[i];
                 q.fsq.chunk[i] = -p.fsq.chunk[i];
             }
-            q.isum = -p.isum;
+            q.isum = (__int128)(0 - (unsigned __int128)p.isum); /* wraps at -2^127 */
         }
         uint8_t a[TALLY_CODEC_MAX_BYTES], b[TALLY_CODEC_MAX_BYTES];
         size_t la = tally_partial_encode(&p, a, sizeof a), lb = tally_partial_encode(&q, b, sizeof b);
