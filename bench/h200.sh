@@ -237,6 +237,11 @@ log "done, exit $rc"
 tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
+if want mpi && [ -f "$OUT/mpi-table.md" ]; then
+  echo "=== MPI (bench_mpi; rows: ranks 1 2 4 8 16, then 16 on wide data, then 4 CUDA ranks): tree/pl = exact sum's"
+  echo "    throughput / MPI_Allreduce of a plain sum (target >= 0.9); tr/a1 = cross-rank step / MPI_Allreduce of one double (target <= 2 at 16)"
+  grep -E '^ *(ranks|[0-9]+ )' "$OUT/mpi-table.md"
+fi
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
   grep '^|' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
