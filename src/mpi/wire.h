@@ -61,5 +61,10 @@ tally_status wire_state(const uint8_t *rec, tally_partial *p);
 /* FNV-1a over bytes, continued from h (start with WIRE_FNV_START). */
 #define WIRE_FNV_START 0xcbf29ce484222325ull
 uint64_t wire_fnv(uint64_t h, const void *data, size_t len);
+/* One FNV-1a step over a 32-bit word. */
+static inline uint64_t wire_fnv_word(uint64_t h, uint32_t w)
+{
+    return (h ^ w) * 0x100000001b3ull;
+}
 
 #endif
