@@ -186,10 +186,10 @@ fi
 if want python; then
   c=$(cap "$(W python)" "$(rest vulkan mpi cpu)")
   log "python: pytest (GPU tests included), then the speed table (at most ${c}s)"
-  timeout "$((c / 2))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
+  timeout "$((c * 2 / 3))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   log "python tests exit $r: $(grep -E 'passed|failed|error' "$L/python-tests.log" | tail -1)"
-  PYTHONPATH="$B/python" timeout "$((c / 2))" $PY bench/python_bench.py --gpu --lib "$B/libtally.so" \
+  PYTHONPATH="$B/python" timeout "$((c / 3))" $PY bench/python_bench.py --gpu --lib "$B/libtally.so" \
     --markdown "$OUT/python-bench.md" >"$L/python-bench.log" 2>&1 || rc=1
   log "python bench: $(tail -1 "$L/python-bench.log")"
 fi
@@ -270,6 +270,11 @@ grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log
 if want seg && [ -f "$OUT/seg-bench.md" ]; then
   echo "=== segmented exact sums (tally_reduce_rows, results to the host) against CUB DeviceSegmentedReduce::Sum (plain); CUB/ours > 1: ours faster"
   grep -E '^\| (op|seg_sum_rows)' "$OUT/seg-bench.md"
+fi
+if want mpi && [ -f "$OUT/mpi-table.md" ]; then
+  echo "=== MPI (bench_mpi; rows: ranks 1 2 4 8 16, then 16 on wide data, then 4 CUDA ranks): tree/pl = exact sum's"
+  echo "    throughput / MPI_Allreduce of a plain sum (target >= 0.9); tr/a1 = cross-rank step / MPI_Allreduce of one double (target <= 2 at 16)"
+  grep -E '^ *(ranks|[0-9]+ )' "$OUT/mpi-table.md"
 fi
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
