@@ -478,6 +478,23 @@ static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type,
                                const tally_reduce_options *opts, tally_result *results)
 {
     tally_cpu_state *st = state;
+    /* One float sum of a short array: the one-pass path (SMALL in exact_impl.h) when it can
+     * vouch for its result, without the partial's setup and the superaccumulator's rounding.
+     * Its result is the correctly rounded sum, as the general path's: the same bits. */
+    if (nops == 1 && ops[0] == TALLY_SUM && n > 0 && n * tally_type_table[type].size <= TALLY_CPU_SMALL_BYTES) {
+        double v;
+        int ok = 0;
+        if (type == TALLY_F32 && st->ek->small_sum_f32) ok = st->ek->small_sum_f32(data, n, &v);
+        else if (type == TALLY_F64 && st->ek->small_sum_f64) ok = st->ek->small_sum_f64(data, n, &v);
+        if (ok) {
+            results[0].op = TALLY_SUM;
+            results[0].type = TALLY_F64;
+            results[0].status = TALLY_OK;
+            results[0].index = 0;
+            results[0].value.f64 = v;
+            return TALLY_OK;
+        }
+    }
     tally_partial p;
     tally_partial_init(&p, type, tally_ops_need(type, ops, nops, opts->omit_nan), opts->omit_nan);
     tally_status s = tally_cpu_accumulate(ctx, st, data, n, 0, &p);
