@@ -1525,7 +1525,7 @@ XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
     return tally_xround_i128_(sum, -s, out);
 }
 #endif
-static int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
+XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
     if (n == 0 || n > XSMALL_BYTES / esize) return 0;
     tally_xfenv fenv;
