@@ -266,16 +266,25 @@ static int small_table(uint64_t n, int runs, int only_isa, int only_d, float *f,
                 for (int r = 0; r < runs; r++) {
                     uint64_t t = __rdtsc();
                     double acc = 0;
-                    for (int j = 0; j < 2000; j++) acc += avx512 ? plain512(p, n, f32) : plain256(p, n, f32);
+                    for (int j = 0; j < 2000; j++) {
+                        const void *q = p;
+                        __asm__ volatile("" : "+r"(q)); /* each call really runs (no hoisting) */
+                        acc += avx512 ? plain512(q, n, f32) : plain256(q, n, f32);
+                    }
                     t = __rdtsc() - t;
                     if (t < best[0]) best[0] = t;
                     for (int m = 1; m <= 2; m++) {
                         t = __rdtsc();
-                        for (int j = 0; j < 2000; j++) acc += one_sum(k, m == 1, f32, f, x, n, &t2);
+                        for (int j = 0; j < 2000; j++) {
+                            const float *qf = f;
+                            const double *qx = x;
+                            __asm__ volatile("" : "+r"(qf), "+r"(qx));
+                            acc += one_sum(k, m == 1, f32, qf, qx, n, &t2);
+                        }
                         t = __rdtsc() - t;
                         if (t < best[m]) best[m] = t;
                     }
-                    g_sink += (uint64_t)(acc != acc);
+                    g_sink += (uint64_t)(acc != acc) + (uint64_t)(acc > 0);
                 }
                 printf("| %s | %s | %s | %.0f | %.0f (%.2fx) | %.0f (%.2fx) | %s |\n", dnames[d], f32 ? "f32" : "f64",
                        inames[isa], best[0] / 2000.0, best[1] / 2000.0, (double)best[1] / (double)best[0],
