@@ -253,7 +253,7 @@ if want cpu; then
   log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
 fi
 # the reductions' rows of a bench_cpu table, as "label | op | ours GB/s | base GB/s | ratio"
-cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max)[ a-z0-9+().^-]* \|' "$2" | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
+cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive)[ a-z0-9+().^-]* \|' "$2" | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
 if want cpuscale; then
   c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep) + 5 ))")
   log "CPU: bench_cpu at ${CPU_THREADS:-1,2,4,8,16} threads (at most ${c}s)"
@@ -297,13 +297,17 @@ if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
   echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
   grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
 fi
-if want cpuscale && ls "$OUT"/cpu-t*.md >/dev/null 2>&1; then
-  echo "=== CPU reductions by thread count (bench_cpu -t T; ours GB/s, read loop GB/s of the same run, ratio = base time / ours)"
-  for f in $(ls "$OUT"/cpu-t*.md | sort -V); do t=${f##*/cpu-t}; cpurows "${t%.md} thr" "$f"; done
-  for f in $(ls "$OUT"/cpu-t*.md | sort -V); do t=${f##*/cpu-t}; grep -E '^\| [0-9]+ \| .* \| f(32|64) \| [0-9]+ \| [0-9]+ \|' "$f" | sed "s/^/${t%.md} thr: /" | head -2; done
+if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
+  echo "=== CPU reductions by thread count: ratio to the read loop of the same run (ours GB/s); bench_cpu -t T, tables in cpu-t<T>.md"
+  files=$(ls "$OUT"/cpu-t[0-9]*.md | sort -V)
+  printf '| op |'; for f in $files; do t=${f##*/cpu-t}; printf ' %s thr |' "${t%.md}"; done; echo
+  for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' '
+    { op = $3; gsub(/^ +| +$/, "", op); if (!(op in seen)) { seen[op] = 1; order[++n] = op }
+      cell[op] = cell[op] sprintf(" %.2f (%.1f) |", $6, $4) }
+    END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], cell[order[i]] }'
 fi
 if want cpusweep && ls "$OUT"/cpu-tune*.md >/dev/null 2>&1; then
   echo "=== CPU reductions at all cores by TALLY_CPU_TUNE (pf_dist=16384 is the shipped default)"
-  for f in $(ls "$OUT"/cpu-tune*.md | sort -V); do cpurows "$(cat "${f%.md}.name")" "$f" | grep -E 'min|max'; done
+  for f in $(ls "$OUT"/cpu-tune*.md | sort -V); do cpurows "$(cat "${f%.md}.name")" "$f" | grep -E 'min|max|sum i32|scan'; done
 fi
 exit $rc
