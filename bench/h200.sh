@@ -21,7 +21,7 @@
 #   cpu          the CPU backend on the host's cores: the reductions/scans against a read loop and
 #                memcpy (bench_cpu; its table is printed last), then the exact sums' scaling
 #                table (bench_cpu -x)
-#   cpuscale     bench_cpu at 1, 2, 4, 8 and 16 threads (CPU_THREADS), 2^28 elements: every row beside
+#   cpuscale     bench_cpu at 16, 8, 4, 2 and 1 threads (CPU_THREADS), 2^28 elements: every row beside
 #                the read loop / memcpy of the same run; prints the reductions' ratios per thread count
 #                (CPUSCALE_S, default 150 s; CPU_N elements; tables in cpu-t<T>.md)
 #   cpusweep     the reductions' memory knobs at all cores (TALLY_CPU_TUNE, src/cpu/state.h): software
@@ -256,12 +256,12 @@ fi
 cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive)[ a-z0-9+().^-]* \|' "$2" | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
 if want cpuscale; then
   c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep) + 5 ))")
-  log "CPU: bench_cpu at ${CPU_THREADS:-1,2,4,8,16} threads (at most ${c}s)"
-  ts=${CPU_THREADS:-1,2,4,8,16}; nts=$(echo "$ts" | tr ',' ' ' | wc -w)
+  log "CPU: bench_cpu at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
+  ts=${CPU_THREADS:-16,8,4,2,1}   # most cores first: one thread takes longest (its references too)
   cs0=$(date +%s)
   for t in ${ts//,/ }; do
-    [ $(( $(date +%s) - cs0 )) -gt $((c - 10)) ] && break
-    timeout "$((c / nts + 20))" "$B/bench/tally_bench_cpu" -t "$t" -n "${CPU_N:-268435456}" -r 3 -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
+    left=$(( c - ($(date +%s) - cs0) )); [ "$left" -lt 10 ] && break
+    timeout "$left" "$B/bench/tally_bench_cpu" -t "$t" -n "${CPU_N:-268435456}" -r 3 -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     log "cpuscale: $t threads exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-t$t.log") validation failures"
   done
@@ -272,9 +272,9 @@ if want cpusweep; then
   log "CPU: the reductions' knobs at all cores, ${#tunes[@]} settings (at most ${c}s)"
   i=0; cs1=$(date +%s)
   for tu in "${tunes[@]}"; do
-    [ $(( $(date +%s) - cs1 )) -gt $((c - 15)) ] && break
+    left=$(( c - ($(date +%s) - cs1) )); [ "$left" -lt 15 ] && break
     echo "$tu" >"$OUT/cpu-tune$i.name"
-    TALLY_CPU_TUNE="$tu" timeout "$((c / ${#tunes[@]} + 15))" "$B/bench/tally_bench_cpu" -n "${CPU_N:-268435456}" -r 3 \
+    TALLY_CPU_TUNE="$tu" timeout "$left" "$B/bench/tally_bench_cpu" -n "${CPU_N:-268435456}" -r 3 \
       -o "$OUT/cpu-tune$i.md" >"$L/cpu-tune$i.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     log "cpusweep: [$tu] exit $r$([ "$r" = 124 ] && echo ' (timed out)')"
