@@ -99,7 +99,7 @@ fi
 
 # Only CPU steps asked for (cpu, cpuscale, cpusweep): a CPU-only build of the two benchmarks (~30 s)
 cpu_only=1
-for st in cuda adversarial bench vulkan python mpi scanio; do want $st && cpu_only=0; done
+for st in cuda seg adversarial bench vulkan python mpi scanio; do want $st && cpu_only=0; done
 if want build && [ $cpu_only = 1 ]; then
   log "building in $B-cpu, CPU only ($(nproc) cores)"
   { cmake -S . -B "$B-cpu" -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=OFF -DTALLY_VULKAN=OFF -DTALLY_MPI=OFF \
