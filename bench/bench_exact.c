@@ -12,7 +12,15 @@
  * Data: price (5.00 .. 49.99), pm40 (random sign, exponents spread over 2^-40..2^40), full
  * (random sign, exponents over the whole range of the type), pm20 (2^-20..2^20).
  * Kernels: sum, sum+min+max (the fused one), sqdev (squared deviations from a mean near the data).
- * n = 16384 stays in L1/L2: the kernel's own speed; n = 2^24 reads from memory. */
+ * n = 16384 stays in L1/L2: the kernel's own speed; n = 2^24 reads from memory.
+ *
+ *   tally_bench_exact -s [-n ELEMENTS] [-r RUNS] [-i ISA] [-d DATA]      (n = 4096 by default)
+ *
+ * Short arrays, one whole sum per call as tally_reduce does it: the one-pass path (SMALL in
+ * exact_impl.h, the general kernel when it declines) and the general kernel alone (superaccumulator
+ * and rounding included), against a plain rounding SIMD loop over the same array (four
+ * accumulators, AVX-512 or AVX2): time-stamp-counter ticks per call (best of RUNS x 2000 calls,
+ * the three interleaved) and the ratios to the plain loop; "taken" says whether SMALL took it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,11 +163,146 @@ static double reference(int kern, int f32, const float *f, const double *x, uint
     return tally_exact_round(&a);
 }
 
+/* ---- -s: short arrays against a plain SIMD loop ---- */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+__attribute__((target("avx512f"))) static double plain512(const void *p, size_t n, int f32) {
+    size_t i = 0;
+    double s = 0;
+    if (!f32) {
+        const double *x = p;
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 32 <= n; i += 32) {
+            a0 = _mm512_add_pd(a0, _mm512_loadu_pd(x + i));
+            a1 = _mm512_add_pd(a1, _mm512_loadu_pd(x + i + 8));
+            a2 = _mm512_add_pd(a2, _mm512_loadu_pd(x + i + 16));
+            a3 = _mm512_add_pd(a3, _mm512_loadu_pd(x + i + 24));
+        }
+        s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
+        for (; i < n; i++) s += x[i];
+    } else {
+        const float *x = p;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 64 <= n; i += 64) {
+            a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+            a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+            a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+            a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+        }
+        s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        for (; i < n; i++) s += x[i];
+    }
+    return s;
+}
+__attribute__((target("avx2"))) static double plain256(const void *p, size_t n, int f32) {
+    size_t i = 0;
+    double s = 0;
+    if (!f32) {
+        const double *x = p;
+        __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 16 <= n; i += 16) {
+            a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
+            a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
+            a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
+            a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
+        }
+        double l[4];
+        _mm256_storeu_pd(l, _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+        s = l[0] + l[1] + l[2] + l[3];
+        for (; i < n; i++) s += x[i];
+    } else {
+        const float *x = p;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 32 <= n; i += 32) {
+            a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+            a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+            a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+            a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+        }
+        float l[8];
+        _mm256_storeu_ps(l, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        for (int j = 0; j < 8; j++) s += l[j];
+        for (; i < n; i++) s += x[i];
+    }
+    return s;
+}
+static double one_sum(const tally_exact_kernels *k, int small, int f32, const float *f, const double *x,
+                      uint64_t n, int *taken) {
+    double v;
+    *taken = 0;
+    if (small) {
+        if (f32 && k->small_sum_f32 && k->small_sum_f32(f, n, &v)) return *taken = 1, v;
+        if (!f32 && k->small_sum_f64 && k->small_sum_f64(x, n, &v)) return *taken = 1, v;
+    }
+    tally_exact a;
+    tally_exact_init(&a);
+    if (f32) k->sum_f32(f, n, 0, &a);
+    else k->sum_f64(x, n, 0, &a);
+    return tally_exact_round(&a);
+}
+static int small_table(uint64_t n, int runs, int only_isa, int only_d, float *f, double *x) {
+    const int avx512 = __builtin_cpu_supports("avx512f");
+    int bad = 0;
+    printf("tally_bench_exact -s: one core, n = %llu, one sum per call, best of %d runs x 2000 calls, "
+           "TSC ticks per call; plain loop %s\n\n", (unsigned long long)n, runs, avx512 ? "AVX-512" : "AVX2");
+    printf("| data | type | ISA | plain | one-pass (ratio) | general (ratio) | taken |\n|---|---|---|---:|---:|---:|---|\n");
+    for (int d = 0; d < D_COUNT; d++) {
+        if (only_d >= 0 && d != only_d) continue;
+        fill(d, f, x, n);
+        for (int f32 = 1; f32 >= 0; f32--) {
+            double rmn, rmx, want = reference(K_SUM, f32, f, x, n, 0.0, &rmn, &rmx);
+            for (tally_isa isa = TALLY_ISA_AVX2; isa <= TALLY_ISA_AVX512; isa++) {
+                if (!isa_ok(isa) || (only_isa && (int)isa != only_isa)) continue;
+                const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+                int taken, t2;
+                double g1 = one_sum(k, 1, f32, f, x, n, &taken), g2 = one_sum(k, 0, f32, f, x, n, &t2);
+                if (memcmp(&g1, &want, 8) || memcmp(&g2, &want, 8)) {
+                    fprintf(stderr, "tally_bench_exact: WRONG -s %s %s %s: %a / %a, want %a\n", dnames[d],
+                            f32 ? "f32" : "f64", inames[isa], g1, g2, want);
+                    bad = 1;
+                }
+                uint64_t best[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+                const void *p = f32 ? (const void *)f : (const void *)x;
+                for (int r = 0; r < runs; r++) {
+                    uint64_t t = __rdtsc();
+                    double acc = 0;
+                    for (int j = 0; j < 2000; j++) {
+                        const void *q = p;
+                        __asm__ volatile("" : "+r"(q)); /* each call really runs (no hoisting) */
+                        acc += avx512 ? plain512(q, n, f32) : plain256(q, n, f32);
+                    }
+                    t = __rdtsc() - t;
+                    if (t < best[0]) best[0] = t;
+                    for (int m = 1; m <= 2; m++) {
+                        t = __rdtsc();
+                        for (int j = 0; j < 2000; j++) {
+                            const float *qf = f;
+                            const double *qx = x;
+                            __asm__ volatile("" : "+r"(qf), "+r"(qx));
+                            acc += one_sum(k, m == 1, f32, qf, qx, n, &t2);
+                        }
+                        t = __rdtsc() - t;
+                        if (t < best[m]) best[m] = t;
+                    }
+                    g_sink += (uint64_t)(acc != acc) + (uint64_t)(acc > 0);
+                }
+                printf("| %s | %s | %s | %.0f | %.0f (%.2fx) | %.0f (%.2fx) | %s |\n", dnames[d], f32 ? "f32" : "f64",
+                       inames[isa], best[0] / 2000.0, best[1] / 2000.0, (double)best[1] / (double)best[0],
+                       best[2] / 2000.0, (double)best[2] / (double)best[0], taken ? "yes" : "no");
+                fflush(stdout);
+            }
+        }
+    }
+    return bad;
+}
+#endif
+
 int main(int argc, char **argv) {
     uint64_t n = 16384;
-    int runs = 20, only_isa = 0, only_d = -1, only_k = -1;
+    int runs = 20, only_isa = 0, only_d = -1, only_k = -1, small = 0, n_set = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 0);
+        if (!strcmp(argv[i], "-s")) small = 1;
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 0), n_set = 1;
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
             const char *s = argv[++i];
@@ -174,7 +317,7 @@ int main(int argc, char **argv) {
             for (int j = 0; j < K_COUNT; j++)
                 if (!strcmp(s, knames[j])) only_k = j;
         } else {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] "
+            fprintf(stderr, "usage: %s [-s] [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] "
                             "[-d price|pm40|full|pm20] [-k sum|sum+min+max|sqdev]\n", argv[0]);
             return 2;
         }
@@ -184,6 +327,21 @@ int main(int argc, char **argv) {
     float *f = malloc(n * sizeof *f);
     double *x = malloc(n * sizeof *x);
     if (!f || !x) return 1;
+#if defined(__x86_64__)
+    if (small) {
+        if (!n_set) {
+            n = 4096;
+        }
+        int bad = small_table(n, runs, only_isa, only_d, f, x);
+        if (bad) fprintf(stderr, "tally_bench_exact: VALIDATION FAILED\n");
+        free(f);
+        free(x);
+        return bad;
+    }
+#else
+    (void)small;
+    (void)n_set;
+#endif
     uint64_t (*read_fn)(const void *, size_t) = read_plain;
     const char *read_name = "plain";
 #if defined(__x86_64__)

@@ -25,6 +25,13 @@
 #   cpu          the CPU backend on the host's cores: the reductions/scans against a read loop and
 #                memcpy (bench_cpu; its table is printed last), then the exact sums' scaling
 #                table (bench_cpu -x)
+#   cpuscale     bench_cpu at 16, 8, 4, 2 and 1 threads (CPU_THREADS), 2^28 elements: every row beside
+#                the read loop / memcpy of the same run; prints the reductions' ratios per thread count
+#                (CPUSCALE_S, default 150 s; CPU_N elements; tables in cpu-t<T>.md)
+#   cpusweep     the reductions' memory knobs at all cores (TALLY_CPU_TUNE, src/cpu/state.h): software
+#                prefetch distance (0: none), prefetch burst (pf_bytes) and chunk sizes, one bench_cpu
+#                run per setting (CPUSWEEP_S, default 150 s; CPU_TUNES overrides the list,
+#                ';'-separated; tables in cpu-tune<i>.md)
 #   scanio       `tally scan sum` of a 4 GiB float32 .npy in /dev/shm into /dev/shm against `cp` of
 #                it (bench/cli_scan.sh: output checked against the one-call scan first; ~30 s);
 #                makes the build step build the tally command too
@@ -60,7 +67,8 @@ W() {
   case $1 in
     cuda) echo "${CUDA_S:-90}" ;; seg) echo "${SEG_S:-120}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
-    cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;; *) echo 0 ;;
+    cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;;
+    cpuscale) echo "${CPUSCALE_S:-150}" ;; cpusweep) echo "${CPUSWEEP_S:-150}" ;; *) echo 0 ;;
   esac
 }
 rest() { local s=0 x; for x in "$@"; do want "$x" && s=$((s + $(W "$x"))); done; echo "$s"; }
@@ -93,7 +101,18 @@ if want python; then
   fi
 fi
 
-if want build; then
+# Only CPU steps asked for (cpu, cpuscale, cpusweep): a CPU-only build of the two benchmarks (~30 s)
+cpu_only=1
+for st in cuda seg adversarial bench vulkan python mpi scanio; do want $st && cpu_only=0; done
+if want build && [ $cpu_only = 1 ]; then
+  log "building in $B-cpu, CPU only ($(nproc) cores)"
+  { cmake -S . -B "$B-cpu" -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=OFF -DTALLY_VULKAN=OFF -DTALLY_MPI=OFF \
+      -DTALLY_PYTHON=OFF -DTALLY_BUILD_CLI=OFF -DTALLY_BUILD_LAB=OFF -DTALLY_BUILD_TESTS=OFF -DTALLY_BUILD_BENCH=ON &&
+    cmake --build "$B-cpu" -j"$(nproc)" --target tally_bench_cpu tally_bench_exact; } >"$L/build.log" 2>&1 ||
+    { tail -30 "$L/build.log"; log "BUILD FAILED"; exit 1; }
+  B=$B-cpu
+  log "built"
+elif want build; then
   j=$(nproc)
   log "building in $B ($j cores; Vulkan $VK)"
   gen=""
@@ -252,7 +271,7 @@ if want scanio; then
 fi
 
 if want cpu; then
-  c=$(cap "$(W cpu)" 5)
+  c=$(cap "$(W cpu)" "$(( $(rest cpuscale cpusweep) + 5 ))")
   log "CPU: reductions and scans at all cores against the read loop and memcpy, then the exact sums' scaling (bench_cpu -x) (at most ${c}s)"
   c1=$((c * 2 / 5)); [ "${CPU_X:-1}" = 0 ] && c1=$c   # CPU_X=0: no thread-scaling table
   timeout "$c1" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
@@ -262,6 +281,35 @@ if want cpu; then
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
+fi
+# the reductions' rows of a bench_cpu table, as "label | op | ours GB/s | base GB/s | ratio"
+cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive)[ a-z0-9+().^-]* \|' "$2" | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
+if want cpuscale; then
+  c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep) + 5 ))")
+  log "CPU: bench_cpu at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
+  ts=${CPU_THREADS:-16,8,4,2,1}   # most cores first: one thread takes longest (its references too)
+  cs0=$(date +%s)
+  for t in ${ts//,/ }; do
+    left=$(( c - ($(date +%s) - cs0) )); [ "$left" -lt 10 ] && break
+    timeout "$left" "$B/bench/tally_bench_cpu" -t "$t" -n "${CPU_N:-268435456}" -r 3 -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
+    r=$?; [ "$r" = 0 ] || rc=1
+    log "cpuscale: $t threads exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-t$t.log") validation failures"
+  done
+fi
+if want cpusweep; then
+  c=$(cap "$(W cpusweep)" 5)
+  IFS=';' read -r -a tunes <<<"${CPU_TUNES:-pf_dist=16384;pf_dist=0;pf_bytes=1024;pf_dist=65536,pf_bytes=1024;pf_dist=4096;pf_dist=0,chunk_min=1048576,chunk_max=4194304;chunk_min=65536,chunk_max=262144}"
+  log "CPU: the reductions' knobs at all cores, ${#tunes[@]} settings (at most ${c}s)"
+  i=0; cs1=$(date +%s)
+  for tu in "${tunes[@]}"; do
+    left=$(( c - ($(date +%s) - cs1) )); [ "$left" -lt 15 ] && break
+    echo "$tu" >"$OUT/cpu-tune$i.name"
+    TALLY_CPU_TUNE="$tu" timeout "$left" "$B/bench/tally_bench_cpu" -n "${CPU_N:-268435456}" -r 3 \
+      -o "$OUT/cpu-tune$i.md" >"$L/cpu-tune$i.log" 2>&1
+    r=$?; [ "$r" = 0 ] || rc=1
+    log "cpusweep: [$tu] exit $r$([ "$r" = 124 ] && echo ' (timed out)')"
+    i=$((i + 1))
+  done
 fi
 log "done, exit $rc"
 tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
@@ -287,5 +335,18 @@ fi
 if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
   echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
   grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
+fi
+if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
+  echo "=== CPU reductions by thread count: ratio to the read loop of the same run (ours GB/s); bench_cpu -t T, tables in cpu-t<T>.md"
+  files=$(ls "$OUT"/cpu-t[0-9]*.md | sort -V)
+  printf '| op |'; for f in $files; do t=${f##*/cpu-t}; printf ' %s thr |' "${t%.md}"; done; echo
+  for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' '
+    { op = $3; gsub(/^ +| +$/, "", op); if (!(op in seen)) { seen[op] = 1; order[++n] = op }
+      cell[op] = cell[op] sprintf(" %.2f (%.1f) |", $6, $4) }
+    END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], cell[order[i]] }'
+fi
+if want cpusweep && ls "$OUT"/cpu-tune*.md >/dev/null 2>&1; then
+  echo "=== CPU reductions at all cores by TALLY_CPU_TUNE (pf_dist=16384 is the shipped default)"
+  for f in $(ls "$OUT"/cpu-tune*.md | sort -V); do cpurows "$(cat "${f%.md}.name")" "$f" | grep -E 'min|max|sum i32|scan'; done
 fi
 exit $rc

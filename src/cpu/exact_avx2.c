@@ -146,5 +146,6 @@ static inline void tally_xavx2_b64prep_(const uint64_t *x, uint64_t *idx, uint64
 
 const tally_exact_kernels tally_exact_kernels_avx2 = {
     tally_xavx2_sum_f32,   tally_xavx2_sum_f64,        tally_xavx2_sqdev_f32,
-    tally_xavx2_sqdev_f64, tally_xavx2_sum_minmax_f32, tally_xavx2_sum_minmax_f64};
+    tally_xavx2_sqdev_f64, tally_xavx2_sum_minmax_f32, tally_xavx2_sum_minmax_f64,
+    tally_xavx2_small_sum_f32, NULL /* TWO needs SAE */};
 #endif

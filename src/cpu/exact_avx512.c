@@ -142,5 +142,6 @@ static inline void tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {
     tally_xavx512_sum_f32,   tally_xavx512_sum_f64,        tally_xavx512_sqdev_f32,
-    tally_xavx512_sqdev_f64, tally_xavx512_sum_minmax_f32, tally_xavx512_sum_minmax_f64};
+    tally_xavx512_sqdev_f64, tally_xavx512_sum_minmax_f32, tally_xavx512_sum_minmax_f64,
+    tally_xavx512_small_sum_f32, tally_xavx512_small_sum_f64};
 #endif

@@ -444,6 +444,93 @@ static void tally_xbins32_add_(tally_xbins *b, tally_exact *acc, const uint32_t 
         if (b->n32 >= TALLY_XB32_ADDS) tally_xbins32_flush_(b, acc);
     }
 }
+
+#if defined(__SIZEOF_INT128__)
+/* SMALL (below): d / 2^e as an integer into *k if d is finite, a multiple of 2^e and |d / 2^e| <
+ * 2^58; else 0. Integer work on the bits (no scaling that could round or overflow). */
+static inline int tally_xto_int_(double d, int e, int64_t *k) {
+    const uint64_t b = tally_exact_bits_(d);
+    const int be = (int)((b >> 52) & 0x7ff);
+    if (be == 0x7ff) return 0;
+    uint64_t sig = b & 0x000fffffffffffffull;
+    int ex = -1074; /* d = sig * 2^ex */
+    if (be) {
+        sig |= 1ull << 52;
+        ex = be - 1075;
+    }
+    if (sig == 0) {
+        *k = 0;
+        return 1;
+    }
+    const int sh = ex - e;
+    uint64_t mag;
+    if (sh >= 0) {
+        if (sh > 5) return 0; /* sig >= 2^52 (or a subnormal's): keep below 2^58 */
+        mag = sig << sh;
+    } else {
+        if (sh <= -64 || (sig & ((1ull << -sh) - 1))) return 0; /* not a multiple of 2^e */
+        mag = sig >> -sh;
+    }
+    if (mag >> 58) return 0;
+    *k = (b >> 63) ? -(int64_t)mag : (int64_t)mag;
+    return 1;
+}
+/* SMALL's sample: max |x| and the exponent of the lowest set bit over x[0 .. k) (f32 widened),
+ * element by element (a handful: cheaper than a vector stats pass's set-up). Returns 0 if one is
+ * inf or NaN or all are zero. */
+static inline int tally_xsample_(const void *x, int k, int f32, double *maxabs, int *g) {
+    uint64_t mx = 0;
+    int lo = INT_MAX;
+    for (int i = 0; i < k; i++) {
+        const double v = f32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
+        const uint64_t b = tally_exact_bits_(v) & 0x7fffffffffffffffull;
+        if (b >= 0x7ff0000000000000ull) return 0;
+        if (b == 0) continue;
+        mx = b > mx ? b : mx;
+        const int be = (int)(b >> 52);
+        const uint64_t sig = (b & 0x000fffffffffffffull) | (be ? 1ull << 52 : 0);
+        const int e = (be ? be - 1075 : -1074) + __builtin_ctzll(sig);
+        lo = e < lo ? e : lo;
+    }
+    if (mx == 0) return 0;
+    *maxabs = tally_exact_double_(mx);
+    *g = lo;
+    return 1;
+}
+/* V * 2^k rounded once to nearest, ties to even, as a double into *out. Returns 0 (and leaves
+ * *out) where that result is zero, subnormal or beyond the normal range: the sign of an exact
+ * zero and the subnormal range are left to the general path. */
+static inline int tally_xround_i128_(__int128 V, int k, double *out) {
+    if (V == 0) return 0;
+    const uint64_t sign = V < 0;
+    const unsigned __int128 M = sign ? -(unsigned __int128)V : (unsigned __int128)V;
+    const uint64_t hi = (uint64_t)(M >> 64), lo = (uint64_t)M;
+    const int nb = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo);
+    uint64_t mant;
+    if (nb <= 53) {
+        mant = lo << (53 - nb); /* exact */
+        k -= 53 - nb;
+    } else {
+        const int sh = nb - 53;
+        mant = (uint64_t)(M >> sh);
+        const unsigned __int128 rem = M & (((unsigned __int128)1 << sh) - 1);
+        const unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+        k += sh;
+        if (rem > half || (rem == half && (mant & 1))) {
+            mant++;
+            if (mant >> 53) { /* 2^53: one bit more */
+                mant >>= 1;
+                k++;
+            }
+        }
+    }
+    /* mant in [2^52, 2^53): the value is mant * 2^k, biased exponent k + 52 + 1023 */
+    const int64_t be = (int64_t)k + 52 + 1023;
+    if (be < 1 || be > 2046) return 0;
+    *out = tally_exact_double_((sign << 63) | ((uint64_t)be << 52) | (mant & 0x000fffffffffffffull));
+    return 1;
+}
+#endif
 #endif /* TALLY_EXACT_IMPL_COMMON */
 
 /* ---- per-ISA body ------------------------------------------------------------------------- */
@@ -830,7 +917,8 @@ static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
 #if defined(XW32)
 /* One W32 run over len floats (see W32 at the top): sum(x * scale) into the int64 lanes W.
  * Returns max |x| (NaN lanes skipped with omit). The caller checks the flags and the bound. */
-XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float scale, int omit) {
+XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float scale, int omit,
+                               int pf) {
     const XP vs = XP_SET1(scale);
     XP vmax[XU32];
     XI A[XU32];
@@ -840,7 +928,8 @@ XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float sca
     }
     int i = 0, batch = 0;
     for (; i + XU32 * XPW <= len; i += XU32 * XPW) {
-        for (int u = 0; u < XU32 * XPW * 4; u += 64) XPREFETCH((const char *)(x + i) + XPF_DIST + u);
+        if (pf) /* not for SMALL: its data are in cache, and the loads' ports are busy enough */
+            for (int u = 0; u < XU32 * XPW * 4; u += 64) XPREFETCH((const char *)(x + i) + XPF_DIST + u);
         for (int u = 0; u < XU32; u++) {
             XP v = XP_LOAD(x + i + u * XPW);
             if (omit) v = XP_KEEP_ORD(v);
@@ -874,8 +963,8 @@ XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float sca
     return (double)mx;
 }
 static double XFN(w32_block)(XL W[XU32][2], const float *x, int len, float scale, int omit) {
-    if (omit) return XFN(w32_block_)(W, x, len, scale, 1);
-    return XFN(w32_block_)(W, x, len, scale, 0);
+    if (omit) return XFN(w32_block_)(W, x, len, scale, 1, 1);
+    return XFN(w32_block_)(W, x, len, scale, 0, 1);
 }
 /* Adds sum(W) * 2^-s exactly to acc and zeroes W. nadded: elements added into W since it was
  * zero. Each |y| <= 2^27, so any sum of lanes (a sum of some of those y) is at most
@@ -1337,3 +1426,146 @@ XENTRY void XFN(sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally
                                 tally_xminmax *mm) {
     XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc, mm);
 }
+
+/* ---- SMALL: a short array's sum in one pass, rounded without the superaccumulator ------------
+ * For one call's sum of at most XSMALL_BYTES (the cost that matters there is per call: the
+ * general path's method choice, its superaccumulator and its rounding cost about as much as the
+ * adds). The entry returns 1 with the correctly rounded sum in *out, or 0 having changed nothing:
+ * the caller then takes the general path. It never returns a wrong 1; the argument for each
+ * method is its checks, not the data: the stats of a sample (the first XSMALL_SAMPLE elements)
+ * only choose the method and its grid, so that the checks are likely to pass.
+ *
+ * W32 (f32, every ISA with XW32): the method above, on the whole array at once with the sample's
+ * bound 2^m32: clear flags and max |x| <= 2^m32 afterwards make sum(W) * 2^-s the exact sum
+ * (see W32). n <= 2^14 floats of |y| <= 2^27 keep every partial sum of the int64 lanes below 2^41.
+ *
+ * TWO (f64, and f32 that W32 cannot take; ISAs with XV_SAE): two levels, with checks that hold
+ * whatever the data. Per lane: s = S + v (rounded, raising nothing: SAE), q = s - S, r = v - q,
+ * R = R + r, S = s, with S from C0 = 1.5 * 2^E0 and R from C1 = 1.5 * 2^E1 (the LEV grids).
+ * Claim: if no flag is raised (inexact, invalid, overflow) and every final S and R is finite,
+ *   sum(v) = sum over lanes of (S - C0) + (R - C1), exactly.
+ * Proof. No inexact flag: q = s - S and r = v - q are exact, so v = q + r and s = S + q exactly;
+ *   by induction S_end = C0 + sum(q) and, each R + r being exact, R_end = C1 + sum(r); summing
+ *   v = q + r gives the claim. (Quiet NaNs raise nothing, but make an S or R NaN: not finite. An
+ *   inf makes r = inf - inf: invalid. An overflow of s leaves an S infinite.) The four sets of
+ *   lanes are summed by flag-checked adds, each lane's S - C0 and R - C1 the same way, and each
+ *   result is converted to an integer multiple of u0 = 2^(E0-52) and u1 = 2^(E1-52) by
+ *   tally_xto_int_, which fails on anything else; then sum(v) = (A0 * 2^(E0-E1) + A1) * u1 with
+ *   int64 A0, A1 (|lane| < 2^58, XW <= 8 lanes) in a 128-bit integer, rounded once
+ *   (tally_xround_i128_). So a returned 1 is the exact sum rounded once.
+ * Why the checks usually pass: with max |v| <= 2^m and at most 2^T adds per lane, E0 = m + T + 3
+ *   and E1 = E0 - 53 + T + 3 are the LEV grids of two levels (see LEV), which make every one of
+ *   these operations exact when the data are multiples of u1. The sample's max gets 4 binades of
+ *   room (m = its ceiling + 4) and its lowest set bit must lie 8 bits above u1; else the general
+ *   path is taken at once. */
+#define XSMALL_BYTES 65536
+#define XSMALL_SAMPLE 16
+#if defined(__SIZEOF_INT128__)
+#if XV_SAE
+XINLINE int XFN(small2_)(const void *x, int n, int kind, int E0, int E1, double *out) {
+    const double C0 = tally_xgrid_(E0), C1 = tally_xgrid_(E1);
+    const XV c0 = XV_SET1(C0), c1 = XV_SET1(C1);
+    XV S[XU], R[XU];
+    for (int u = 0; u < XU; u++) {
+        S[u] = c0;
+        R[u] = c1;
+    }
+    int i = 0;
+    for (; i + XU * XW <= n; i += XU * XW)
+        for (int u = 0; u < XU; u++) {
+            const XV v = XFN(load)(x, (uint64_t)(i + u * XW), kind);
+            const XV s = XV_ADD_NX(S[u], v);
+            const XV q = XV_SUB(s, S[u]);
+            R[u] = XV_ADD(R[u], XV_SUB(v, q));
+            S[u] = s;
+        }
+    for (int u = 0; i < n; i += XW, u++) {
+        const int k = n - i < XW ? n - i : XW;
+        const XV v = k == XW ? XFN(load)(x, (uint64_t)i, kind) : XFN(load_part)(x, (uint64_t)i, k, kind);
+        const XV s = XV_ADD_NX(S[u], v);
+        const XV q = XV_SUB(s, S[u]);
+        R[u] = XV_ADD(R[u], XV_SUB(v, q));
+        S[u] = s;
+    }
+    XV d0 = XV_SUB(S[0], c0), d1 = XV_SUB(R[0], c1);
+    for (int u = 1; u < XU; u++) {
+        d0 = XV_ADD(d0, XV_SUB(S[u], c0));
+        d1 = XV_ADD(d1, XV_SUB(R[u], c1));
+    }
+    double l0[XW], l1[XW];
+    XV_STORE(l0, d0);
+    XV_STORE(l1, d1);
+    int64_t a0 = 0, a1 = 0;
+    for (int j = 0; j < XW; j++) {
+        int64_t k0, k1;
+        if (!tally_xto_int_(l0[j], E0 - 52, &k0) || !tally_xto_int_(l1[j], E1 - 52, &k1)) return 0;
+        a0 += k0;
+        a1 += k1;
+    }
+    if (tally_xfenv_raised_()) return 0;
+    const __int128 V = (__int128)a0 * ((__int128)1 << (E0 - E1)) + a1;
+    return tally_xround_i128_(V, E1 - 52, out);
+}
+#endif
+#if defined(XW32)
+XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
+    XL W[XU32][2];
+    for (int u = 0; u < XU32; u++) W[u][0] = W[u][1] = XL_ZERO();
+    const int s = XW32_BITS - m32; /* 2^s a normal float: m32 in -100 .. 153 */
+    const uint32_t sb = (uint32_t)(s + 127) << 23;
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    const double bmax = XFN(w32_block_)(W, x, n, scale, 0, 0);
+    if (tally_xfenv_raised_() || !(bmax <= tally_xpow2_(m32))) return 0;
+    XL t = XL_ZERO();
+    for (int u = 0; u < XU32; u++) t = XL_ADD(t, XL_ADD(W[u][0], W[u][1]));
+    int64_t lane[XPW / 2], sum = 0;
+    XL_STORE(lane, t);
+    for (int j = 0; j < XPW / 2; j++) sum += lane[j];
+    return tally_xround_i128_(sum, -s, out);
+}
+#endif
+XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
+    const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
+    if (n == 0 || n > XSMALL_BYTES / esize) return 0;
+    tally_xfenv fenv;
+    tally_xfenv_enter_(&fenv); /* flags clear; the sample below does no floating-point arithmetic
+                                * that could raise one (it stops at a NaN) */
+    double smax;
+    int g, ok = 0;
+    if (tally_xsample_(x, (int)(n < XSMALL_SAMPLE ? n : XSMALL_SAMPLE), kind == XK_SUM_F32, &smax, &g)) {
+        const int mneed = tally_xceil_log2_(smax);
+        int done = 0;
+#if defined(XW32)
+        if (kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
+            ok = XFN(small32_)((const float *)x, (int)n, mneed, out);
+            done = 1;
+        }
+#endif
+#if XV_SAE
+        if (!done) {
+            /* adds per lane, at most 2^T */
+            const int per = (int)((((n + XW - 1) / XW) + XU - 1) / XU);
+            int T = 0;
+            while ((1 << T) < per) T++;
+            const int m = mneed + 4, E0 = m + T + 3, E1 = E0 - 53 + T + 3;
+            if (E0 <= 1023 && E1 >= -1022 && E1 - 52 <= g - 8) {
+                ok = XFN(small2_)(x, (int)n, kind, E0, E1, out);
+            }
+        }
+#endif
+        (void)done;
+        (void)mneed;
+        (void)g;
+    }
+    (void)out;
+    tally_xfenv_leave_(&fenv);
+    return ok;
+}
+XENTRY int XFN(small_sum_f32)(const float *x, uint64_t n, double *out) {
+    return XFN(small_sum)(x, n, XK_SUM_F32, out);
+}
+XENTRY int XFN(small_sum_f64)(const double *x, uint64_t n, double *out) {
+    return XFN(small_sum)(x, n, XK_SUM_F64, out);
+}
+#endif

@@ -62,6 +62,11 @@ typedef struct tally_exact_kernels {
                            tally_xminmax *mm);
     void (*sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally_exact *acc,
                            tally_xminmax *mm);
+    /* A whole call's correctly rounded sum of a short array (at most 64 KiB) in one pass: 1 with
+     * it in *out, or 0 where this cheap path cannot vouch for it (then nothing happened and the
+     * caller takes the general path). NULL where an ISA has none. See SMALL in exact_impl.h. */
+    int (*small_sum_f32)(const float *x, uint64_t n, double *out);
+    int (*small_sum_f64)(const double *x, uint64_t n, double *out);
 } tally_exact_kernels;
 
 /* The kernels for isa (TALLY_ISA_SCALAR, TALLY_ISA_AVX2 or TALLY_ISA_AVX512); the caller makes

@@ -51,7 +51,8 @@ static inline int64_t tally_xscalar_lsbmin_(int64_t acc, double v) {
 
 const tally_exact_kernels tally_exact_kernels_scalar = {
     tally_xscalar_sum_f32,   tally_xscalar_sum_f64,        tally_xscalar_sqdev_f32,
-    tally_xscalar_sqdev_f64, tally_xscalar_sum_minmax_f32, tally_xscalar_sum_minmax_f64};
+    tally_xscalar_sqdev_f64, tally_xscalar_sum_minmax_f32, tally_xscalar_sum_minmax_f64,
+    NULL, NULL};
 
 _Thread_local uint64_t tally_xmethod_n[4];
 

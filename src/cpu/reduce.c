@@ -1,6 +1,7 @@
 /* The CPU backend: state, reductions (one fused pass over the data, split over the pool's
  * threads; a second pass for the variance) and the backend table. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +33,29 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
     }
 }
 
+/* TALLY_CPU_TUNE: "name=bytes,..." for pf_dist, pf_bytes (a power of two), pf_min, chunk_min,
+ * chunk_max (see state.h). */
+static void tune_from_env(tally_cpu_state *st)
+{
+    const char *e = getenv("TALLY_CPU_TUNE");
+    while (e && *e) {
+        char name[16];
+        unsigned long long v;
+        int used = 0;
+        if (sscanf(e, "%15[a-z_]=%llu%n", name, &v, &used) == 2 && used > 0) {
+            if (!strcmp(name, "pf_dist") && v <= (64u << 20)) st->pf_dist = v / 64 * 64;
+            else if (!strcmp(name, "pf_bytes") && v >= 64 && v <= (1u << 20) && !(v & (v - 1)))
+                st->pf_bytes = v;
+            else if (!strcmp(name, "pf_min")) st->pf_min = v;
+            else if (!strcmp(name, "chunk_min") && v >= 4096) st->chunk_min = v;
+            else if (!strcmp(name, "chunk_max") && v >= 4096) st->chunk_max = v;
+        }
+        e = strchr(e, ',');
+        if (e) e++;
+    }
+    if (st->chunk_max < st->chunk_min) st->chunk_max = st->chunk_min;
+}
+
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,
                                     tally_cpu_state **out)
 {
@@ -43,6 +67,12 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->isa = isa;
     st->k = tally_cpu_kernels_for(isa);
     st->ek = tally_exact_kernels_for(isa);
+    st->pf_dist = TALLY_CPU_PF_DIST;
+    st->pf_bytes = TALLY_CPU_PF_BYTES;
+    st->pf_min = TALLY_CPU_PF_MIN_BYTES;
+    st->chunk_min = TALLY_CPU_CHUNK_MIN;
+    st->chunk_max = TALLY_CPU_CHUNK_MAX;
+    tune_from_env(st);
     st->parts = aligned_alloc(64, TALLY_CPU_PART_STRIDE * (size_t)threads);
     st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
     long l2 = 0;
@@ -94,8 +124,8 @@ static uint64_t chunk_bytes(const tally_cpu_state *st, uint64_t bytes, int nth)
 {
     if (st->chunk_bytes) return st->chunk_bytes; /* tests */
     uint64_t c = bytes / ((uint64_t)nth * 8);
-    if (c < TALLY_CPU_CHUNK_MIN) c = TALLY_CPU_CHUNK_MIN;
-    if (c > TALLY_CPU_CHUNK_MAX) c = TALLY_CPU_CHUNK_MAX;
+    if (c < st->chunk_min) c = st->chunk_min;
+    if (c > st->chunk_max) c = st->chunk_max;
     if (c > bytes / (uint64_t)nth) c = bytes / (uint64_t)nth;
     return c;
 }
@@ -246,11 +276,11 @@ static void acc_chunk(const acc_job *j, tally_partial *p, uint64_t lo, uint64_t 
         if (!j->pf) {
             piece(st, p, j->x + e * size, ee - e, j->base + e);
         } else {
-            const uint64_t sub = TALLY_CPU_PF_BYTES / size;
+            const uint64_t sub = st->pf_bytes / size;
             for (uint64_t s = e; s < ee; s += sub) {
                 uint64_t se = s + sub < ee ? s + sub : ee;
                 /* the bytes PF_DIST ahead, in this chunk or the next one */
-                uint64_t a = s * size + TALLY_CPU_PF_DIST, len = TALLY_CPU_PF_BYTES;
+                uint64_t a = s * size + st->pf_dist, len = st->pf_bytes;
                 const char *q = NULL;
                 if (a < hi * size) q = j->x + a;
                 else if (nhi > nlo && a - hi * size < (nhi - nlo) * size)
@@ -351,7 +381,7 @@ tally_status tally_cpu_accumulate(tally_context *ctx, tally_cpu_state *st, const
     j->gblk = (TALLY_CPU_PIECE_BYTES / TALLY_PROD_BLOCK) >> __builtin_ctzll(size);
     if (exact_only) j->gblk *= 16;
     if (j->gblk < 1) j->gblk = 1;
-    j->pf = !exact_only && n * size >= TALLY_CPU_PF_MIN_BYTES;
+    j->pf = !exact_only && st->pf_dist && n * size >= st->pf_min;
     double bstack[64];
     if (fprod && j->nfull) {
         j->bprod = j->nfull <= 64 ? bstack : malloc(j->nfull * sizeof(double));
@@ -478,6 +508,23 @@ static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type,
                                const tally_reduce_options *opts, tally_result *results)
 {
     tally_cpu_state *st = state;
+    /* One float sum of a short array: the one-pass path (SMALL in exact_impl.h) when it can
+     * vouch for its result, without the partial's setup and the superaccumulator's rounding.
+     * Its result is the correctly rounded sum, as the general path's: the same bits. */
+    if (nops == 1 && ops[0] == TALLY_SUM && n > 0 && n * tally_type_table[type].size <= TALLY_CPU_SMALL_BYTES) {
+        double v;
+        int ok = 0;
+        if (type == TALLY_F32 && st->ek->small_sum_f32) ok = st->ek->small_sum_f32(data, n, &v);
+        else if (type == TALLY_F64 && st->ek->small_sum_f64) ok = st->ek->small_sum_f64(data, n, &v);
+        if (ok) {
+            results[0].op = TALLY_SUM;
+            results[0].type = TALLY_F64;
+            results[0].status = TALLY_OK;
+            results[0].index = 0;
+            results[0].value.f64 = v;
+            return TALLY_OK;
+        }
+    }
     tally_partial p;
     tally_partial_init(&p, type, tally_ops_need(type, ops, nops, opts->omit_nan), opts->omit_nan);
     tally_status s = tally_cpu_accumulate(ctx, st, data, n, 0, &p);

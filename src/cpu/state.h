@@ -47,6 +47,12 @@ struct tally_cpu_state {
     uint64_t scan_piece;    /* scans: bytes per piece */
     uint64_t chunk_bytes;   /* reductions: bytes per chunk, 0: by size (tests only) */
     int interleave;         /* reductions: fixed round robin, merged last thread first (tests) */
+    /* Reductions' memory knobs: the TALLY_CPU_* defaults above, unless TALLY_CPU_TUNE (read once
+     * per context, for measuring on a new machine; a bad entry is ignored) sets them, e.g.
+     * TALLY_CPU_TUNE="pf_dist=0,chunk_min=1048576,chunk_max=4194304" (pf_dist=0: no software
+     * prefetch; pf_bytes: the sub-piece, i.e. the prefetches issued at once). Any value gives the
+     * same result bits: only the chunking and prefetching change. */
+    uint64_t pf_dist, pf_bytes, pf_min, chunk_min, chunk_max;
 };
 
 /* The partials of the threads lie in separate cache lines. */

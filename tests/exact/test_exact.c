@@ -325,12 +325,29 @@ static void check_fused(const char *what, const float *xf, const double *xd, uin
 
 /* Checks every ISA on x against the reference; also a random split + merge. Sums: the fused
  * sum + min + max kernels too. */
+/* SMALL (exact_impl.h): the one-pass sum of a short array returns 1 only with the correctly
+ * rounded sum; how often each ISA's took a case (printed at the end: the path must be exercised). */
+static uint64_t small_tried[4], small_taken[4];
+static void check_small(const char *what, tally_isa isa, const float *xf, const double *xd, uint64_t n,
+                        double want) {
+    const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+    double got = 0;
+    int ok;
+    if (xf) ok = k->small_sum_f32 ? k->small_sum_f32(xf, n, &got) : 0;
+    else ok = k->small_sum_f64 ? k->small_sum_f64(xd, n, &got) : 0;
+    small_tried[isa]++;
+    if (!ok) return;
+    small_taken[isa]++;
+    check(what, got, want, isa, K_SUM, xf != NULL, n, 0);
+}
+
 static void check_all(const char *what, int kind, const float *xf, const double *xd, uint64_t n,
                       double mean, int omit_nan) {
     double want = reference(kind, xf, xd, n, mean, omit_nan);
     if (kind == K_SUM) check_fused(what, xf, xd, n, omit_nan, want);
     for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
         if (!isa_usable(isa)) continue;
+        if (kind == K_SUM && !omit_nan) check_small(what, isa, xf, xd, n, want);
         double got = run_kernel(isa, kind, xf, xd, n, mean, omit_nan, NULL);
         check(what, got, want, isa, kind, xf != NULL, n, omit_nan);
         if (n >= 2) { /* split at random points into 3 pieces, merge */
@@ -486,6 +503,55 @@ static double g_ints(uint64_t i, int f32) {
     return (double)((int64_t)(rnd() % 2000001) - 1000000);
 }
 
+/* SMALL's sample (the first 16 elements) sees price-like data; the rest mostly too, but now and
+ * then an element that breaks the sample's grid: a finer lowest bit, a larger magnitude (up to
+ * overflow of an accumulator), a huge pair that cancels, a tie, inf, NaN, a subnormal. */
+static double g_sample_lies(uint64_t i, int f32) {
+    static double pend;
+    if (pend != 0) {
+        double v = pend;
+        pend = 0;
+        return v;
+    }
+    double p = (double)(500 + rnd() % 4500) / 100.0;
+    if (f32) p = (float)p;
+    if (i < 16 || rnd() % 64) return p;
+    switch (rnd() % 10) {
+    case 0: return p + ldexp(1.0, f32 ? -30 : -70);                      /* finer lowest bit */
+    case 1: return ldexp(1.0 + unif(), 10 + (int)(rnd() % 40));          /* larger */
+    case 2: pend = f32 ? -ldexp(1.0, 120) : -ldexp(1.0, 1020); return -pend; /* huge pair */
+    case 3: return f32 ? FLT_MAX : DBL_MAX;                              /* overflows S */
+    case 4: return ldexp(1.0, f32 ? -149 : -1074);                       /* subnormal */
+    case 5: return rnd() & 1 ? INFINITY : -INFINITY;
+    case 6: return NAN;
+    case 7: return -p;
+    case 8: return ldexp(3.0, -(int)(rnd() % 60));                      /* ties near the grids */
+    default: return ldexp(1.0 + unif(), -(int)(rnd() % 120));
+    }
+}
+/* Sums whose 4 KiB of data stay near a grid boundary of SMALL's levels: many equal values (the
+ * sample's max) plus a little below and above. */
+static double g_grid_edge(uint64_t i, int f32) {
+    (void)i;
+    double b = f32 ? 0x1.fffffep5 : 0x1.fffffffffffffp5;
+    uint64_t r = rnd() % 8;
+    if (r == 0) return -b;
+    if (r == 1) return ldexp(1.0, -(int)(rnd() % (f32 ? 40 : 90)));
+    return b;
+}
+/* These two leave the generator's state as they found it: the later tests' data stay the same. */
+static void test_sample_lies(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("sample_lies", g_sample_lies, 1, 8192);
+    rng_state = keep;
+}
+static void test_grid_edge(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("grid_edge", g_grid_edge, 1, 16384);
+    rng_state = keep;
+}
 static void test_price(void **s) { (void)s; run_shape("price", g_price, 3, 1000003); }
 static void test_wide(void **s) { (void)s; run_shape("wide", g_wide, 1, 0); }
 static void test_moderate(void **s) { (void)s; run_shape("moderate", g_moderate, 3, 300001); }
@@ -927,6 +993,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
         cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_grid_edge),
         cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
         cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
@@ -944,5 +1011,14 @@ int main(void) {
         cmocka_unit_test(test_fenv),        cmocka_unit_test(test_api),
         cmocka_unit_test(test_bin_count),   cmocka_unit_test(test_wide_cancel),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++)
+        if (small_tried[isa])
+            printf("one-pass small sums (%s): %llu of %llu cases taken, all checked\n", isa_names[isa],
+                   (unsigned long long)small_taken[isa], (unsigned long long)small_tried[isa]);
+    if (isa_usable(TALLY_ISA_AVX512) && small_taken[TALLY_ISA_AVX512] == 0) {
+        printf("FAIL: the AVX-512 one-pass small sum took no case\n");
+        rc = 1;
+    }
+    return rc;
 }
