@@ -18,13 +18,13 @@
 
 /* ---- SPIR-V modules (generated from the shaders by the build, one per shader and type) ---- */
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
-#define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan)
+#define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
 #define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
 #define TVK_EXTERN_ALL(E, name, C, is_int, sgn, W)                                              \
-    TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name)
+    TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name) TVK_EXTERN(scan1, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
@@ -49,6 +49,7 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
         break;
 #define TVK_CASE_reduce(E, name, C, i, s, W) TVK_CASE_T(reduce, E, name)
 #define TVK_CASE_scan(E, name, C, i, s, W) TVK_CASE_T(scan, E, name)
+#define TVK_CASE_scan1(E, name, C, i, s, W) TVK_CASE_T(scan1, E, name)
 #define TVK_CASE_fprod(E, name, C, i, s, W) TVK_CASE_T(fprod, E, name)
 #define TVK_CASE_fscan(E, name, C, i, s, W) TVK_CASE_T(fscan, E, name)
 #define TVK_CASE_fprod_dp(E, name, C, i, s, W) TVK_CASE_T(fprod_dp, E, name)
@@ -533,7 +534,7 @@ static void free_state(tvk_state *s)
         for (int sh = 0; sh < TVK_SH_COUNT; sh++)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
                 if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
-        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy,
+        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy, &s->sval, &s->sflag,
                            &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
         if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
@@ -664,6 +665,30 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         const char *pd = getenv("TALLY_VULKAN_NO_PUSH_DESCRIPTORS"); /* tests: descriptor sets */
         if (pd && *pd && strcmp(pd, "0")) s->push_desc = 0;
         if (s->push_desc) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    }
+    /* optional: Vulkan's memory model at device scope (Vulkan 1.2), which the one-pass scan's
+     * look-back (scan1.comp) is written in; without it scans are reduce-then-scan */
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    {
+        uint32_t iapi = VK_API_VERSION_1_0;
+        if (s->fi.vkEnumerateInstanceVersion) s->fi.vkEnumerateInstanceVersion(&iapi);
+        if (iapi >= VK_API_VERSION_1_2 && s->info.api_version >= VK_API_VERSION_1_2 &&
+            s->fi.vkGetPhysicalDeviceFeatures2) {
+            VkPhysicalDeviceFeatures2 q = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vmm};
+            s->fi.vkGetPhysicalDeviceFeatures2(s->phys, &q);
+        }
+        /* scan1.comp's shared memory: its tile's words, the workgroup scan, the look-back */
+        s->scan1 = vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope &&
+                   s->props.limits.maxComputeSharedMemorySize >= 20480;
+        vmm.pNext = NULL;
+        vmm.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;
+        if (s->scan1) a64.pNext = &vmm;
+        const char *sc = getenv("TALLY_VULKAN_SCAN"); /* "3pass": reduce-then-scan anyway */
+        if (sc && !strcmp(sc, "3pass")) s->scan1 = 0;
+        const char *sp = getenv("TALLY_VULKAN_SCAN_SPINS"); /* tests: 0 = fall back at once */
+        s->scan_spins = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : 32;
+        const char *rv = getenv("TALLY_VULKAN_SCAN_REVERSE"); /* tests: tiles in reverse order */
+        s->scan_reverse = rv && *rv && strcmp(rv, "0") != 0;
     }
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
     f2.features.shaderInt64 = VK_TRUE;
