@@ -7,7 +7,9 @@
  * submit, wait: what a caller pays; median). "reduce_sum_batch" rows (2^10-2^16, every even
  * power whatever --step): the sum, 64
  * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
- * times divided by 64, with the one-submit-each call µs in the note. On the H200 bench/vulkan_gpu.sh joins these rows
+ * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
+ * (note "one pass": scan1.comp's decoupled look-back) and, for i32, the three-pass scan too
+ * ("three passes"), on the same buffers. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
@@ -25,6 +27,7 @@
 /* the library's benchmark hooks (vk_backend.c) */
 TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on);
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
+TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on);
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
@@ -183,6 +186,7 @@ int main(int argc, char **argv)
     o.backend = TALLY_BACKEND_CPU;
     if (tally_create(&g_cpu, &o) != TALLY_OK) return 1;
     int ts = tally_vulkan_bench_timing(g_vk, 1);
+    int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
     tally_vulkan_device_info info;
     tally_vulkan_get_device_info(o.device, &info);
     int f32_shaders = info.denorm_preserve32 && info.denorm_preserve64;
@@ -238,11 +242,16 @@ int main(int argc, char **argv)
                     t == TALLY_I32 || k == 1 ? "" : "correctly rounded");
             }
             if (t == TALLY_F64) continue;
-            for (int ex = 0; ex < 2; ex++) {
+            /* integer scans: the one-pass scan (the default where the device has Vulkan's
+             * memory model), then for i32 the three-pass reduce-then-scan it replaced */
+            int passes = t == TALLY_I32 && one_pass ? 2 : 1;
+            for (int ex = 0; ex < 2 * passes; ex++) {
+                int three = ex >= 2 || !one_pass;
+                tally_vulkan_bench_scan_one_pass(g_vk, !three);
                 rcase c;
                 memset(&c, 0, sizeof c);
                 c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
-                c.so.exclusive = ex;
+                c.so.exclusive = ex & 1;
                 c.out = out;
                 c.hout = ho;
                 rcase cc = c;
@@ -251,17 +260,19 @@ int main(int argc, char **argv)
                 run_scan(&cc);
                 tally_vulkan_bench_read(g_vk, out, 0, bytes, hv);
                 if (memcmp(hv, ho, bytes) != 0) {
-                    printf("VALIDATION FAILED: scan %s %s n=%llu\n", ex ? "excl" : "incl", tally_type_name(t),
-                           (unsigned long long)n);
+                    printf("VALIDATION FAILED: scan %s %s n=%llu (%s)\n", ex & 1 ? "excl" : "incl",
+                           tally_type_name(t), (unsigned long long)n, three ? "three passes" : "one pass");
                     g_fail++;
                     continue;
                 }
                 double gpu, call;
                 timeit(run_scan, &c, &gpu, &call);
                 double cpu = time_cpu(run_scan, &cc);
-                row(ex ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
-                    t != TALLY_F32 ? "" : f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)");
+                row(ex & 1 ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
+                    t == TALLY_F32 ? (f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)")
+                    : three ? "three passes" : "one pass");
             }
+            tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
         }
     }
     /* batched small calls: 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times

@@ -683,6 +683,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         vmm.pNext = NULL;
         vmm.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;
         if (s->scan1) a64.pNext = &vmm;
+        s->scan1_able = s->scan1;
         const char *sc = getenv("TALLY_VULKAN_SCAN"); /* "3pass": reduce-then-scan anyway */
         if (sc && !strcmp(sc, "3pass")) s->scan1 = 0;
         const char *sp = getenv("TALLY_VULKAN_SCAN_SPINS"); /* tests: 0 = fall back at once */
@@ -1188,6 +1189,16 @@ TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on)
     s->timing = on;
     s->gpu_ns = 0;
     return 1;
+}
+/* Scans of the associative ops in one pass (on = 1: scan1.comp, where the device allows it) or
+ * reduce-then-scan (0); returns whether one pass is on afterwards. */
+TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    if (!on) s->scan1 = 0;
+    else if (s->scan1_able) s->scan1 = 1;
+    return s->scan1;
 }
 /* GPU microseconds of the submissions since the last read (timing on). */
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)

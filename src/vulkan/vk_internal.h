@@ -106,6 +106,7 @@ typedef struct tvk_state {
     uint32_t scan_epoch;      /* the last scan1 call's epoch (0: sflag must be cleared first) */
     int scan1;                /* scans of the associative ops in one pass (scan1.comp); else
                                  reduce-then-scan (scan.comp) */
+    int scan1_able;           /* the device can run scan1.comp (its features are enabled) */
     uint32_t scan_spins;      /* scan1: look-back steps without progress before a fallback */
     int scan_reverse;         /* tests: scan1's workgroups take the tiles in reverse order */
     int acc_zeroed;           /* acc's reduce slots were cleared since it was (re)made */
