@@ -9,7 +9,8 @@
  * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
  * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
  * (note "one pass": scan1.comp's decoupled look-back) and, for i32, the three-pass scan too
- * ("three passes"), on the same buffers. On the H200 bench/vulkan_gpu.sh joins these rows
+ * ("three passes"), on the same buffers. Reduce rows note where the fold dispatches end (GPU
+ * µs from the start; the rest is the barrier, the one-workgroup finish and the record). On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
@@ -28,6 +29,7 @@
 TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on);
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
 TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on);
+TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx);
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
@@ -68,6 +70,9 @@ static void row(const char *op, tally_type t, uint64_t n, double gpu, double cal
     }
 }
 
+/* A reduce's GPU µs up to the end of its fold dispatches, in timeit's best run (0: none). */
+static double g_fold;
+
 /* Runs fn until min_time has passed (at least 3 times): best GPU µs, median call µs. */
 typedef tally_status (*case_fn)(void *arg);
 static void timeit(case_fn fn, void *arg, double *gpu, double *call)
@@ -76,12 +81,17 @@ static void timeit(case_fn fn, void *arg, double *gpu, double *call)
     int k = 0;
     double best = INFINITY, start = now();
     tally_vulkan_bench_gpu_us(g_vk);
+    tally_vulkan_bench_fold_us(g_vk);
+    g_fold = 0;
     while (k < 4096 && (k < 3 || now() - start < g_min_time)) {
         double a = now();
         fn(arg);
         t[k++] = (now() - a) * 1e6;
-        double g = tally_vulkan_bench_gpu_us(g_vk);
-        if (g > 0 && g < best) best = g;
+        double g = tally_vulkan_bench_gpu_us(g_vk), f = tally_vulkan_bench_fold_us(g_vk);
+        if (g > 0 && g < best) {
+            best = g;
+            g_fold = f;
+        }
     }
     qsort(t, (size_t)k, sizeof t[0], cmp_d);
     *call = t[k / 2];
@@ -238,8 +248,10 @@ int main(int argc, char **argv)
                 double gpu, call;
                 timeit(run_reduce, &c, &gpu, &call);
                 double cpu = time_cpu(run_reduce, &cc);
-                row(rnames[k], t, n, gpu, call, cpu, (double)bytes,
-                    t == TALLY_I32 || k == 1 ? "" : "correctly rounded");
+                char note[96];
+                snprintf(note, sizeof note, "%sfolds end at %.1f µs", t == TALLY_I32 || k == 1 ? "" : "correctly rounded; ",
+                         g_fold);
+                row(rnames[k], t, n, gpu, call, cpu, (double)bytes, note);
             }
             if (t == TALLY_F64) continue;
             /* integer scans: the one-pass scan (the default where the device has Vulkan's

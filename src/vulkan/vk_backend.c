@@ -423,7 +423,8 @@ tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
     TVK_TRY(ctx, fn, s->fd.vkBeginCommandBuffer(s->cb, &bi));
     s->nsets = 0;
     if (s->timing) {
-        s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 2);
+        s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 3);
+        s->split_written = 0;
         s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->qpool, 0);
     }
     /* The previous submission's writes (a reduce's record and zeroed accumulator, a scan's
@@ -445,10 +446,13 @@ tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
     TVK_TRY(ctx, fn, s->fd.vkWaitForFences(s->dev, 1, &s->fence, VK_TRUE, UINT64_MAX));
     TVK_TRY(ctx, fn, s->fd.vkResetFences(s->dev, 1, &s->fence));
     if (s->timing) {
-        uint64_t ts[2];
-        if (s->fd.vkGetQueryPoolResults(s->dev, s->qpool, 0, 2, sizeof ts, ts, 8,
-                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+        uint64_t ts[3];
+        uint32_t nq = s->split_written ? 3 : 2;
+        if (s->fd.vkGetQueryPoolResults(s->dev, s->qpool, 0, nq, sizeof ts, ts, 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
             s->gpu_ns += (double)(ts[1] - ts[0]) * s->props.limits.timestampPeriod;
+            if (nq == 3) s->split_ns += (double)(ts[2] - ts[0]) * s->props.limits.timestampPeriod;
+        }
     }
     return TALLY_OK;
 }
@@ -1183,11 +1187,12 @@ TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on)
     tvk_state *s = tvk_state_of(ctx);
     if (!s || !s->timestamp_valid) return 0;
     if (on && !s->qpool) {
-        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 2, 0};
+        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 3, 0};
         if (s->fd.vkCreateQueryPool(s->dev, &qi, NULL, &s->qpool) != VK_SUCCESS) return 0;
     }
     s->timing = on;
     s->gpu_ns = 0;
+    s->split_ns = 0;
     return 1;
 }
 /* Scans of the associative ops in one pass (on = 1: scan1.comp, where the device allows it) or
@@ -1199,6 +1204,17 @@ TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on)
     if (!on) s->scan1 = 0;
     else if (s->scan1_able) s->scan1 = 1;
     return s->scan1;
+}
+/* GPU microseconds from a submission's start to the end of its first reduce pass's fold
+ * dispatches (before the barrier and the finish dispatch), summed since the last read (timing
+ * on): with tally_vulkan_bench_gpu_us, where a reduce's time goes. */
+TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    double us = s->split_ns / 1e3;
+    s->split_ns = 0;
+    return us;
 }
 /* GPU microseconds of the submissions since the last read (timing on). */
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)

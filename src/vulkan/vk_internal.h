@@ -122,6 +122,8 @@ typedef struct tvk_state {
     int timing;               /* benchmarks: timestamps around every submission */
     VkQueryPool qpool;
     double gpu_ns;            /* summed over the submissions since the last read */
+    double split_ns;          /* the same, start to the end of the first reduce pass's folds */
+    int split_written;        /* this command buffer wrote that timestamp (query 2) */
     tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
     /* tally_vulkan_batch_*: the calls recorded since batch_begin (run at batch_end); host
      * data copied into barena (16-byte aligned), ops into bops */
