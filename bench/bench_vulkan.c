@@ -10,7 +10,9 @@
  * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
  * (note "one pass": scan1.comp's decoupled look-back) and, for i32, the three-pass scan too
  * ("three passes"), on the same buffers. Reduce rows note where the fold dispatches end (GPU
- * µs from the start; the rest is the barrier, the one-workgroup finish and the record). On the H200 bench/vulkan_gpu.sh joins these rows
+ * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
+ * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
+ * before the driver's sleeping wait, against the default (sleep at once) in the note. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
@@ -30,6 +32,7 @@ TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on);
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
 TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on);
 TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx);
+TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us);
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
@@ -318,14 +321,20 @@ int main(int argc, char **argv)
                 g_fail++;
                 continue;
             }
-            double gpu, call, bgpu, bcall;
+            double gpu, call, bgpu, bcall, pgpu, pcall;
             timeit(run_reduce, &c, &gpu, &call);
             timeit(run_batch, &b, &bgpu, &bcall);
+            double old_poll = tally_vulkan_bench_poll_us(g_vk, 1000);
+            timeit(run_reduce, &c, &pgpu, &pcall);
+            tally_vulkan_bench_poll_us(g_vk, old_poll);
             double cpu = time_cpu(run_reduce, &cc);
-            char note[96];
+            char note[128];
             snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
                      BATCH_CALLS, call);
             row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
+            snprintf(note, sizeof note, "one submit, the fence polled up to 1 ms before the driver's wait "
+                     "(sleeping at once: %.1f µs)", call);
+            row("reduce_sum_poll", t, n, pgpu, pcall, cpu, (double)bytes, note);
         }
     }
     printf("validation failures: %d\n", g_fail);

@@ -275,6 +275,11 @@ if want vulkan && [ -s "$OUT/vulkan-vs-cuda.md" ]; then
   echo "    > 1: Vulkan faster; targets: CUDA/Vk >= 0.9 for the reductions, CUB/Vk >= 1.0 for the sum scans)"
   grep -E '^\| (op|reduce_(sum|max) |scan_)' "$OUT/vulkan-vs-cuda.md" | grep -E '^\| op|2\^(22|26|30)'
 fi
+if want vulkan && [ -s "$OUT/bench-vulkan.md" ]; then
+  echo "=== Vulkan per-call cost, i32 sum (call µs = record + submit + wait): batch = 64 calls per command"
+  echo "    buffer, per call; poll = one submit, its fence polled before the driver's wait; the note has the default"
+  grep -E '^\| reduce_sum_(batch|poll) *\| i32' "$OUT/bench-vulkan.md" | cut -d'|' -f2-6,10
+fi
 if want scanio && [ -f "$OUT/scanio.md" ]; then
   echo "=== tally scan to /dev/shm against cp of the same file (target: <= 1.5x cp)"
   grep -E '^(checks|\|)' "$OUT/scanio.md"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/api_check.h"
 #include "core/backend.h"
 #include "core/partial.h"
@@ -443,6 +444,18 @@ tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
     si.commandBufferCount = 1;
     si.pCommandBuffers = &s->cb;
     TVK_TRY(ctx, fn, s->fd.vkQueueSubmit(s->queue, 1, &si, s->fence));
+    if (s->poll_us > 0) {
+        /* poll the fence for a while before sleeping in the driver (a sleeping wait's wake-up
+         * can cost more than a small call's work); TALLY_VULKAN_POLL_US, benchmarks */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+            VkResult fr = s->fd.vkGetFenceStatus(s->dev, s->fence);
+            if (fr != VK_NOT_READY) break;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if ((t1.tv_sec - t0.tv_sec) * 1000000.0 + (t1.tv_nsec - t0.tv_nsec) / 1000.0 > s->poll_us) break;
+        }
+    }
     TVK_TRY(ctx, fn, s->fd.vkWaitForFences(s->dev, 1, &s->fence, VK_TRUE, UINT64_MAX));
     TVK_TRY(ctx, fn, s->fd.vkResetFences(s->dev, 1, &s->fence));
     if (s->timing) {
@@ -764,6 +777,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return TALLY_ERR_OUT_OF_MEMORY;
     }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
+    s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,
              VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), s->info.driver, s->info.subgroup_size);
@@ -1215,6 +1229,16 @@ TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx)
     double us = s->split_ns / 1e3;
     s->split_ns = 0;
     return us;
+}
+/* Poll a submission's fence for up to us microseconds before the driver's sleeping wait (0:
+ * sleep at once, the default); returns the previous setting. */
+TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    double old = s->poll_us;
+    s->poll_us = us;
+    return old;
 }
 /* GPU microseconds of the submissions since the last read (timing on). */
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)

@@ -120,6 +120,7 @@ typedef struct tvk_state {
     int validation;
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */
+    double poll_us;           /* poll a submission's fence this long before sleeping on it */
     VkQueryPool qpool;
     double gpu_ns;            /* summed over the submissions since the last read */
     double split_ns;          /* the same, start to the end of the first reduce pass's folds */
