@@ -75,17 +75,20 @@ shared uint sh_ctl;
 
 #include "scan_ops.glsl"
 
-/* The element at index i from the staged input words; wbase: the first staged word. */
-uint64_t staged(uint64_t i, uint wbase)
+/* The element in slot q of this tile (0 .. TE-1) from the staged input words: its byte is
+ * sbase + q * TSIZE in sw (32-bit arithmetic: sbase, set in main, is the staged bytes' offset
+ * of slot 0, negative before element 0 in a segment's first tile). */
+int sbase;
+uint64_t staged(uint q)
 {
-    uint64_t byte = uint64_t(pc.in_head) + i * uint64_t(TSIZE) - uint64_t(wbase) * 4ul;
-    uint w = uint(byte >> 2);
+    uint byte = uint(sbase + int(q) * TSIZE);
+    uint w = byte >> 2;
 #if TSIZE == 8
     return pack64(uvec2(sw[w], sw[w + 1u]));
 #elif TSIZE == 4
     return uint64_t(sw[w]);
 #else
-    return uint64_t((sw[w] >> ((uint(byte) & 3u) * 8u)) & uint(ONES));
+    return uint64_t((sw[w] >> ((byte & 3u) * 8u)) & uint(ONES));
 #endif
 }
 
@@ -230,12 +233,15 @@ void main()
     uint wend = uint((uint64_t(pc.in_head) + ihi * uint64_t(TSIZE) + 3ul) >> 2);
     for (uint w = tid; w < wend - wbase; w += WG) sw[w] = inw[wbase + w];
     barrier();
-    /* this thread's slots [s0, s0 + IPT) -> elements s - hs */
-    int64_t s0 = slot0 + int64_t(tid * uint(IPT));
+    /* slot q of the tile holds element slot0 + q - hs; the tile's elements are slots
+     * [qlo, qhi); this thread's slots are [tid * IPT, tid * IPT + IPT) */
+    uint qlo = uint(int64_t(ilo) - slot0 + int64_t(hs)), qhi = uint(int64_t(ihi) - slot0 + int64_t(hs));
+    sbase = int(int64_t(pc.in_head) + (slot0 - int64_t(hs)) * int64_t(TSIZE) - int64_t(wbase) * 4l);
+    uint q0 = tid * uint(IPT);
     uint64_t tot = identity();
     for (uint j = 0u; j < uint(IPT); j++) {
-        int64_t i = s0 + int64_t(j) - int64_t(hs);
-        if (i >= int64_t(ilo) && i < int64_t(ihi)) tot = combine(tot, staged(uint64_t(i), wbase));
+        uint q = q0 + j;
+        if (q >= qlo && q < qhi) tot = combine(tot, staged(q));
     }
     wg_inclusive(tot);
     uint64_t mine = tid == 0u ? identity() : ss[tid - 1u]; /* exclusive, inside the tile */
@@ -269,10 +275,10 @@ void main()
     uint ow[4 * VPT];
     for (uint q = 0u; q < 4u * uint(VPT); q++) ow[q] = 0u;
     for (uint j = 0u; j < uint(IPT); j++) {
-        int64_t i = s0 + int64_t(j) - int64_t(hs);
+        uint q = q0 + j;
         uint64_t o = 0ul;
-        if (i >= int64_t(ilo) && i < int64_t(ihi)) {
-            uint64_t x = staged(uint64_t(i), wbase);
+        if (q >= qlo && q < qhi) {
+            uint64_t x = staged(q);
             if (EXCL != 0u) {
                 o = run;
                 run = combine(run, x);
