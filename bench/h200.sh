@@ -211,8 +211,8 @@ if want vulkan && [ $VK = ON ]; then
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
   # our CUDA backend and CUB on the same ops and sizes, in the same call, joined by (op, type, n)
   vc=${VK_CUDA:-30}
-  BC=$(find "$B" -name tally_bench_cuda -type f | head -1)
-  if [ "$vc" -gt 0 ] && [ -n "$BC" ]; then
+  BC=$B/bench/bench_cuda
+  if [ "$vc" -gt 0 ] && [ -x "$BC" ]; then
     c=$(cap "$vc" "$(rest mpi cpu)")
     log "bench_cuda reduce/scan rows at 2^22-2^30 beside Vulkan's (at most ${c}s)"
     timeout "$c" "$BC" --min-log2 22 --max-log2 30 --filter reduce_sum,reduce_max,scan_incl_sum,scan_excl_sum \
