@@ -220,6 +220,53 @@ int main(int argc, char **argv)
         printf("out of host memory for 2^%d elements\n", hi);
         return 1;
     }
+    /* first (a time limit must not cut them): batched small calls, 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
+     * into one command buffer, per call, beside one submit per call */
+    for (int l = 10; l <= 16; l += 2) {
+        if (l < lo || l > hi) continue;
+        uint64_t n = 1ull << l;
+        for (size_t ti = 0; ti < 2; ti++) {
+            tally_type t = types[ti];
+            size_t bytes = n * tally_type_size(t);
+            fill(h, t, n);
+            VkBuffer in;
+            if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &in) != TALLY_OK) {
+                printf("device buffers of %zu bytes failed: %s\n", bytes, tally_last_error(g_vk));
+                return 1;
+            }
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
+            rcase cc = c;
+            cc.ctx = g_cpu;
+            run_reduce(&cc);
+            static bcase b;
+            b.c = &c;
+            run_batch(&b);
+            int ok = 1;
+            for (int j = 0; j < BATCH_CALLS; j++) ok &= b.r[j].status == TALLY_OK && b.r[j].value.u64 == cc.r.value.u64;
+            if (!ok) {
+                printf("VALIDATION FAILED: batched reduce_sum %s n=%llu (%s)\n", tally_type_name(t),
+                       (unsigned long long)n, tally_last_error(g_vk));
+                g_fail++;
+                continue;
+            }
+            double gpu, call, bgpu, bcall, pgpu, pcall;
+            timeit(run_reduce, &c, &gpu, &call);
+            timeit(run_batch, &b, &bgpu, &bcall);
+            double old_poll = tally_vulkan_bench_poll_us(g_vk, 1000);
+            timeit(run_reduce, &c, &pgpu, &pcall);
+            tally_vulkan_bench_poll_us(g_vk, old_poll);
+            double cpu = time_cpu(run_reduce, &cc);
+            char note[128];
+            snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
+                     BATCH_CALLS, call);
+            row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
+            snprintf(note, sizeof note, "one submit, the fence polled up to 1 ms before the driver's wait "
+                     "(sleeping at once: %.1f µs)", call);
+            row("reduce_sum_poll", t, n, pgpu, pcall, cpu, (double)bytes, note);
+        }
+    }
     for (int l = lo; l <= hi; l += step) {
         uint64_t n = 1ull << l;
         for (size_t ti = 0; ti < 3; ti++) {
@@ -288,53 +335,6 @@ int main(int argc, char **argv)
                     : three ? "three passes" : "one pass");
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
-        }
-    }
-    /* batched small calls: 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
-     * into one command buffer, per call, beside one submit per call */
-    for (int l = 10; l <= 16; l += 2) {
-        if (l < lo || l > hi) continue;
-        uint64_t n = 1ull << l;
-        for (size_t ti = 0; ti < 2; ti++) {
-            tally_type t = types[ti];
-            size_t bytes = n * tally_type_size(t);
-            fill(h, t, n);
-            VkBuffer in;
-            if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &in) != TALLY_OK) {
-                printf("device buffers of %zu bytes failed: %s\n", bytes, tally_last_error(g_vk));
-                return 1;
-            }
-            rcase c;
-            memset(&c, 0, sizeof c);
-            c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
-            rcase cc = c;
-            cc.ctx = g_cpu;
-            run_reduce(&cc);
-            static bcase b;
-            b.c = &c;
-            run_batch(&b);
-            int ok = 1;
-            for (int j = 0; j < BATCH_CALLS; j++) ok &= b.r[j].status == TALLY_OK && b.r[j].value.u64 == cc.r.value.u64;
-            if (!ok) {
-                printf("VALIDATION FAILED: batched reduce_sum %s n=%llu (%s)\n", tally_type_name(t),
-                       (unsigned long long)n, tally_last_error(g_vk));
-                g_fail++;
-                continue;
-            }
-            double gpu, call, bgpu, bcall, pgpu, pcall;
-            timeit(run_reduce, &c, &gpu, &call);
-            timeit(run_batch, &b, &bgpu, &bcall);
-            double old_poll = tally_vulkan_bench_poll_us(g_vk, 1000);
-            timeit(run_reduce, &c, &pgpu, &pcall);
-            tally_vulkan_bench_poll_us(g_vk, old_poll);
-            double cpu = time_cpu(run_reduce, &cc);
-            char note[128];
-            snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
-                     BATCH_CALLS, call);
-            row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
-            snprintf(note, sizeof note, "one submit, the fence polled up to 1 ms before the driver's wait "
-                     "(sleeping at once: %.1f µs)", call);
-            row("reduce_sum_poll", t, n, pgpu, pcall, cpu, (double)bytes, note);
         }
     }
     printf("validation failures: %d\n", g_fail);
