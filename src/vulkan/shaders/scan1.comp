@@ -65,6 +65,11 @@ layout(push_constant) uniform PC {
     uint reverse;       /* tests: workgroup i takes tile ntiles - 1 - i */
 } pc;
 
+/* Shared memory, about 23 KiB (VPT 2 keeps it within lavapipe's 32 KiB). No word read before a
+ * barrier is written by another invocation after it (outputs, the workgroup scan and the
+ * fallback each have their own arrays): on lavapipe, whose workgroups run as coroutines switched
+ * at barriers, such a read (the outputs staged in the input's words) now and then got the value
+ * written after the barrier. */
 shared uint sw[TB / 4 + 8]; /* the tile's input words */
 shared uint so[TB / 4];     /* the tile's output words */
 shared uint64_t sr[WG];     /* the fallback's reduction */
