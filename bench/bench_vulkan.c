@@ -7,7 +7,12 @@
  * submit, wait: what a caller pays; median). "reduce_sum_batch" rows (2^10-2^16, every even
  * power whatever --step): the sum, 64
  * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
- * times divided by 64, with the one-submit-each call µs in the note. On the H200 bench/vulkan_gpu.sh joins these rows
+ * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
+ * (note "one pass": scan1.comp's decoupled look-back) and, for i32, the three-pass scan too
+ * ("three passes"), on the same buffers. Reduce rows note where the fold dispatches end (GPU
+ * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
+ * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
+ * before the driver's sleeping wait, against the default (sleep at once) in the note. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
@@ -25,6 +30,9 @@
 /* the library's benchmark hooks (vk_backend.c) */
 TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on);
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
+TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on);
+TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx);
+TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us);
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
@@ -65,6 +73,9 @@ static void row(const char *op, tally_type t, uint64_t n, double gpu, double cal
     }
 }
 
+/* A reduce's GPU µs up to the end of its fold dispatches, in timeit's best run (0: none). */
+static double g_fold;
+
 /* Runs fn until min_time has passed (at least 3 times): best GPU µs, median call µs. */
 typedef tally_status (*case_fn)(void *arg);
 static void timeit(case_fn fn, void *arg, double *gpu, double *call)
@@ -73,12 +84,17 @@ static void timeit(case_fn fn, void *arg, double *gpu, double *call)
     int k = 0;
     double best = INFINITY, start = now();
     tally_vulkan_bench_gpu_us(g_vk);
+    tally_vulkan_bench_fold_us(g_vk);
+    g_fold = 0;
     while (k < 4096 && (k < 3 || now() - start < g_min_time)) {
         double a = now();
         fn(arg);
         t[k++] = (now() - a) * 1e6;
-        double g = tally_vulkan_bench_gpu_us(g_vk);
-        if (g > 0 && g < best) best = g;
+        double g = tally_vulkan_bench_gpu_us(g_vk), f = tally_vulkan_bench_fold_us(g_vk);
+        if (g > 0 && g < best) {
+            best = g;
+            g_fold = f;
+        }
     }
     qsort(t, (size_t)k, sizeof t[0], cmp_d);
     *call = t[k / 2];
@@ -183,6 +199,7 @@ int main(int argc, char **argv)
     o.backend = TALLY_BACKEND_CPU;
     if (tally_create(&g_cpu, &o) != TALLY_OK) return 1;
     int ts = tally_vulkan_bench_timing(g_vk, 1);
+    int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
     tally_vulkan_device_info info;
     tally_vulkan_get_device_info(o.device, &info);
     int f32_shaders = info.denorm_preserve32 && info.denorm_preserve64;
@@ -202,6 +219,53 @@ int main(int argc, char **argv)
     if (!h || !ho || !hv) {
         printf("out of host memory for 2^%d elements\n", hi);
         return 1;
+    }
+    /* first (a time limit must not cut them): batched small calls, 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
+     * into one command buffer, per call, beside one submit per call */
+    for (int l = 10; l <= 16; l += 2) {
+        if (l < lo || l > hi) continue;
+        uint64_t n = 1ull << l;
+        for (size_t ti = 0; ti < 2; ti++) {
+            tally_type t = types[ti];
+            size_t bytes = n * tally_type_size(t);
+            fill(h, t, n);
+            VkBuffer in;
+            if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &in) != TALLY_OK) {
+                printf("device buffers of %zu bytes failed: %s\n", bytes, tally_last_error(g_vk));
+                return 1;
+            }
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
+            rcase cc = c;
+            cc.ctx = g_cpu;
+            run_reduce(&cc);
+            static bcase b;
+            b.c = &c;
+            run_batch(&b);
+            int ok = 1;
+            for (int j = 0; j < BATCH_CALLS; j++) ok &= b.r[j].status == TALLY_OK && b.r[j].value.u64 == cc.r.value.u64;
+            if (!ok) {
+                printf("VALIDATION FAILED: batched reduce_sum %s n=%llu (%s)\n", tally_type_name(t),
+                       (unsigned long long)n, tally_last_error(g_vk));
+                g_fail++;
+                continue;
+            }
+            double gpu, call, bgpu, bcall, pgpu, pcall;
+            timeit(run_reduce, &c, &gpu, &call);
+            timeit(run_batch, &b, &bgpu, &bcall);
+            double old_poll = tally_vulkan_bench_poll_us(g_vk, 1000);
+            timeit(run_reduce, &c, &pgpu, &pcall);
+            tally_vulkan_bench_poll_us(g_vk, old_poll);
+            double cpu = time_cpu(run_reduce, &cc);
+            char note[128];
+            snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
+                     BATCH_CALLS, call);
+            row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
+            snprintf(note, sizeof note, "one submit, the fence polled up to 1 ms before the driver's wait "
+                     "(sleeping at once: %.1f µs)", call);
+            row("reduce_sum_poll", t, n, pgpu, pcall, cpu, (double)bytes, note);
+        }
     }
     for (int l = lo; l <= hi; l += step) {
         uint64_t n = 1ull << l;
@@ -234,15 +298,22 @@ int main(int argc, char **argv)
                 double gpu, call;
                 timeit(run_reduce, &c, &gpu, &call);
                 double cpu = time_cpu(run_reduce, &cc);
-                row(rnames[k], t, n, gpu, call, cpu, (double)bytes,
-                    t == TALLY_I32 || k == 1 ? "" : "correctly rounded");
+                char note[96];
+                snprintf(note, sizeof note, "%sfolds end at %.1f µs", t == TALLY_I32 || k == 1 ? "" : "correctly rounded; ",
+                         g_fold);
+                row(rnames[k], t, n, gpu, call, cpu, (double)bytes, note);
             }
             if (t == TALLY_F64) continue;
-            for (int ex = 0; ex < 2; ex++) {
+            /* integer scans: the one-pass scan (the default where the device has Vulkan's
+             * memory model), then for i32 the three-pass reduce-then-scan it replaced */
+            int passes = t == TALLY_I32 && one_pass ? 2 : 1;
+            for (int ex = 0; ex < 2 * passes; ex++) {
+                int three = ex >= 2 || !one_pass;
+                tally_vulkan_bench_scan_one_pass(g_vk, !three);
                 rcase c;
                 memset(&c, 0, sizeof c);
                 c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
-                c.so.exclusive = ex;
+                c.so.exclusive = ex & 1;
                 c.out = out;
                 c.hout = ho;
                 rcase cc = c;
@@ -251,58 +322,19 @@ int main(int argc, char **argv)
                 run_scan(&cc);
                 tally_vulkan_bench_read(g_vk, out, 0, bytes, hv);
                 if (memcmp(hv, ho, bytes) != 0) {
-                    printf("VALIDATION FAILED: scan %s %s n=%llu\n", ex ? "excl" : "incl", tally_type_name(t),
-                           (unsigned long long)n);
+                    printf("VALIDATION FAILED: scan %s %s n=%llu (%s)\n", ex & 1 ? "excl" : "incl",
+                           tally_type_name(t), (unsigned long long)n, three ? "three passes" : "one pass");
                     g_fail++;
                     continue;
                 }
                 double gpu, call;
                 timeit(run_scan, &c, &gpu, &call);
                 double cpu = time_cpu(run_scan, &cc);
-                row(ex ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
-                    t != TALLY_F32 ? "" : f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)");
+                row(ex & 1 ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
+                    t == TALLY_F32 ? (f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)")
+                    : three ? "three passes" : "one pass");
             }
-        }
-    }
-    /* batched small calls: 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
-     * into one command buffer, per call, beside one submit per call */
-    for (int l = 10; l <= 16; l += 2) {
-        if (l < lo || l > hi) continue;
-        uint64_t n = 1ull << l;
-        for (size_t ti = 0; ti < 2; ti++) {
-            tally_type t = types[ti];
-            size_t bytes = n * tally_type_size(t);
-            fill(h, t, n);
-            VkBuffer in;
-            if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &in) != TALLY_OK) {
-                printf("device buffers of %zu bytes failed: %s\n", bytes, tally_last_error(g_vk));
-                return 1;
-            }
-            rcase c;
-            memset(&c, 0, sizeof c);
-            c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
-            rcase cc = c;
-            cc.ctx = g_cpu;
-            run_reduce(&cc);
-            static bcase b;
-            b.c = &c;
-            run_batch(&b);
-            int ok = 1;
-            for (int j = 0; j < BATCH_CALLS; j++) ok &= b.r[j].status == TALLY_OK && b.r[j].value.u64 == cc.r.value.u64;
-            if (!ok) {
-                printf("VALIDATION FAILED: batched reduce_sum %s n=%llu (%s)\n", tally_type_name(t),
-                       (unsigned long long)n, tally_last_error(g_vk));
-                g_fail++;
-                continue;
-            }
-            double gpu, call, bgpu, bcall;
-            timeit(run_reduce, &c, &gpu, &call);
-            timeit(run_batch, &b, &bgpu, &bcall);
-            double cpu = time_cpu(run_reduce, &cc);
-            char note[96];
-            snprintf(note, sizeof note, "per call, %d calls per command buffer (one submit each: %.1f µs)",
-                     BATCH_CALLS, call);
-            row("reduce_sum_batch", t, n, bgpu / BATCH_CALLS, bcall / BATCH_CALLS, cpu, (double)bytes, note);
+            tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
         }
     }
     printf("validation failures: %d\n", g_fail);

@@ -14,8 +14,12 @@
 #                tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
 #                reduce_sum_batch rows: 64 calls per command buffer); VK_SHARES="reduce:50
-#                scan:25 batch:20" adds the batch/segment tests; VK_LAB=1 builds tally-lab and
-#                runs seed 004's kernels on Vulkan (tally bench --backend vulkan, lab-vulkan.txt)
+#                scan:25 batch:20" adds the batch/segment tests; then the one-pass scan's
+#                look-back test (long chains, VK_SCAN_REPS stress runs; VK_LOOKBACK seconds, 0:
+#                none); VK_LAB=1 builds tally-lab and runs seed 004's kernels on Vulkan (tally
+#                bench --backend vulkan, lab-vulkan.txt); bench_cuda's reduce/scan rows at
+#                2^22-2^30 in the same call (VK_CUDA seconds, 0: none), joined with
+#                bench_vulkan's in vulkan-vs-cuda.md and printed in the summary
 #   python       the Python module for the machine's python (the torch venv): pytest with the GPU
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
 #                headers: any CPython >= 3.11's, e.g. cp -r /usr/include/python3.11/. .pyinc/ and
@@ -227,7 +231,22 @@ if want vulkan && [ $VK = ON ]; then
     log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
   done
   unset TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FLOAT_SHADERS
-  log "vulkan $(grep -m1 '^device:' "$L/test_vulkan-reduce.log")"
+  log "vulkan $(cat "$L"/test_vulkan-*.log 2>/dev/null | grep -m1 '^device:')"
+  # the one-pass scan with whole segments (look-back chains of hundreds of tiles), a stress
+  # repetition, then every wait turned into the fallback at once (its tile reductions on a GPU)
+  lb=${VK_LOOKBACK:-30}
+  if [ "$lb" -gt 0 ]; then
+    for sp in default 0; do
+      c=$(cap "$([ $sp = default ] && echo $((lb * 2 / 3)) || echo $((lb / 3)))" "$(( $(rest mpi cpu) + 30 ))")
+      log "test_vulkan --only lookback, spins $sp (at most ${c}s)"
+      env $([ $sp = 0 ] && echo TALLY_VULKAN_SCAN_SPINS=0) TALLY_TEST_SCAN_REPS=${VK_SCAN_REPS:-200} \
+        TALLY_TEST_LOOKBACK_TILES=${VK_LOOKBACK_TILES:-400} timeout "$c" "$B/tests/vulkan/test_vulkan" --only lookback \
+        >"$L/test_vulkan-lookback-$sp.log" 2>&1
+      r=$?; [ "$r" = 0 ] || rc=1
+      grep '^FAIL' "$L/test_vulkan-lookback-$sp.log" | head -5
+      log "test_vulkan lookback (spins $sp) exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E '^  stress' "$L/test_vulkan-lookback-$sp.log" | tail -1); $(grep -E 'passed' "$L/test_vulkan-lookback-$sp.log" | tail -1)"
+    done
+  fi
   va=${VK_ADV:-35}
   log "the adversarial harness on Vulkan (at most ${va}s)"
   timeout "$va" "$ADV" --backends vulkan --seconds $((va - 10)) --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
@@ -239,6 +258,16 @@ if want vulkan && [ $VK = ON ]; then
   timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
     --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
+  # our CUDA backend and CUB on the same ops and sizes, in the same call, joined by (op, type, n)
+  vc=${VK_CUDA:-30}
+  BC=$B/bench/bench_cuda
+  if [ "$vc" -gt 0 ] && [ -x "$BC" ]; then
+    c=$(cap "$vc" "$(rest mpi cpu)")
+    log "bench_cuda reduce/scan rows at 2^22-2^30 beside Vulkan's (at most ${c}s)"
+    timeout "$c" "$BC" --min-log2 22 --max-log2 30 --filter reduce_sum,reduce_max,scan_incl_sum,scan_excl_sum \
+      --deadline $((c * 2 / 3)) --out "$L/bench-cuda-vk.md" >"$L/bench-cuda-vk.log" 2>&1
+    awk -F'|' -f bench/vulkan_join.awk "$L/bench-cuda-vk.md" "$OUT/bench-vulkan.md" >"$OUT/vulkan-vs-cuda.md" 2>/dev/null
+  fi
   if [ "${VK_LAB:-0}" = 1 ] && [ -x "$B/tools/tally-lab" ]; then   # seed 004's kernels on Vulkan
     log "tally bench --backend vulkan (at most 40s)"
     timeout 40 "$B/tools/tally-lab" bench --backend vulkan --sizes 2^16,2^20,2^24,2^26 --min-time 0.02 \
@@ -327,6 +356,16 @@ fi
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
   grep '^|' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
+fi
+if want vulkan && [ -s "$OUT/vulkan-vs-cuda.md" ]; then
+  echo "=== Vulkan against our CUDA backend and CUB in the same call (GPU timestamps; ratio = their time / Vulkan's,"
+  echo "    > 1: Vulkan faster; targets: CUDA/Vk >= 0.9 for the reductions, CUB/Vk >= 1.0 for the sum scans)"
+  grep -E '^\| (op|reduce_(sum|max) |scan_)' "$OUT/vulkan-vs-cuda.md" | grep -E '^\| op|2\^(22|26|30)'
+fi
+if want vulkan && [ -s "$OUT/bench-vulkan.md" ]; then
+  echo "=== Vulkan per-call cost, i32 sum (call µs = record + submit + wait): batch = 64 calls per command"
+  echo "    buffer, per call; poll = one submit, its fence polled before the driver's wait; the note has the default"
+  grep -E '^\| reduce_sum_(batch|poll) *\| i32' "$OUT/bench-vulkan.md" | cut -d'|' -f2-6,10
 fi
 if want scanio && [ -f "$OUT/scanio.md" ]; then
   echo "=== tally scan to /dev/shm against cp of the same file (target: <= 1.5x cp)"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/api_check.h"
 #include "core/backend.h"
 #include "core/partial.h"
@@ -18,13 +19,13 @@
 
 /* ---- SPIR-V modules (generated from the shaders by the build, one per shader and type) ---- */
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
-#define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan)
+#define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
 #define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
 #define TVK_EXTERN_ALL(E, name, C, is_int, sgn, W)                                              \
-    TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name)
+    TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name) TVK_EXTERN(scan1, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
@@ -49,6 +50,7 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
         break;
 #define TVK_CASE_reduce(E, name, C, i, s, W) TVK_CASE_T(reduce, E, name)
 #define TVK_CASE_scan(E, name, C, i, s, W) TVK_CASE_T(scan, E, name)
+#define TVK_CASE_scan1(E, name, C, i, s, W) TVK_CASE_T(scan1, E, name)
 #define TVK_CASE_fprod(E, name, C, i, s, W) TVK_CASE_T(fprod, E, name)
 #define TVK_CASE_fscan(E, name, C, i, s, W) TVK_CASE_T(fscan, E, name)
 #define TVK_CASE_fprod_dp(E, name, C, i, s, W) TVK_CASE_T(fprod_dp, E, name)
@@ -422,7 +424,8 @@ tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
     TVK_TRY(ctx, fn, s->fd.vkBeginCommandBuffer(s->cb, &bi));
     s->nsets = 0;
     if (s->timing) {
-        s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 2);
+        s->fd.vkCmdResetQueryPool(s->cb, s->qpool, 0, 3);
+        s->split_written = 0;
         s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->qpool, 0);
     }
     /* The previous submission's writes (a reduce's record and zeroed accumulator, a scan's
@@ -441,13 +444,28 @@ tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
     si.commandBufferCount = 1;
     si.pCommandBuffers = &s->cb;
     TVK_TRY(ctx, fn, s->fd.vkQueueSubmit(s->queue, 1, &si, s->fence));
+    if (s->poll_us > 0) {
+        /* poll the fence for a while before sleeping in the driver (a sleeping wait's wake-up
+         * can cost more than a small call's work); TALLY_VULKAN_POLL_US, benchmarks */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+            VkResult fr = s->fd.vkGetFenceStatus(s->dev, s->fence);
+            if (fr != VK_NOT_READY) break;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if ((t1.tv_sec - t0.tv_sec) * 1000000.0 + (t1.tv_nsec - t0.tv_nsec) / 1000.0 > s->poll_us) break;
+        }
+    }
     TVK_TRY(ctx, fn, s->fd.vkWaitForFences(s->dev, 1, &s->fence, VK_TRUE, UINT64_MAX));
     TVK_TRY(ctx, fn, s->fd.vkResetFences(s->dev, 1, &s->fence));
     if (s->timing) {
-        uint64_t ts[2];
-        if (s->fd.vkGetQueryPoolResults(s->dev, s->qpool, 0, 2, sizeof ts, ts, 8,
-                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+        uint64_t ts[3];
+        uint32_t nq = s->split_written ? 3 : 2;
+        if (s->fd.vkGetQueryPoolResults(s->dev, s->qpool, 0, nq, sizeof ts, ts, 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
             s->gpu_ns += (double)(ts[1] - ts[0]) * s->props.limits.timestampPeriod;
+            if (nq == 3) s->split_ns += (double)(ts[2] - ts[0]) * s->props.limits.timestampPeriod;
+        }
     }
     return TALLY_OK;
 }
@@ -533,7 +551,7 @@ static void free_state(tvk_state *s)
         for (int sh = 0; sh < TVK_SH_COUNT; sh++)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
                 if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
-        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy,
+        tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy, &s->sval, &s->sflag,
                            &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
         if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
@@ -665,6 +683,31 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         if (pd && *pd && strcmp(pd, "0")) s->push_desc = 0;
         if (s->push_desc) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     }
+    /* optional: Vulkan's memory model at device scope (Vulkan 1.2), which the one-pass scan's
+     * look-back (scan1.comp) is written in; without it scans are reduce-then-scan */
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    {
+        uint32_t iapi = VK_API_VERSION_1_0;
+        if (s->fi.vkEnumerateInstanceVersion) s->fi.vkEnumerateInstanceVersion(&iapi);
+        if (iapi >= VK_API_VERSION_1_2 && s->info.api_version >= VK_API_VERSION_1_2 &&
+            s->fi.vkGetPhysicalDeviceFeatures2) {
+            VkPhysicalDeviceFeatures2 q = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vmm};
+            s->fi.vkGetPhysicalDeviceFeatures2(s->phys, &q);
+        }
+        /* scan1.comp's shared memory: its tile's words, the workgroup scan, the look-back */
+        s->scan1 = vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope &&
+                   s->props.limits.maxComputeSharedMemorySize >= 20480;
+        vmm.pNext = NULL;
+        vmm.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;
+        if (s->scan1) a64.pNext = &vmm;
+        s->scan1_able = s->scan1;
+        const char *sc = getenv("TALLY_VULKAN_SCAN"); /* "3pass": reduce-then-scan anyway */
+        if (sc && !strcmp(sc, "3pass")) s->scan1 = 0;
+        const char *sp = getenv("TALLY_VULKAN_SCAN_SPINS"); /* tests: 0 = fall back at once */
+        s->scan_spins = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : 32;
+        const char *rv = getenv("TALLY_VULKAN_SCAN_REVERSE"); /* tests: tiles in reverse order */
+        s->scan_reverse = rv && *rv && strcmp(rv, "0") != 0;
+    }
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
     f2.features.shaderInt64 = VK_TRUE;
     f2.features.shaderFloat64 = VK_TRUE;
@@ -734,6 +777,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return TALLY_ERR_OUT_OF_MEMORY;
     }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
+    s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,
              VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), s->info.driver, s->info.subgroup_size);
@@ -1157,12 +1201,44 @@ TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on)
     tvk_state *s = tvk_state_of(ctx);
     if (!s || !s->timestamp_valid) return 0;
     if (on && !s->qpool) {
-        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 2, 0};
+        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 3, 0};
         if (s->fd.vkCreateQueryPool(s->dev, &qi, NULL, &s->qpool) != VK_SUCCESS) return 0;
     }
     s->timing = on;
     s->gpu_ns = 0;
+    s->split_ns = 0;
     return 1;
+}
+/* Scans of the associative ops in one pass (on = 1: scan1.comp, where the device allows it) or
+ * reduce-then-scan (0); returns whether one pass is on afterwards. */
+TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    if (!on) s->scan1 = 0;
+    else if (s->scan1_able) s->scan1 = 1;
+    return s->scan1;
+}
+/* GPU microseconds from a submission's start to the end of its first reduce pass's fold
+ * dispatches (before the barrier and the finish dispatch), summed since the last read (timing
+ * on): with tally_vulkan_bench_gpu_us, where a reduce's time goes. */
+TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    double us = s->split_ns / 1e3;
+    s->split_ns = 0;
+    return us;
+}
+/* Poll a submission's fence for up to us microseconds before the driver's sleeping wait (0:
+ * sleep at once, the default); returns the previous setting. */
+TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    double old = s->poll_us;
+    s->poll_us = us;
+    return old;
 }
 /* GPU microseconds of the submissions since the last read (timing on). */
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)

@@ -23,7 +23,7 @@
 
 /* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
  * support it */
-enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_FPROD, TVK_SH_FSCAN,
+enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_SCAN1, TVK_SH_FPROD, TVK_SH_FSCAN,
        TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
@@ -101,6 +101,14 @@ typedef struct tvk_state {
     tvk_buf aux;              /* device: product lanes, scan carries */
     tvk_buf acc;              /* device: reduce accumulators (zero between calls), scan state */
     tvk_buf dummy;            /* device: bound where a shader has nothing to bind */
+    tvk_buf sval, sflag;      /* device: scan1.comp's tile values and flags (flags zeroed when
+                                 made; a call's epoch tells its states from earlier calls') */
+    uint32_t scan_epoch;      /* the last scan1 call's epoch (0: sflag must be cleared first) */
+    int scan1;                /* scans of the associative ops in one pass (scan1.comp); else
+                                 reduce-then-scan (scan.comp) */
+    int scan1_able;           /* the device can run scan1.comp (its features are enabled) */
+    uint32_t scan_spins;      /* scan1: look-back steps without progress before a fallback */
+    int scan_reverse;         /* tests: scan1's workgroups take the tiles in reverse order */
     int acc_zeroed;           /* acc's reduce slots were cleared since it was (re)made */
     int push_desc;            /* VK_KHR_push_descriptor: descriptors pushed, no sets */
     PFN_vkCmdPushDescriptorSetKHR push_fn;
@@ -112,8 +120,11 @@ typedef struct tvk_state {
     int validation;
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */
+    double poll_us;           /* poll a submission's fence this long before sleeping on it */
     VkQueryPool qpool;
     double gpu_ns;            /* summed over the submissions since the last read */
+    double split_ns;          /* the same, start to the end of the first reduce pass's folds */
+    int split_written;        /* this command buffer wrote that timestamp (query 2) */
     tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
     /* tally_vulkan_batch_*: the calls recorded since batch_begin (run at batch_end); host
      * data copied into barena (16-byte aligned), ops into bops */

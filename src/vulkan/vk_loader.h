@@ -80,6 +80,7 @@
     X(vkCreateFence)                                                                            \
     X(vkDestroyFence)                                                                           \
     X(vkWaitForFences)                                                                          \
+    X(vkGetFenceStatus)                                                                         \
     X(vkResetFences)
 
 #define TVK_DECL(name) PFN_##name name;

@@ -1,5 +1,6 @@
-/* Scans on a Vulkan device: scan.comp (associative ops: reduce, then scan, three dispatches)
- * and fscan.comp (float sums and products in the CPU's fixed block order). Host pointers are
+/* Scans on a Vulkan device: scan1.comp (associative ops in one pass with a decoupled look-back,
+ * where the device has Vulkan's memory model) or scan.comp (reduce, then scan, three
+ * dispatches: the fallback, TALLY_VULKAN_SCAN=3pass), and fscan.comp (float sums and products in the CPU's fixed block order). Host pointers are
  * copied to device buffers and the output copied back. Where float sum/product scans cannot
  * run in shaders with IEEE subnormals (see tally_vulkan.h), they run on the CPU backend. */
 #include <stdlib.h>
@@ -9,11 +10,15 @@
 #include "vulkan/vk_internal.h"
 
 #define SCAN_TB (TVK_WG * 16 * 2) /* scan.comp's tile bytes (WG * 16 * VPT) */
+#define SCAN1_VPT 2
+#define SCAN1_TB (TVK_WG * 16 * SCAN1_VPT) /* scan1.comp's tile bytes */
+#define SCAN1_EPOCHS (1u << 30)  /* scan1's flag words hold (epoch << 2) | status */
 #define FSCAN_BLOCK 4096u         /* the CPU's float scan block (TALLY_SCAN_BLOCK) */
 
 typedef struct scan_pc {
     uint64_t n, start;
     uint32_t in_head, out_head, ntiles, tile0;
+    uint32_t epoch, spins, reverse; /* scan1.comp only */
 } scan_pc;
 
 static uint64_t seg_elems(const tvk_state *s, size_t es) { return s->seg_bytes / es; }
@@ -83,6 +88,67 @@ static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *f
             tvk_barrier(s);
         }
     }
+    return TALLY_OK;
+}
+
+/* scan1.comp over every segment: one dispatch per segment, a barrier between them (the next
+ * segment's tiles look back into this one's, and words at a boundary are merged by both). */
+static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                                  tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
+                                  uint64_t n, const tally_scan_options *opts)
+{
+    size_t es = tally_type_size(type);
+    uint64_t te = SCAN1_TB / es;
+    /* a dispatch's tiles fit in one dimension of workgroups */
+    uint64_t per = seg_elems(s, es), maxwg = s->props.limits.maxComputeWorkGroupCount[0];
+    if (per > (maxwg - 1) * te) per = (maxwg - 1) * te;
+    uint64_t nseg = (n + per - 1) / per, total = 0;
+    for (uint64_t k = 0; k < nseg; k++) {
+        uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+        uint64_t hs = ((out_off + e0 * es) & (s->align - 1)) / es;
+        total += (hs + ne + te - 1) / te;
+    }
+    if (total >= 0xffffffffull / 2)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
+                               (unsigned long long)n);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
+    if (st != TALLY_OK) return st;
+    VkBuffer old_flags = s->sflag.buf;
+    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, total * 4, 0, fn)) != TALLY_OK) return st;
+    if (s->sflag.buf != old_flags) s->scan_epoch = 0; /* a new buffer holds anything */
+    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS) {
+        /* no flag word holds epoch 0: every call's epoch is new until the counter wraps */
+        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, 0, VK_WHOLE_SIZE, 0);
+        tvk_barrier(s);
+        s->scan_epoch = 0;
+    }
+    uint32_t epoch = ++s->scan_epoch;
+    VkPipeline p;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN1, type, (uint32_t)op, 0, opts->exclusive ? 1 : 0, &p)) != TALLY_OK)
+        return st;
+    uint32_t tile0 = 0;
+    for (uint64_t k = 0; k < nseg; k++) {
+        uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+        if (k > 0) tvk_barrier(s);
+        scan_pc pc;
+        memset(&pc, 0, sizeof pc);
+        tvk_range b[4] = {{0}};
+        b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc.in_head);
+        b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc.out_head);
+        b[2] = (tvk_range){s->sval.buf, 0, total * 16};
+        b[3] = (tvk_range){s->sflag.buf, 0, total * 4};
+        pc.n = ne;
+        pc.start = tally_scan_start_bits(op, type, opts);
+        pc.tile0 = tile0;
+        pc.ntiles = (uint32_t)((pc.out_head / es + ne + te - 1) / te);
+        pc.epoch = epoch;
+        pc.spins = s->scan_spins;
+        pc.reverse = (uint32_t)s->scan_reverse;
+        if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+        s->fd.vkCmdDispatch(s->cb, pc.ntiles, 1, 1);
+        tile0 += pc.ntiles;
+    }
+    tvk_barrier(s);
     return TALLY_OK;
 }
 
@@ -171,6 +237,7 @@ static tally_status record_scan(tally_context *ctx, tvk_state *s, const char *fn
         *edge_possible = !preserve;
         return record_fscan(ctx, s, fn, op, type, in, out, out_off, n, opts, preserve);
     }
+    if (s->scan1) return record_assoc1(ctx, s, fn, op, type, in, out, out_off, n, opts);
     return record_assoc(ctx, s, fn, op, type, in, out, out_off, n, opts);
 }
 

@@ -8,6 +8,8 @@
  *   test_vulkan --big        also > 2^32 elements of u8 (a GPU with 5+ GB)
  *   test_vulkan --no-int64   the documented answer for a device without 64-bit integers
  *   test_vulkan --only reduce|scan|batch   one matrix (batch: segments and batches)
+ *   test_vulkan --only lookback   the one-pass scan's tile boundaries, long look-back chains
+ *                                 and a stress repetition (TALLY_TEST_SCAN_REPS runs)
  *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
@@ -330,10 +332,15 @@ static void compare_scan(tally_type t, tally_op op, const unsigned char *h, uint
             if (first == n) first = i;
             bad++;
         }
+    uint64_t gv = 0, cv = 0;
+    if (bad) {
+        memcpy(&gv, go + first * es, es);
+        memcpy(&cv, co + first * es, es);
+    }
     CHECK(bad == 0, "scan %s %s %s n=%llu via=%s inplace=%d in_off=%zu out_off=%zu excl=%d init=%d: %llu "
-          "elements differ, first at %llu (%s)", tally_type_name(t), tally_op_name(op), what,
+          "elements differ, first at %llu (%#llx, expected %#llx)", tally_type_name(t), tally_op_name(op), what,
           (unsigned long long)n, via ? "buffer" : "host", inplace, in_off, out_off, exclusive, has_init,
-          (unsigned long long)bad, (unsigned long long)first, tally_last_error(g_vk));
+          (unsigned long long)bad, (unsigned long long)first, (unsigned long long)gv, (unsigned long long)cv);
     free(co);
     free(go);
 }
@@ -388,6 +395,101 @@ static void test_scan_matrix(int full)
         CHECK(st == TALLY_ERR_OVERLAP, "ranges sharing a word: %s", tally_status_name(st));
     }
     free(h);
+}
+
+/* ---- the one-pass scan's look-back (scan1.comp) --------------------------------------------- */
+#define SCAN1_TB 8192 /* scan1.comp's tile bytes (256 invocations x 2 x 16 bytes) */
+
+/* A wrapping i32 sum scan by a plain loop: a reference that shares no code with the library. */
+static void ref_scan_i32(const int32_t *x, int32_t *y, uint64_t n, int exclusive, uint32_t start)
+{
+    uint32_t run = start;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t v = (uint32_t)x[i];
+        if (exclusive) {
+            memcpy(&y[i], &run, 4);
+            run += v;
+        } else {
+            run += v;
+            memcpy(&y[i], &run, 4);
+        }
+    }
+}
+
+/* Sizes at every tile boundary of scan1.comp and chains long enough to cross its 32-tile
+ * look-back window several times; run without small segments (ctest runs this under several
+ * schedules: the default, every wait turned into a fallback, tiles in reverse order, one
+ * lavapipe thread). Then a stress repetition of one many-tile scan against a plain loop. */
+static void test_scan_lookback(void)
+{
+    static const tally_type types[] = {TALLY_U8, TALLY_I16, TALLY_I32, TALLY_U64, TALLY_F32, TALLY_F64};
+    static const tally_op iops[] = {TALLY_SUM, TALLY_MAX, TALLY_XOR};
+    static const tally_op fops[] = {TALLY_MIN, TALLY_MAX};
+    const char *big_env = getenv("TALLY_TEST_LOOKBACK_TILES");
+    uint64_t big_tiles = big_env && *big_env ? strtoull(big_env, NULL, 10) : 100;
+    int before = g_fail;
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        tally_type t = types[ti];
+        size_t es = tally_type_size(t);
+        uint64_t te = SCAN1_TB / es;
+        uint64_t sizes[] = {1, te - 1, te, te + 1, 2 * te - 1, 2 * te, 2 * te + 1, 3 * te + 5,
+                            33 * te - 1, 33 * te, 33 * te + 1, big_tiles * te + 7};
+        size_t nsizes = sizeof sizes / sizeof sizes[0];
+        uint64_t most = 0;
+        for (size_t si = 0; si < nsizes; si++) most = sizes[si] > most ? sizes[si] : most;
+        unsigned char *h = malloc(most * es + 64);
+        printf("  look-back %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        for (size_t si = 0; si < nsizes; si++) {
+            uint64_t n = sizes[si];
+            int d = is_float(t) ? (si % 2 ? D_SPECIAL : D_WIDE) : (si % 2 ? D_SMALL : D_BITS);
+            fill(h, t, n, d);
+            const tally_op *ops = is_float(t) ? fops : iops;
+            int nops = is_float(t) ? 2 : 3;
+            for (int oi = 0; oi < nops; oi++) {
+                /* host (in place on the device), buffer in place at an odd element offset,
+                 * buffer out of place with the output's alignment unlike the input's */
+                compare_scan(t, ops[oi], h, n, 0, 0, 0, 0, oi & 1, oi & 1, dname[d]);
+                compare_scan(t, ops[oi], h, n, 1, 1, 3 * es, 3 * es, 1, 1, dname[d]);
+                compare_scan(t, ops[oi], h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
+            }
+        }
+        free(h);
+    }
+    /* stress: one many-tile scan again and again (every run a new schedule), against a loop */
+    const char *reps_env = getenv("TALLY_TEST_SCAN_REPS");
+    int reps = reps_env && *reps_env ? atoi(reps_env) : 20;
+    uint64_t n = (big_tiles + big_tiles / 2) * (SCAN1_TB / 4) + 1001;
+    int32_t *x = malloc(n * 4), *ref = malloc(n * 4), *y = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) x[i] = (int32_t)rnd();
+    uint64_t bad_runs = 0;
+    for (int r = 0; r < reps; r++) {
+        int exclusive = r & 1;
+        tally_scan_options o;
+        memset(&o, 0, sizeof o);
+        o.exclusive = exclusive;
+        o.has_init = exclusive;
+        o.init.i64 = r;
+        ref_scan_i32(x, ref, n, exclusive, exclusive ? (uint32_t)r : 0u);
+        memcpy(y, x, n * 4);
+        tally_status st = tally_scan(g_vk, TALLY_SUM, TALLY_I32, y, y, n, &o);
+        uint64_t bad = 0, first = n;
+        for (uint64_t i = 0; i < n; i++)
+            if (y[i] != ref[i]) {
+                if (first == n) first = i;
+                bad++;
+            }
+        if (st != TALLY_OK || bad) bad_runs++;
+        CHECK(st == TALLY_OK && bad == 0, "stress run %d (n=%llu, exclusive=%d): %s, %llu elements differ, "
+              "first at %llu (tile %llu)", r, (unsigned long long)n, exclusive, tally_status_name(st),
+              (unsigned long long)bad, (unsigned long long)first, (unsigned long long)(first / (SCAN1_TB / 4)));
+    }
+    printf("  stress: %d runs of an i32 sum scan of %llu elements, %llu wrong\n", reps, (unsigned long long)n,
+           (unsigned long long)bad_runs);
+    free(x);
+    free(ref);
+    free(y);
+    printf("look-back: %d failed\n", g_fail - before);
 }
 
 /* ---- more than 2^32 elements (64-bit counts and indices; several segments) ------------------- */
@@ -803,6 +905,7 @@ int main(int argc, char **argv)
         test_scan_matrix(full);
         printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
     }
+    if (!strcmp(only, "lookback")) test_scan_lookback();
     test_streams();
     if (big) test_big();
     else g_skip++;

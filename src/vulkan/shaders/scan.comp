@@ -41,61 +41,9 @@ layout(push_constant) uniform PC {
     uint tile0;         /* global index of this segment's first tile */
 } pc;
 
-const uint64_t ONES = TSIZE == 8 ? ~0ul : ((1ul << (8 * TSIZE)) - 1ul);
-
-uint64_t identity()
-{
-    if (OP == 1u) return 1ul;
-    if (OP == 4u) return ~0ul;
-#if TFLOAT
-    if (OP == 2u) return TSIZE == 4 ? 0x7f800000ul : 0x7ff0000000000000ul;  /* +inf */
-    if (OP == 3u) return TSIZE == 4 ? 0xff800000ul : 0xfff0000000000000ul;  /* -inf */
-#else
-    if (OP == 2u) return TSIGNED != 0 ? ONES >> 1 : ONES;
-    if (OP == 3u) return TSIGNED != 0 ? (ONES >> 1) + 1ul : 0ul;
-#endif
-    return 0ul;
-}
-
-/* Min/max order: NaN is the extreme (it propagates); ties keep the left operand. */
-uint64_t okey(uint64_t x)
-{
-    if (TFLOAT != 0 && elem_isnan(x)) return OP == 2u ? 0ul : ~0ul;
-    return elem_key(x);
-}
-
-uint64_t combine(uint64_t a, uint64_t b) /* a op b, a earlier */
-{
-    if (OP == 0u) return a + b;
-    if (OP == 1u) return a * b;
-    if (OP == 2u) return okey(b) < okey(a) ? b : a;
-    if (OP == 3u) return okey(b) > okey(a) ? b : a;
-    if (OP == 4u) return a & b;
-    if (OP == 5u) return a | b;
-    return a ^ b;
-}
-
 shared uint sw[TB / 4 + 8]; /* the tile's input words; then its output words */
-shared uint64_t ss[WG];
 
-uint tid;
-
-/* Inclusive scan of v over the workgroup (Hillis-Steele; left operands earlier). */
-uint64_t wg_inclusive(uint64_t v)
-{
-    ss[tid] = v;
-    barrier();
-    for (uint d = 1u; d < WG; d <<= 1) {
-        uint64_t o = tid >= d ? ss[tid - d] : 0ul;
-        barrier();
-        if (tid >= d) {
-            v = combine(o, v);
-            ss[tid] = v;
-        }
-        barrier();
-    }
-    return v;
-}
+#include "scan_ops.glsl"
 
 /* The element in slot j (tile-relative) from the staged input words; wbase: the first staged
  * word's index in the input binding. */
