@@ -132,12 +132,12 @@ if want cuda; then
       --max-n 65536 --families huge_tiny,partial_overflow,ties,cancel_wide >"$L/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
   p3=$!
   # the same with the exact sums' bins (tuning builds: every size through the ring kernels)
+  echo 0 >"$B/rb.rc"
   ( [ "${H200_TUNING:-ON}" = ON ] || exit 0
     TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1 timeout "$c" compute-sanitizer --tool racecheck \
       --error-exitcode 9 "$ADV" --backends cuda --arrays 40 --max-n 65536 \
       --families huge_tiny,partial_overflow,cancel_wide,full_range,specials >"$L/racecheck-bins.log" 2>&1; echo $? >"$B/rb.rc" ) &
   p4=$!
-  echo 0 >"$B/rb.rc"
   wait $p1 $p2 $p3 $p4
   for t in t:test_cuda m:memcheck r:racecheck rb:racecheck-bins; do
     [ -f "$L/${t#*:}.log" ] || continue

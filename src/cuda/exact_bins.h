@@ -19,9 +19,9 @@
  *     value is sum digit[k] 2^(32 k), and it is 0 iff every digit is 0.
  *   - An f64 add puts its 53-bit integer mantissa m, shifted by s < 32, into two digits: the low 32
  *     bits of m << s (< 2^32) into digit i and m >> (32 - s) (< 2^53) into digit i + 1 <= 65; an f32
- *     add puts m << s (< 2^24 + 31 = 2^55) into one digit i <= 8. Signed: |each add| < 2^53 (f64),
- *     2^55 (f32).
- *   - So after normalising, TBINS_F64_ADDS = 1023 f64 adds (1023 (2^53 - 1) + 2^32 < 2^63) or
+ *     add puts m << s (< 2^24 + 31 = 2^55) into one digit i <= 8. Signed (the f64 pair as
+ *     lo in [0, 2^32) and hi = floor(+-m 2^s / 2^32)): |each add| <= 2^53 (f64), < 2^55 (f32).
+ *   - So after normalising, TBINS_F64_ADDS = 1023 f64 adds (1023 * 2^53 + 2^32 < 2^63) or
  *     TBINS_F32_ADDS = 255 f32 adds (255 (2^55 - 1) + 2^32 < 2^63) leave every digit inside int64; the
  *     caller normalises before it could pass that. The carry pass adds at most 2^31 + 2^31 to a
  *     digit on top of that: still inside int64.
@@ -51,13 +51,14 @@ static inline TALLY_HD void tbins_add_f64(int64_t *col, int stride, uint64_t b)
     if (e) m |= 0x0010000000000000ull; else e = 1;
     const int p = (int)e + (TALLY_EXACT_BIAS - 1075);
     const int i = p >> 5, s = p & 31;
-    int64_t lo = (int64_t)((m << s) & 0xffffffffu); /* the low 32 bits survive the wrap of m << s */
-    int64_t hi = (int64_t)(m >> (32 - s));          /* the rest, < 2^53 (s = 0: m >> 32) */
-    const int64_t neg = -(int64_t)(b >> 63);        /* 0 or -1: conditional negation */
-    lo = (lo ^ neg) - neg;
-    hi = (hi ^ neg) - neg;
+    /* the signed mantissa sm = +-m times 2^s as hi 2^32 + lo with lo in [0, 2^32): lo is the low
+     * 32 bits of sm << s (two's complement; they survive the wrap), hi = floor(sm 2^s / 2^32) by
+     * an arithmetic shift (s = 0: sm >> 32), |hi| <= 2^53 */
+    const int64_t sm = (b >> 63) ? -(int64_t)m : (int64_t)m;
+    const int64_t lo = (int64_t)(((uint64_t)sm << s) & 0xffffffffu);
+    const int64_t hi = sm >> (32 - s);
     /* two different digits: both loads may go before both stores */
-    int64_t *d = col + (long)i * stride;
+    int64_t *d = col + i * stride;
     const int64_t d0 = d[0], d1 = d[stride];
     d[0] = d0 + lo;
     d[stride] = d1 + hi;
@@ -72,9 +73,9 @@ static inline TALLY_HD int tbins_f32_split(uint32_t b, int64_t *addend)
     uint32_t m = b & 0x7fffffu;
     if (e) m |= 0x800000u; else e = 1;
     const int p = (int)e + (TALLY_EXACT_BIAS - 150 - 32 * TBINS_F32_LO);
-    const int64_t v = (int64_t)((uint64_t)m << (p & 31));
-    const int64_t neg = -(int64_t)(b >> 31);
-    *addend = (v ^ neg) - neg;
+    const int32_t sm = (b >> 31) ? -(int32_t)m : (int32_t)m; /* |sm| < 2^24 */
+    /* sm 2^(p mod 32), |.| < 2^55: the shift on the two's-complement bits, read back signed */
+    *addend = (int64_t)((uint64_t)(int64_t)sm << (p & 31));
     return p >> 5;
 }
 
@@ -91,7 +92,7 @@ static inline TALLY_HD void tbins_add_f32_pair(int64_t *col, int stride, uint32_
         va += vb;
         vb = 0;
     }
-    int64_t *da = col + (long)ia * stride, *db = col + (long)ib * stride;
+    int64_t *da = col + ia * stride, *db = col + ib * stride;
     const int64_t xa = *da, xb = *db;
     *db = xb + vb;
     *da = xa + va;
@@ -101,7 +102,7 @@ static inline TALLY_HD void tbins_add_f32(int64_t *col, int stride, uint32_t b)
 {
     int64_t v;
     const int i = tbins_f32_split(b, &v);
-    col[(long)i * stride] += v;
+    col[i * stride] += v;
 }
 
 /* Propagates the carries: afterwards digits 0 .. n-2 lie in [0, 2^32) and the top one holds the
@@ -110,17 +111,17 @@ static inline TALLY_HD void tbins_normalize(int64_t *col, int stride, int n)
 {
     int64_t carry = 0;
     for (int k = 0; k < n - 1; k++) {
-        const int64_t c = col[(long)k * stride] + carry;
+        const int64_t c = col[k * stride] + carry;
         const int64_t low = (int64_t)((uint64_t)c & 0xffffffffu);
         carry = (c - low) / ((int64_t)1 << 32);
-        col[(long)k * stride] = low;
+        col[k * stride] = low;
     }
-    col[(long)(n - 1) * stride] += carry;
+    col[(n - 1) * stride] += carry;
 }
 
 static inline TALLY_HD void tbins_zero(int64_t *col, int stride, int n)
 {
-    for (int k = 0; k < n; k++) col[(long)k * stride] = 0;
+    for (int k = 0; k < n; k++) col[k * stride] = 0;
 }
 
 #endif

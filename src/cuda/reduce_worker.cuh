@@ -555,8 +555,9 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
     const Vec<T> *first = vbase + v;
     uint32_t flags = 0;
     bool nonneg = false;
-    /* a value's bits for the bins: NaN and inf set flags and become -0 (adds nothing) */
-    auto finite_bits = [&](T x) {
+    /* a value's bits for the bins, checked: NaN and inf set flags and become -0 (add nothing);
+     * every value not -0 sets nonneg */
+    auto checked_bits = [&](T x) {
         if constexpr (B::F64) {
             uint64_t b = (uint64_t)__double_as_longlong((double)x);
             if (((b >> 52) & 0x7ff) == 0x7ff) {
@@ -576,23 +577,56 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
         }
     };
     /* every load first (generic loads: the ring's stage or global memory, where one at a time
-     * would pay the latency eight times), then the adds */
+     * would pay the latency eight times) */
     Vec<T> x[U];
 #pragma unroll
     for (int u = 0; u < U; u++)
         if (u < nvec) x[u] = first[u * kThreads];
+    /* One look at the batch's bits (f64: their high words): special, some exponent field all
+     * ones (NaN or inf: ~hi has no exponent bit left, the least of them is 0); nz, some value
+     * not -0 (its bits differ from the sign bit alone). Without specials the adds take the bits
+     * as they are, with no check per value. */
+    uint32_t least = 0xffffffffu, nz = 0;
 #pragma unroll
     for (int u = 0; u < U; u++) {
         if (u >= nvec) break;
-        if constexpr (B::F64) {
 #pragma unroll
-            for (int k = 0; k < VEC; k++) tbins_add_f64(col, kThreads, finite_bits(x[u].v[k]));
-        } else {
-            static_assert(VEC % 2 == 0, "f32 values go in pairs");
+        for (int k = 0; k < VEC; k++) {
+            uint32_t hi, lo = 0;
+            if constexpr (B::F64) {
+                const uint64_t b = (uint64_t)__double_as_longlong((double)x[u].v[k]);
+                hi = (uint32_t)(b >> 32);
+                lo = (uint32_t)b;
+            } else {
+                hi = __float_as_uint((float)x[u].v[k]);
+            }
+            least = min(least, ~hi & (B::F64 ? 0x7ff00000u : 0x7f800000u));
+            nz |= (hi ^ 0x80000000u) | lo;
+        }
+    }
+    if (least != 0) { /* no NaN, no inf: the bits as they are */
 #pragma unroll
-            for (int k = 0; k < VEC; k += 2) {
-                const uint32_t a = finite_bits(x[u].v[k]), b = finite_bits(x[u].v[k + 1]);
-                tbins_add_f32_pair(col, kThreads, a, b);
+        for (int u = 0; u < U; u++) {
+            if (u >= nvec) break;
+            if constexpr (B::F64) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) tbins_add_f64(col, kThreads, (uint64_t)__double_as_longlong((double)x[u].v[k]));
+            } else {
+                static_assert(VEC % 2 == 0, "f32 values go in pairs");
+#pragma unroll
+                for (int k = 0; k < VEC; k += 2)
+                    tbins_add_f32_pair(col, kThreads, __float_as_uint((float)x[u].v[k]), __float_as_uint((float)x[u].v[k + 1]));
+            }
+        }
+        nonneg = nz != 0;
+    } else { /* rare: each value checked, read again (a second unrolled copy would double the code) */
+#pragma unroll 1
+        for (int u = 0; u < nvec; u++) {
+            const Vec<T> y = first[u * kThreads];
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                if constexpr (B::F64) tbins_add_f64(col, kThreads, checked_bits(y.v[k]));
+                else tbins_add_f32(col, kThreads, checked_bits(y.v[k]));
             }
         }
     }
