@@ -1,33 +1,37 @@
-/* Per-thread exponent-indexed bins for the CUDA exact float sums (xsum's small superaccumulator,
- * one per thread): a thread's values that the fast paths cannot prove exact are added as
- * integers into digits chosen by their exponent, with a carry pass only every few hundred adds.
- * Plain C (host and device): the CUDA kernels keep one column of digits per thread in shared
- * memory, tests/exact/test_exact_bins.c runs the same code on the host against the big-integer
- * reference.
+/* Per-thread exponent-indexed bins for the CUDA exact float sums (after xsum's small
+ * superaccumulator, one per thread): a thread's values that the fast paths cannot prove exact are
+ * added into bins chosen by their exponent, where every add is exact by construction whatever
+ * the range. Plain C (host and device): the CUDA kernels keep one column of bins per thread in
+ * shared memory (reduce_worker.cuh, Bins), tests/exact/test_exact_bins.c runs the same code on
+ * the host against the big-integer reference.
  *
- * Digits. Digit k of a column stands for chunk k + lo of core/exact_sum.h's layout (weight
- * 2^(32 (k + lo) - TALLY_EXACT_BIAS)), so a column is added into a superaccumulator digit by digit:
- *   f64: lo = 0, 68 digits (every chunk);
- *   f32: lo = 29, 10 digits (chunks 29 .. 38: f32 values reach from 2^-149 = chunk 29's bit 11 to
- *        below 2^128 = chunk 38's bit 0; chunk 38 takes only carries).
- * A column is stored with a stride (digit k at col[k * stride]): the kernels interleave the
- * threads' columns (digit k of thread t at k * 256 + t), so that a warp's 32 lanes touch 32
- * consecutive words whichever digits they pick: no bank conflicts.
+ * A column is stored with a stride (word k at col[k * stride]): the kernels interleave the
+ * threads' columns (word k of thread t at k * 256 + t), so that a warp's 32 lanes touch 32
+ * consecutive words whichever bins they pick: no bank conflicts.
  *
- * Invariants (what makes a column exact and never overflow):
- *   - Normalised (tbins_normalize): digits 0 .. n-2 in [0, 2^32), the top digit signed; the column's
- *     value is sum digit[k] 2^(32 k), and it is 0 iff every digit is 0.
- *   - An f64 add puts its 53-bit integer mantissa m, shifted by s < 32, into two digits: the low 32
- *     bits of m << s (< 2^32) into digit i and m >> (32 - s) (< 2^53) into digit i + 1 <= 65; an f32
- *     add puts m << s (< 2^24 + 31 = 2^55) into one digit i <= 8. Signed (the f64 pair as
- *     lo in [0, 2^32) and hi = floor(+-m 2^s / 2^32)): |each add| <= 2^53 (f64), < 2^55 (f32).
- *   - So after normalising, TBINS_F64_ADDS = 1023 f64 adds (1023 * 2^53 + 2^32 < 2^63) or
- *     TBINS_F32_ADDS = 255 f32 adds (255 (2^55 - 1) + 2^32 < 2^63) leave every digit inside int64; the
- *     caller normalises before it could pass that. The carry pass adds at most 2^31 + 2^31 to a
- *     digit on top of that: still inside int64.
- *   - The top digit takes only carries: |top| * 2^(32 (n - 1)) <= |value| < 2^(1024 + 40) (f64:
- *     below 2^8 at chunk 67) or 2^(128 + 40) (f32: below 2^40 at chunk 38) for up to 2^40 adds.
- * Zeros add nothing (m = 0). NaN and inf must not be added (the caller sets flags instead). */
+ * f64: integer digits. Digit k stands for chunk k of core/exact_sum.h's layout (weight
+ * 2^(32 k - TALLY_EXACT_BIAS)), 68 digits, so a column adds into a superaccumulator digit by digit.
+ *   - Normalised (tbins_normalize): digits 0 .. 66 in [0, 2^32), the top one signed; the value is
+ *     sum digit[k] 2^(32 k - BIAS), and it is 0 iff every digit is 0.
+ *   - An add puts the signed 53-bit integer mantissa sm = +-m, times 2^s (s < 32), into two digits:
+ *     lo = the low 32 bits of sm << s (in [0, 2^32)) into digit i, hi = floor(sm 2^s / 2^32)
+ *     (|hi| <= 2^53) into digit i + 1 <= 65.
+ *   - So after normalising, TBINS_F64_ADDS = 1023 adds (1023 * 2^53 + 2^32 < 2^63) leave every digit
+ *     inside int64; the caller normalises before it could pass that. The carry pass adds at most
+ *     2^31 + 2^31 to a digit on top of that: still inside int64.
+ *   - The top digit takes only carries: |top| 2^(32 * 67 - BIAS) <= |value| < 2^(1024 + 40): below
+ *     2^8 for up to 2^40 adds.
+ *
+ * f32: doubles, one per window of 16 exponents (bin j = exponent field >> 4, 16 bins; the field
+ * 255, NaN and inf, never comes). Why every add is exact: the values of window j >= 1 are
+ * multiples of g = 2^(16 j - 150) (the ulp of the window's least exponent field 16 j) and below
+ * 2^(16 j + 15 - 126) = 2^(16 j - 111) = 2^39 g; window 0 (subnormals and fields 1 .. 15) has
+ * g = 2^-149 and |x| < 2^-111 = 2^38 g. A sum of at most
+ * TBINS_F32_ADDS = 2^14 such values is a multiple of g below 2^14 * 2^39 g = 2^53 g: a double. So
+ * every partial sum of a bin is a double and each f64 add returns it exactly (as does the add
+ * that combines two values of one window first, below 2^40 g). The caller moves the bins out
+ * (exactly, into a superaccumulator) before a bin could take more adds.
+ * Zeros add nothing. NaN and inf must not be added (the caller sets flags instead). */
 #ifndef TALLY_CUDA_EXACT_BINS_H
 #define TALLY_CUDA_EXACT_BINS_H
 
@@ -36,12 +40,11 @@
 
 #define TBINS_F64_LO 0
 #define TBINS_F64_DIGITS 68
-#define TBINS_F32_LO 29
-#define TBINS_F32_DIGITS 10
 #define TBINS_F64_ADDS 1023u
-#define TBINS_F32_ADDS 255u
+#define TBINS_F32_BINS 16
+#define TBINS_F32_ADDS 16384u
 
-/* Adds the finite double with bits b to the column (f64 layout). x = m 2^(e - 1075), e >= 1 (1 for
+/* Adds the finite double with bits b to the column (f64 digits). x = m 2^(e - 1075), e >= 1 (1 for
  * subnormals, whose m lacks the implicit bit); its lowest bit sits at bit p = e - 1075 + 1088 =
  * e + 13 (14 .. 2059) of the fixed-point number: digit i = p / 32 (0 .. 64), shift s = p mod 32. */
 static inline TALLY_HD void tbins_add_f64(int64_t *col, int stride, uint64_t b)
@@ -64,45 +67,40 @@ static inline TALLY_HD void tbins_add_f64(int64_t *col, int stride, uint64_t b)
     d[stride] = d1 + hi;
 }
 
-/* The f32 digit index and signed addend of the finite float with bits b: x = m 2^(e - 150),
- * e >= 1; lowest bit at p = e - 150 + 1088 - 32 * 29 = e + 10 (11 .. 264): digit p / 32 (0 .. 8),
- * addend m << (p mod 32) < 2^55. */
-static inline TALLY_HD int tbins_f32_split(uint32_t b, int64_t *addend)
+/* The f32 value with bits b, as a double (exact). */
+static inline TALLY_HD double tbins_f32_value(uint32_t b)
 {
-    uint32_t e = (b >> 23) & 0xffu;
-    uint32_t m = b & 0x7fffffu;
-    if (e) m |= 0x800000u; else e = 1;
-    const int p = (int)e + (TALLY_EXACT_BIAS - 150 - 32 * TBINS_F32_LO);
-    const int32_t sm = (b >> 31) ? -(int32_t)m : (int32_t)m; /* |sm| < 2^24 */
-    /* sm 2^(p mod 32), |.| < 2^55: the shift on the two's-complement bits, read back signed */
-    *addend = (int64_t)((uint64_t)(int64_t)sm << (p & 31));
-    return p >> 5;
+#if defined(__CUDA_ARCH__)
+    return (double)__uint_as_float(b);
+#else
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return (double)f;
+#endif
 }
 
-/* Adds two finite floats (bits a and b): one read-modify-write each, both loads before both
- * stores, so that a thread's adds are not one long chain through shared memory. When both land
- * in the same digit their addends are combined first (and the digit takes two adds' worth,
- * < 2^56, which the add budget counts as two). The second store goes to b's digit first so that
- * with equal digits the first store (a's, with the combined addend) is the one that stays. */
-static inline TALLY_HD void tbins_add_f32_pair(int64_t *col, int stride, uint32_t a, uint32_t b)
+/* Adds the finite float with bits b to its window's bin (f32 layout). */
+static inline TALLY_HD void tbins_add_f32(double *col, int stride, uint32_t b)
 {
-    int64_t va, vb;
-    const int ia = tbins_f32_split(a, &va), ib = tbins_f32_split(b, &vb);
+    col[(int)((b >> 27) & 15u) * stride] += tbins_f32_value(b);
+}
+
+/* Adds two finite floats (bits a and b): both loads before both stores, so that a thread's adds
+ * are not one long chain through shared memory. When both fall in one window their sum (exact:
+ * see above) goes in as one add, which the caller's budget counts as two. The store to b's bin
+ * goes first so that with one window the second store (a's, with the combined value) stays. */
+static inline TALLY_HD void tbins_add_f32_pair(double *col, int stride, uint32_t a, uint32_t b)
+{
+    const int ia = (int)((a >> 27) & 15u), ib = (int)((b >> 27) & 15u);
+    double va = tbins_f32_value(a), vb = tbins_f32_value(b);
     if (ia == ib) {
         va += vb;
-        vb = 0;
+        vb = 0.0;
     }
-    int64_t *da = col + ia * stride, *db = col + ib * stride;
-    const int64_t xa = *da, xb = *db;
+    double *da = col + ia * stride, *db = col + ib * stride;
+    const double xa = *da, xb = *db;
     *db = xb + vb;
     *da = xa + va;
-}
-
-static inline TALLY_HD void tbins_add_f32(int64_t *col, int stride, uint32_t b)
-{
-    int64_t v;
-    const int i = tbins_f32_split(b, &v);
-    col[i * stride] += v;
 }
 
 /* Propagates the carries: afterwards digits 0 .. n-2 lie in [0, 2^32) and the top one holds the
@@ -122,6 +120,11 @@ static inline TALLY_HD void tbins_normalize(int64_t *col, int stride, int n)
 static inline TALLY_HD void tbins_zero(int64_t *col, int stride, int n)
 {
     for (int k = 0; k < n; k++) col[k * stride] = 0;
+}
+
+static inline TALLY_HD void tbins_zero_f32(double *col, int stride)
+{
+    for (int k = 0; k < TBINS_F32_BINS; k++) col[k * stride] = 0.0;
 }
 
 #endif

@@ -16,27 +16,29 @@ namespace tcu {
 
 /* ---- the exact sums' per-thread bins (knob REDUCE_BINS) ----------------------------------------
  * Where the fast paths cannot prove a batch exact (values spread over more binades than a double
- * holds), the batch goes into the thread's column of exponent-indexed integer digits
- * (exact_bins.h): one or two shared-memory read-modify-writes per value, whatever the range,
- * instead of three two-sums per value (and spills into the block's superaccumulator's atomics
- * beyond them). Layout in dynamic shared memory from byte p.bins: DIGITS + 1 words per thread,
- * interleaved (word k of thread t at k * kThreads + t: conflict-free whatever digit each lane
- * picks); the last word is the thread's meta word:
- *   bits 0..31  adds since the column was last normalised (the budget ADDS, exact_bins.h)
+ * holds), the batch goes into the thread's column of exponent-indexed bins (exact_bins.h):
+ * f64 values into integer digits (two shared-memory read-modify-writes each), f32 values into
+ * one double per window of 16 exponents (one f64 add in shared memory each, two values per
+ * dependent step), exact whatever the range, instead of three two-sums per value (and spills
+ * into the block superaccumulator's atomics beyond them). Layout in dynamic shared memory from
+ * byte p.bins: WORDS + 1 words per thread, interleaved (word k of thread t at k * kThreads + t:
+ * conflict-free whatever bin each lane picks); the last word is the thread's meta word:
+ *   bits 0..31  adds since the column was last normalised (f64) or emptied into the block's
+ *               superaccumulator (f32): the budget ADDS of exact_bins.h
  *   bits 32..39 batches still to send straight to the bins without trying the fast path
- *   bit 62      the column's digits were zeroed (set at the thread's first binned batch)
- * The kernel zeroes each thread's meta word at its start (bins_init); the digits are zeroed
+ *   bit 62      the column was zeroed (at the thread's first binned batch)
+ * The kernel zeroes each thread's meta word at its start (Bins::init); the bins are zeroed
  * lazily, so kernels that never bin pay one store. Only the thread itself touches its column
- * until bins_fold, which, after a __syncwarp, reads its warp's columns and adds their sums
- * into the block's superaccumulator (then the block's usual spilled path rounds them).
+ * until bins_fold, which adds the warp's columns into the block's superaccumulator (then the
+ * block's usual spilled path rounds them once).
  * Invariant: thread t's exact sum = its expansion (a1, a2, wide_tail) + its column's value +
  * what it spilled. */
 template <typename T> struct Bins {
     static constexpr bool F64 = sizeof(T) == 8;
-    static constexpr int DIGITS = F64 ? TBINS_F64_DIGITS : TBINS_F32_DIGITS;
-    static constexpr int LO = F64 ? TBINS_F64_LO : TBINS_F32_LO; /* digit 0's chunk in sacc */
+    static constexpr int WORDS = F64 ? TBINS_F64_DIGITS : TBINS_F32_BINS; /* bins, then meta */
+    static constexpr int LO = TBINS_F64_LO; /* f64: digit 0's chunk in sacc */
     static constexpr unsigned ADDS = F64 ? TBINS_F64_ADDS : TBINS_F32_ADDS;
-    static constexpr size_t BYTES = (size_t)(DIGITS + 1) * kThreads * sizeof(long long);
+    static constexpr size_t BYTES = (size_t)(WORDS + 1) * kThreads * sizeof(long long);
     static constexpr unsigned long long kZeroed = 1ull << 62;
     /* batches sent straight to the bins after one the fast path rejected: wide-range data
      * then tries the fast path on one batch in 16 */
@@ -47,16 +49,17 @@ template <typename T> struct Bins {
     }
     static __device__ __forceinline__ void init(int at)
     {
-        if (at >= 0) col(at)[DIGITS * kThreads] = 0;
+        if (at >= 0) col(at)[WORDS * kThreads] = 0;
     }
     /* the thread's next batch goes straight to the bins */
     static __device__ __forceinline__ bool skip_fast(int at)
     {
-        return at >= 0 && ((unsigned long long)col(at)[DIGITS * kThreads] >> 32 & 0xffu) != 0;
+        return at >= 0 && ((unsigned long long)col(at)[WORDS * kThreads] >> 32 & 0xffu) != 0;
     }
 };
 
-/* Every lane of the warp calls it (converged), once, after its last batch: each column
+/* Every lane of the warp calls it (converged), once, after its last batch. f32: each of the 16
+ * bins added into sacc by sacc_add_warp (lanes with nothing binned add 0). f64: each column
  * normalised (its digits then in [0, 2^32) but the top one, whose magnitude is far below 2^32:
  * exact_bins.h), then lane L sums digit c = L, L + 32, L + 64 over the warp's used columns
  * (visiting column (L + k) mod 32 at step k: the lanes read 32 different columns, no bank
@@ -65,14 +68,19 @@ template <typename T> static __device__ __noinline__ void bins_fold(int at, unsi
 {
     using B = Bins<T>;
     int64_t *mine = B::col(at);
-    const bool used = ((unsigned long long)mine[B::DIGITS * kThreads] & B::kZeroed) != 0;
+    const bool used = ((unsigned long long)mine[B::WORDS * kThreads] & B::kZeroed) != 0;
     const unsigned mask = __ballot_sync(0xffffffffu, used);
     if (!mask) return;
-    if (used) tbins_normalize(mine, kThreads, B::DIGITS);
+    if constexpr (!B::F64) {
+        const double *bins = (const double *)mine;
+        for (int j = 0; j < TBINS_F32_BINS; j++) sacc_add_warp(sacc, used ? bins[j * kThreads] : 0.0);
+        return;
+    }
+    if (used) tbins_normalize(mine, kThreads, B::WORDS);
     __syncwarp(); /* the other lanes' columns, normalised, are visible from here */
     const int lane = threadIdx.x & 31;
     const int64_t *warp_cols = (const int64_t *)(tcu_dyn_smem + at) + (threadIdx.x & ~31);
-    for (int c = lane; c < B::DIGITS; c += 32) {
+    for (int c = lane; c < B::WORDS; c += 32) {
         int64_t sum = 0;
 #pragma unroll 8
         for (int k = 0; k < 32; k++) {
@@ -86,7 +94,8 @@ template <typename T> static __device__ __noinline__ void bins_fold(int at, unsi
 /* A batch into the thread's bins (defined after Worker, whose U it reads). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
-                                                unsigned long long vend, int at, bool failed);
+                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long *sacc);
 
 /* The third term of a thread's exact sum, which only the slow batches use (slow_batch_out):
  * one double per thread after the superaccumulator's digits in shared memory, +0 at start. */
@@ -256,7 +265,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         /* bins on (bins_at >= 0) and a batch rejected lately: straight to the bins */
         if constexpr (BINS) {
             if (Bins<T>::skip_fast(bins_at)) {
-                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, false);
+                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, false, sacc);
                 return;
             }
         }
@@ -308,7 +317,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
                 ea.a1 = a1_before;
-                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true);
+                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
                 else slow_batch(vbase, vfirst, vend, sacc);
             }
         } else if constexpr (EXACT && F64SUM) {
@@ -376,7 +385,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
-                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true);
+                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
                 else slow_batch(vbase, vfirst, vend, sacc);
             }
         } else if constexpr (EXACT) {
@@ -528,26 +537,37 @@ __device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long l
  * the exact-sum flags of its values: NaN and inf set their flags and add nothing (an omitted NaN
  * counts as -0); every other value not -0 sets NONNEGZERO, as a1 would have shown it. Before
  * the batch could take a column past its add budget (at most U * VEC adds come), the column is
- * normalised. */
+ * normalised (f64) or emptied into sacc (f32). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
-                                                unsigned long long vend, int at, bool failed)
+                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long *sacc)
 {
     using B = Bins<T>;
     constexpr int VEC = Traits<T>::vec;
     constexpr int U = Worker<T, M, OMIT>::U;
     static_assert(U * VEC <= 32, "a batch is at most 32 adds (the budget check below)");
     int64_t *col = B::col(at);
-    unsigned long long meta = (unsigned long long)col[B::DIGITS * kThreads];
+    double *fcol = (double *)col; /* f32: the windows' doubles */
+    unsigned long long meta = (unsigned long long)col[B::WORDS * kThreads];
     if (!(meta & B::kZeroed)) {
-        tbins_zero(col, kThreads, B::DIGITS);
+        if constexpr (B::F64) tbins_zero(col, kThreads, B::WORDS);
+        else tbins_zero_f32(fcol, kThreads);
         meta = B::kZeroed;
     }
     unsigned count = (unsigned)meta;
     unsigned skip = (unsigned)(meta >> 32) & 0xffu;
     skip = failed ? B::kSkip : skip ? skip - 1 : 0;
     if (count + U * VEC > B::ADDS) {
-        tbins_normalize(col, kThreads, B::DIGITS);
+        if constexpr (B::F64) {
+            tbins_normalize(col, kThreads, B::WORDS);
+        } else { /* the bins into the block's superaccumulator, exactly (a thread's own atomics) */
+            for (int j = 0; j < TBINS_F32_BINS; j++) {
+                const double d = fcol[j * kThreads];
+                if (d != 0.0) sacc_add_finite(sacc, d);
+                fcol[j * kThreads] = 0.0;
+            }
+        }
         count = 0;
     }
     int nvec = 0; /* vectors u < nvec are in range */
@@ -615,7 +635,7 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
                 static_assert(VEC % 2 == 0, "f32 values go in pairs");
 #pragma unroll
                 for (int k = 0; k < VEC; k += 2)
-                    tbins_add_f32_pair(col, kThreads, __float_as_uint((float)x[u].v[k]), __float_as_uint((float)x[u].v[k + 1]));
+                    tbins_add_f32_pair(fcol, kThreads, __float_as_uint((float)x[u].v[k]), __float_as_uint((float)x[u].v[k + 1]));
             }
         }
         nonneg = nz != 0;
@@ -626,12 +646,12 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
 #pragma unroll
             for (int k = 0; k < VEC; k++) {
                 if constexpr (B::F64) tbins_add_f64(col, kThreads, checked_bits(y.v[k]));
-                else tbins_add_f32(col, kThreads, checked_bits(y.v[k]));
+                else tbins_add_f32(fcol, kThreads, checked_bits(y.v[k]));
             }
         }
     }
     count += (unsigned)nvec * VEC;
-    col[B::DIGITS * kThreads] = (long long)(B::kZeroed | ((unsigned long long)skip << 32) | count);
+    col[B::WORDS * kThreads] = (long long)(B::kZeroed | ((unsigned long long)skip << 32) | count);
     return flags | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
 }
 

@@ -1,8 +1,8 @@
 /* The CUDA exact sums' per-thread bins (src/cuda/exact_bins.h) run on the host as the kernels
  * run them: 64 "threads" with interleaved columns (stride 64), batches of 32 f32 (as pairs) or
- * 16 f64 values with the carry pass due before a batch could pass the add budget, every column
- * normalised, then digit sums over each warp's 32 columns added into one superaccumulator and
- * rounded once. Checked bit for bit against the independent big-integer reference
+ * 16 f64 values with the carry pass (f64) or the move of the bins into the superaccumulator
+ * (f32) due before a batch could pass the add budget; at the end the f32 bins, or each warp's
+ * digit sums over its 32 normalised columns, added into one superaccumulator and rounded once. Checked bit for bit against the independent big-integer reference
  * (tests/support/exact_reference.h) on wide, full-range, cancelling, subnormal and budget-edge
  * data (the same digit hit with the largest addend on every add). Prints its seed; argv[1]
  * sets it, argv[2] the number of arrays. */
@@ -29,46 +29,60 @@ static uint32_t fbits(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }
 static double dfrom(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }
 static float ffrom(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
 
-/* The kernels' way: element i of a batch goes to thread (i / per) % NT; limit: the add budget.
- * Returns the rounded sum of n finite values (f64 bits in d, or f32 bits in f). */
+/* The kernels' way: batch b goes to thread b % NT; limit: the add budget (f64: a carry pass
+ * before a batch could pass it; f32: the bins moved into the superaccumulator, as the kernel's
+ * mid-run flush does). Returns the rounded sum of n finite values (f64 bits in d, or f32 bits
+ * in f). */
 static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned limit)
 {
     static int64_t cols[TBINS_F64_DIGITS * NT];
+    static double fcols[TBINS_F32_BINS * NT];
     const int f32 = f != NULL;
-    const int nd = f32 ? TBINS_F32_DIGITS : TBINS_F64_DIGITS, lo = f32 ? TBINS_F32_LO : TBINS_F64_LO;
     const size_t per = f32 ? 32 : 16;
     unsigned count[NT];
     memset(count, 0, sizeof count);
-    for (int t = 0; t < NT; t++) tbins_zero(cols + t, NT, nd);
+    tally_exact acc;
+    tally_exact_init(&acc);
+    for (int t = 0; t < NT; t++) {
+        tbins_zero(cols + t, NT, TBINS_F64_DIGITS);
+        tbins_zero_f32(fcols + t, NT);
+    }
     int nonneg = 0;
     for (size_t b0 = 0, batch = 0; b0 < n; b0 += per, batch++) {
         const int t = (int)(batch % NT);
-        int64_t *col = cols + t;
         size_t m = n - b0 < per ? n - b0 : per;
         if (count[t] + per > limit) {
-            tbins_normalize(col, NT, nd);
+            if (f32)
+                for (int k = 0; k < TBINS_F32_BINS; k++) {
+                    tally_exact_add_finite_(&acc, fcols[k * NT + t]);
+                    fcols[k * NT + t] = 0.0;
+                }
+            else
+                tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
             count[t] = 0;
         }
         size_t i = 0;
         if (f32)
-            for (; i + 1 < m; i += 2) tbins_add_f32_pair(col, NT, f[b0 + i], f[b0 + i + 1]);
+            for (; i + 1 < m; i += 2) tbins_add_f32_pair(fcols + t, NT, f[b0 + i], f[b0 + i + 1]);
         for (; i < m; i++) {
-            if (f32) tbins_add_f32(col, NT, f[b0 + i]);
-            else tbins_add_f64(col, NT, d[b0 + i]);
+            if (f32) tbins_add_f32(fcols + t, NT, f[b0 + i]);
+            else tbins_add_f64(cols + t, NT, d[b0 + i]);
         }
         count[t] += (unsigned)m;
         for (i = 0; i < m; i++)
             nonneg |= f32 ? f[b0 + i] != 0x80000000u : d[b0 + i] != 0x8000000000000000ull;
     }
-    tally_exact acc;
-    tally_exact_init(&acc);
-    for (int t = 0; t < NT; t++) tbins_normalize(cols + t, NT, nd);
-    for (int w = 0; w < NT / 32; w++)
-        for (int k = 0; k < nd; k++) {
-            int64_t s = 0;
-            for (int j = 0; j < 32; j++) s += cols[k * NT + w * 32 + j];
-            acc.chunk[k + lo] += s;
-        }
+    if (f32) { /* the kernel's end: every bin into the block's superaccumulator */
+        for (int k = 0; k < TBINS_F32_BINS * NT; k++) tally_exact_add_finite_(&acc, fcols[k]);
+    } else { /* each column normalised, then each warp's digit sums added in */
+        for (int t = 0; t < NT; t++) tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
+        for (int w = 0; w < NT / 32; w++)
+            for (int k = 0; k < TBINS_F64_DIGITS; k++) {
+                int64_t s = 0;
+                for (int j = 0; j < 32; j++) s += cols[k * NT + w * 32 + j];
+                acc.chunk[k + TBINS_F64_LO] += s;
+            }
+    }
     acc.flags = TALLY_EXACT_F_ANY | (nonneg ? TALLY_EXACT_F_NONNEGZERO : 0);
     return tally_exact_round(&acc);
 }
@@ -97,7 +111,9 @@ static float gen_f32(int fam, size_t i, size_t n, float prev)
     case 6: return ffrom((uint32_t)rnd() & 0xff7fffffu);
     case 7: return (i & 1) ? -prev : sg * (float)(urand() * ldexp(1.0, (int)(rnd() % 250) - 125)) +
                                      ((i + 1 == n) ? ldexpf(1.0f, -149) : 0.0f);
-    case 8: return ffrom(((uint32_t)(21 + 32 * (rnd() % 2 + 5)) << 23) | 0x7fffffu);
+    case 8: /* window 9 at its edge: its largest value, and every 64th its grain's odd multiples */
+        return i % 64 ? ffrom(((uint32_t)(16 * 9 + 15) << 23) | 0x7fffffu)
+                      : ffrom(((uint32_t)(16 * 9) << 23) | ((uint32_t)rnd() & 0x7fffffu) | 1u);
     default: return ffrom(((uint32_t)rnd() & 0x807fffffu) | ((rnd() & 3) == 0 ? (1u << 23) : 0));
     }
 }
@@ -110,7 +126,7 @@ int main(int argc, char **argv)
     const char *lim = getenv("TBINS_TEST_LIMIT");
     g_rng = seed;
     printf("test_exact_bins: seed %llu, %d arrays\n", (unsigned long long)seed, arrays);
-    const size_t cap = 1u << 18;
+    const size_t cap = 1u << 21; /* the f32 budget family: 32768 values per thread, past its budget */
     uint64_t *d = malloc(cap * 8);
     uint32_t *f = malloc(cap * 4);
     int bad = 0, runs = 0;
@@ -118,7 +134,7 @@ int main(int argc, char **argv)
         const int fam = a % FAMILIES;
         const int f32 = fam >= 5;
         const int budget = fam == 3 || fam == 8;
-        size_t n = budget ? cap : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
+        size_t n = budget ? (f32 ? cap : cap / 8) : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
         bigfix ref;
         bf_init(&ref);
         double prev = 0.0;
