@@ -10,9 +10,13 @@
  * without the host's enqueue cost, which the stream rows include (a table of the host's µs per
  * enqueue follows the main one).
  *
- *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC] [--out FILE]
+ *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC]
+ *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
- * Prints the table (markdown) last; FILE gets a copy. */
+ * --kind: the data kinds (price-like for every case; wide 2^-40..2^40 and the full range for the
+ * float sums: exact, plain, and exact with the bins knob, rows "bins=1").
+ * Prints the table (markdown) last, then the EXACT vs PLAIN table (the correctly rounded sums
+ * against our plain sum of the same data); FILE gets a copy of both. */
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
