@@ -31,12 +31,15 @@ pids=()
 for k in $(seq 0 $((J - 1))); do
   envs=()
   [ $((k % 2)) = 1 ] && [ "$J" -gt 1 ] && read -r -a envs <<<"${ADV_ODD_ENV:-}"
-  env "${envs[@]}" "$BIN" --backends cuda --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
+  env ${envs[@]+"${envs[@]}"} "$BIN" --backends cuda --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
     --max-n 4194304 "$@" >"$OUT/adv-$k.log" 2>&1 &
   pids+=($!)
 done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
+if [ -n "${ADV_ODD_ENV:-}" ]; then # a failure on an odd shard names its environment
+  for k in $(seq 1 2 $((J - 1))); do sed -i "s|^FAIL|FAIL [$ADV_ODD_ENV]|" "$OUT/adv-$k.log"; done
+fi
 cat "$OUT"/adv-*.log >"$OUT/adversarial.log"
 rm -f "$OUT"/adv-[0-9]*.log
 grep -h '^FAIL' "$OUT/adversarial.log" | head -40
