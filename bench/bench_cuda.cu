@@ -10,6 +10,9 @@
  * without the host's enqueue cost, which the stream rows include (a table of the host's µs per
  * enqueue follows the main one).
  *
+ * Segmented sums (tally_reduce_rows against cub::DeviceSegmentedReduce::Sum, rows seg_sum_rows,
+ * n = all the rows' elements) run first, at 2^16 rows of 2^10 and 2^10 rows of 2^16.
+ *
  *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC]
  *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
@@ -378,6 +381,60 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
     }
 }
 
+/* ---- segmented reductions ------------------------------------------------------------------
+ * tally_reduce_rows (nrows rows of len elements, one call: the exact sum of every row, results
+ * back in host memory) against cub::DeviceSegmentedReduce::Sum (plain sums in T, left in device
+ * memory) over the same rows. Checked first: ours against the CPU backend's batch bit for bit,
+ * and against CUB (integers equal; f32 within CUB's own rounding). Our time includes the copy of
+ * the results to the host and the call's synchronisation, which CUB's does not. */
+template <typename T>
+static void bench_segments(Buf &in, uint64_t nrows, uint64_t len, void *cub_tmp, size_t cub_tmp_bytes,
+                           int64_t *doff, T *dsum)
+{
+    if (!wanted("seg_sum_rows")) return;
+    const tally_type tt = ttype<T>();
+    const uint64_t n = nrows * len;
+    if (n * sizeof(T) > in.bytes) return;
+    char note[64];
+    snprintf(note, sizeof note, "2^%d rows x 2^%d", (int)std::lround(std::log2((double)nrows)),
+             (int)std::lround(std::log2((double)len)));
+    const T *src = (const T *)in.base;
+    const tally_op op = TALLY_SUM;
+    std::vector<tally_result> ours(nrows), cpu(nrows);
+    std::vector<int64_t> hoff(nrows + 1);
+    for (uint64_t r = 0; r <= nrows; r++) hoff[r] = (int64_t)(r * len);
+    CK(cudaMemcpyAsync(doff, hoff.data(), (nrows + 1) * sizeof(int64_t), cudaMemcpyHostToDevice, g_s));
+    CK(cudaStreamSynchronize(g_s));
+    auto run_ours = [&](int) {
+        if (tally_reduce_rows(g_ctx, tt, src, nrows, len, len, &op, 1, NULL, ours.data()) != TALLY_OK) g_bad++;
+    };
+    auto run_cub = [&](int) {
+        size_t tb = cub_tmp_bytes;
+        cub::DeviceSegmentedReduce::Sum(cub_tmp, tb, src, dsum, (int)nrows, doff, doff + 1, g_s);
+    };
+    /* the answers first */
+    bool ok = tally_reduce_rows(g_ctx, tt, src, nrows, len, len, &op, 1, NULL, ours.data()) == TALLY_OK;
+    run_cub(0);
+    std::vector<T> hin(n), hcub(nrows);
+    CK(cudaMemcpyAsync(hin.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, g_s));
+    CK(cudaMemcpyAsync(hcub.data(), dsum, nrows * sizeof(T), cudaMemcpyDeviceToHost, g_s));
+    CK(cudaStreamSynchronize(g_s));
+    ok &= tally_reduce_rows(g_cpu, tt, hin.data(), nrows, len, len, &op, 1, NULL, cpu.data()) == TALLY_OK;
+    for (uint64_t r = 0; r < nrows && ok; r++) {
+        ok &= ours[r].status == TALLY_OK && ours[r].value.u64 == cpu[r].value.u64;
+        if (std::is_floating_point<T>::value) ok &= same_f(ours[r].value.f64, (double)hcub[r], 1e-4);
+        else ok &= ours[r].value.i64 == (int64_t)hcub[r];
+    }
+    if (!ok) {
+        g_bad++;
+        printf("seg_sum_rows %s %s: INVALID (ours against the CPU backend or CUB)\n", tally_type_name(tt), note);
+    }
+    const double expect = (double)(n * sizeof(T)) / 3e6; /* µs at 3 TB/s */
+    const double t_ours = time_us(run_ours, 1, expect);
+    const double t_cub = time_us(run_cub, 1, expect);
+    row("seg_sum_rows", tally_type_name(tt), n, t_ours, t_cub, (double)(n * sizeof(T)), ok ? note : "INVALID");
+}
+
 /* ---- scans --------------------------------------------------------------------------------- */
 template <typename T>
 static void bench_scan(int exclusive, int maxop, Buf &in, Buf &out, uint64_t n, void *cub_tmp,
@@ -639,6 +696,23 @@ int main(int argc, char **argv)
     /* first, so that a deadline never cuts it: a few seconds */
     std::string link_table = wanted("host_link") ? bench_host_link() : "";
     fputs(link_table.c_str(), stdout);
+    /* segmented sums (rows), also before any deadline: 2^16 rows of 2^10 and 2^10 rows of 2^16 */
+    if (wanted("seg_sum_rows")) {
+        int64_t *doff;
+        CK(cudaMalloc(&doff, ((1u << 16) + 1) * sizeof(int64_t)));
+        void *dseg;
+        CK(cudaMalloc(&dseg, (1u << 16) * sizeof(double)));
+        gen<int32_t><<<2048, 256, 0, g_s>>>((int32_t *)in.base, in.bytes / 4, 0, 1);
+        for (int shape = 0; shape < 2; shape++)
+            bench_segments<int32_t>(in, shape ? 1u << 10 : 1u << 16, shape ? 1u << 16 : 1u << 10, cub_tmp,
+                                    cub_tmp_bytes, doff, (int32_t *)dseg);
+        gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, 0, 2);
+        for (int shape = 0; shape < 2; shape++)
+            bench_segments<float>(in, shape ? 1u << 10 : 1u << 16, shape ? 1u << 16 : 1u << 10, cub_tmp,
+                                  cub_tmp_bytes, doff, (float *)dseg);
+        CK(cudaFree(doff));
+        CK(cudaFree(dseg));
+    }
 
     /* small sizes once more with every launch in a CUDA graph (ours and CUB alike): the GPU's
      * per-launch cost without the host's enqueue cost (rows "graph") */

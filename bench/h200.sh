@@ -5,6 +5,10 @@
 #   build        one build (CUDA sm_90 with the tuning knobs, Vulkan when .gl/ is carried, the
 #                GPU tests, the adversarial harness and the benchmarks); test_cuda by nvcc
 #   cuda         test_cuda --quick, with compute-sanitizer memcheck and racecheck beside it
+#   seg          the batched reduce (tally_reduce_segments/rows): test_cuda_segments (against the
+#                exact reference and the CPU backend), memcheck and racecheck on its --quick run
+#                beside it, then bench_cuda's seg_sum_rows rows (against CUB's
+#                DeviceSegmentedReduce::Sum; table in seg-bench.md, printed in the summary)
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000);
 #                with the tuning knobs, its odd shards run the exact sums' bins (ADV_ODD_ENV, default
 #                TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1: every size through the ring
@@ -56,11 +60,11 @@ cap() {
   [ "$left" -lt 5 ] && left=5
   echo "$left"
 }
-# a step's share (settable: CUDA_S, ADV_S, BENCH_S, PY_S, VK_S, MPI_S, CPU_S), and the shares of
+# a step's share (settable: CUDA_S, SEG_S, ADV_S, BENCH_S, PY_S, VK_S, MPI_S, CPU_S), and the shares of
 # the requested steps among those named (what a step leaves for the steps after it)
 W() {
   case $1 in
-    cuda) echo "${CUDA_S:-90}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
+    cuda) echo "${CUDA_S:-90}" ;; seg) echo "${SEG_S:-120}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
     cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;; *) echo 0 ;;
   esac
@@ -104,6 +108,7 @@ if want build; then
   [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
   [ $VK = ON ] && [ "${VK_LAB:-0}" = 1 ] && targets="$targets tally-lab"   # the lab's Vulkan kernels
   want python && targets="$targets tally tally_python"
+  want seg && targets="$targets test_cuda_segments"
   MPI=OFF; want mpi && MPI=ON
   CLI=OFF; want scanio && { CLI=ON; targets="$targets tally_cli"; }
   TUNING=${H200_TUNING:-ON}   # OFF: the shipped kernel shapes only (a shorter build; bench_cuda's knobs off)
@@ -122,7 +127,7 @@ ADV=$(find "$B" -name tally_adversarial -type f | head -1)
 rc=0
 
 if want cuda; then
-  c=$(cap "$(W cuda)" "$(rest adversarial bench python vulkan mpi cpu)")
+  c=$(cap "$(W cuda)" "$(rest seg adversarial bench python vulkan mpi cpu)")
   log "test_cuda --quick and memcheck on it, racecheck on the harness's exact sums, side by side (at most ${c}s)"
   ( timeout "$c" "$B/test_cuda" --quick >"$L/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
   p1=$!
@@ -146,6 +151,31 @@ if want cuda; then
   done
   grep -h FAIL "$L/test_cuda.log" | head -10
   grep -h '^auto:' "$L/test_cuda.log" | head -2
+fi
+
+if want seg; then
+  c=$(cap "$(W seg)" "$(rest adversarial bench python vulkan mpi cpu)")
+  S=$(find "$B" -name test_cuda_segments -type f | head -1)
+  log "seg: test_cuda_segments, memcheck and racecheck on its --quick run beside it (at most $((c * 3 / 4))s)"
+  ( timeout $((c * 3 / 4)) "$S" >"$L/test_cuda_segments.log" 2>&1; echo $? >"$B/st.rc" ) &
+  p1=$!
+  ( timeout $((c * 3 / 4)) compute-sanitizer --tool memcheck --error-exitcode 9 "$S" --quick \
+      >"$L/seg-memcheck.log" 2>&1; echo $? >"$B/sm.rc" ) &
+  p2=$!
+  ( timeout $((c * 3 / 4)) compute-sanitizer --tool racecheck --error-exitcode 9 "$S" --quick \
+      >"$L/seg-racecheck.log" 2>&1; echo $? >"$B/sr.rc" ) &
+  p3=$!
+  wait $p1 $p2 $p3
+  for t in st:test_cuda_segments sm:seg-memcheck sr:seg-racecheck; do
+    r=$(cat "$B/${t%%:*}.rc"); [ "$r" = 0 ] || rc=1
+    log "seg: ${t#*:} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$L/${t#*:}.log" | tail -1)"
+  done
+  grep -h FAIL "$L/test_cuda_segments.log" | head -10
+  c=$(cap $((c / 4)) "$(rest adversarial bench python vulkan mpi cpu)")
+  log "seg: bench_cuda seg_sum_rows against CUB DeviceSegmentedReduce::Sum (at most ${c}s)"
+  timeout "$c" "$B/bench/bench_cuda" --filter seg_sum_rows --min-log2 26 --max-log2 26 \
+    --out "$OUT/seg-bench.md" >"$L/seg-bench.log" 2>&1 || rc=1
+  log "seg: bench_cuda seg_sum_rows $(grep 'validation failures' "$L/seg-bench.log" | tail -1)"
 fi
 
 if want adversarial; then
@@ -178,10 +208,10 @@ fi
 if want python; then
   c=$(cap "$(W python)" "$(rest vulkan mpi cpu)")
   log "python: pytest (GPU tests included), then the speed table (at most ${c}s)"
-  timeout "$((c / 2))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
+  timeout "$((c * 2 / 3))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   log "python tests exit $r: $(grep -E 'passed|failed|error' "$L/python-tests.log" | tail -1)"
-  PYTHONPATH="$B/python" timeout "$((c / 2))" $PY bench/python_bench.py --gpu --lib "$B/libtally.so" \
+  PYTHONPATH="$B/python" timeout "$((c / 3))" $PY bench/python_bench.py --gpu --lib "$B/libtally.so" \
     --markdown "$OUT/python-bench.md" >"$L/python-bench.log" 2>&1 || rc=1
   log "python bench: $(tail -1 "$L/python-bench.log")"
 fi
@@ -262,6 +292,15 @@ grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log
 if want bench && [ -f "$OUT/bench-exact.md" ]; then
   echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; variant bins=1: REDUCE_BINS)"
   sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
+fi
+if want seg && [ -f "$OUT/seg-bench.md" ]; then
+  echo "=== segmented exact sums (tally_reduce_rows, results to the host) against CUB DeviceSegmentedReduce::Sum (plain); CUB/ours > 1: ours faster"
+  grep -E '^\| (op|seg_sum_rows)' "$OUT/seg-bench.md"
+fi
+if want mpi && [ -f "$OUT/mpi-table.md" ]; then
+  echo "=== MPI (bench_mpi; rows: ranks 1 2 4 8 16, then 16 on wide data, then 4 CUDA ranks): tree/pl = exact sum's"
+  echo "    throughput / MPI_Allreduce of a plain sum (target >= 0.9); tr/a1 = cross-rank step / MPI_Allreduce of one double (target <= 2 at 16)"
+  grep -E '^ *(ranks|[0-9]+ )' "$OUT/mpi-table.md"
 fi
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"

@@ -16,14 +16,13 @@ uint32_t tally_internal_ops_need(tally_type type, const tally_op *ops, size_t no
 
 void tally_internal_partial_init(tally_partial *p, tally_type type, uint32_t need, int omit_nan)
 {
+    /* partial_init sets only what need asks for; a state that is encoded, copied or merged
+     * whole must have defined bytes everywhere. Zero bytes are also an empty exact sum
+     * (exact_sum.h), so the sums need ask for nothing more. */
     memset(p, 0, sizeof *p);
     tally_partial_init(p, type, need, omit_nan);
-    /* partial_init sets only what need asks for; a state that is encoded, copied or merged
-     * whole must have defined bytes everywhere. */
     if (!(need & TALLY_NEED_PROD))
         for (int i = 0; i < TALLY_PROD_LANES; i++) p->lanes[i] = 1.0;
-    if (!(tally_type_is_float(type) && (need & TALLY_NEED_SUM))) tally_exact_init(&p->fsum);
-    if (!(need & TALLY_NEED_SQ)) tally_exact_init(&p->fsq);
 }
 
 void tally_internal_partial_append(tally_partial *dst, const tally_partial *src)

@@ -79,4 +79,15 @@ TALLY_API size_t tally_partial_encode(const tally_partial *p, uint8_t *buf, size
 TALLY_API tally_status tally_partial_decode(const uint8_t *buf, size_t len, tally_partial *p,
                                             size_t *used, char *err, size_t errlen);
 
+/* out := the encoding of a's state followed by b's (b covers the elements right after a's), made
+ * from the two encodings without decoding them: the bytes are those of encoding
+ * tally_internal_partial_append of their decodings (the float product keeps a's, as there), at
+ * a cost proportional to the encodings' lengths rather than to a tally_partial's size. Returns
+ * the bytes written, or 0 when a or b is not an encoding that tally_partial_decode accepts, when
+ * they differ in version, type, omit_nan or what they track, when cap is too small, or when the
+ * merged state does not fit its fields (more than 2^64-1 elements, an integer sum beyond 128
+ * bits, an exact sum of 2^1088 or more: no data reach these). out must not overlap a or b. */
+TALLY_API size_t tally_partial_merge_encoded(const uint8_t *a, size_t alen, const uint8_t *b,
+                                             size_t blen, uint8_t *out, size_t cap);
+
 #endif

@@ -50,6 +50,7 @@ void free_state(State *s)
     cudaFree(s->scan_sync);
     cudaFree(s->scan_status);
     cudaFree(s->staging);
+    cudaFree(s->seg_scratch);
     if (s->h_results) cudaFreeHost(s->h_results);
     if (s->own_stream) cudaStreamDestroy(s->own_stream);
     delete s;
@@ -147,7 +148,7 @@ int device_accessible(const void *p, const void **dev)
 /* 1 if the kernels read p where it is (device or managed memory, or a small pinned buffer
  * read through its mapping; *dev: the pointer to use there); 0 for host memory to be copied to
  * the device first (larger pinned buffers move faster by DMA than read over the link). */
-static int read_in_place(const void *p, size_t bytes, const void **dev)
+int read_in_place(const void *p, size_t bytes, const void **dev)
 {
     *dev = p;
     if (!device_accessible(p, dev)) return 0;
@@ -412,7 +413,7 @@ tally_status cuda_copy(tally_context *ctx, void *state, void *dst, const void *s
 /* no accumulate: streams on a CUDA context run on a CPU backend state of their own */
 const tally_backend cuda_backend = {
     TALLY_BACKEND_CUDA, "cuda",    cuda_available, cuda_init, cuda_fini,
-    cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, nullptr /* reduce_segments */,
+    cuda_reduce,        cuda_scan, cuda_describe,  cuda_copy, cuda_reduce_segments,
     nullptr /* accumulate */, nullptr /* sqdev */, cuda_owns,
 };
 

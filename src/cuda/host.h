@@ -32,6 +32,8 @@ struct State {
     size_t scan_status_bytes;
     void *staging;             /* device copy of host data (grown as needed) */
     size_t staging_bytes;
+    void *seg_scratch;         /* segments.cu: results, means and offsets of a batch (grown) */
+    size_t seg_scratch_bytes;
     struct Stager *stager;     /* host_stage.cu: workers and pinned buffers, made on first use */
 };
 
@@ -64,6 +66,20 @@ State *cuda_state(tally_context *ctx);
 /* 1 if the GPU can read p (device, managed or registered host memory; *dev: the pointer to
  * use there), 0 for plain host memory. */
 int device_accessible(const void *p, const void **dev);
+/* 1 if the kernels read the bytes at p where they are (device or managed memory, or a small
+ * pinned buffer read through its mapping; *dev: the pointer to use there); 0 for host memory
+ * to be copied to the device first. */
+int read_in_place(const void *p, size_t bytes, const void **dev);
+/* Host memory to be staged: into the context's staging buffer, grown to bytes if need be. */
+tally_status ensure_staging(tally_context *ctx, State *s, size_t bytes, const char *fn);
+/* The kernel mask (TCU_MASK_*) that covers ops; *has_var: a variance pass follows. */
+unsigned ops_mask(const tally_op *ops, size_t nops, int *has_var);
+/* The backend's reduce_segments hook (segments.cu; core/backend.h). */
+tally_status cuda_reduce_segments(tally_context *ctx, void *state, tally_type type,
+                                  const void *data, const uint64_t *offsets, uint64_t nseg,
+                                  uint64_t row_len, uint64_t row_stride, const tally_op *ops,
+                                  size_t nops, const tally_reduce_options *opts,
+                                  tally_result *results);
 /* ---- host data (host_stage.cu) ------------------------------------------------------------
  * Pageable host data (malloc'd, a mapped file) of TCU_STAGE_MIN_BYTES or more crosses the link
  * through a team of stage_workers() threads, each with two pinned buffers of TCU_STAGE_CHUNK

@@ -36,10 +36,14 @@ tally_mpi_algo tally_mpi_set_algo(tally_mpi_algo algo)
 static tally_mpi_algo algo_now(void)
 {
     if (g_algo != TALLY_MPI_ALGO_AUTO) return g_algo;
-    const char *e = getenv("TALLY_MPI_ALGO");
-    if (e && !strcmp(e, "op")) return TALLY_MPI_ALGO_OP;
-    if (e && !strcmp(e, "tree")) return TALLY_MPI_ALGO_TREE;
-    return TALLY_MPI_ALGO_TREE; /* measured: docs/mpi.md */
+    /* the environment is read once (a lookup costs about as much as a merge step); every
+     * thread that races here stores the same value */
+    static int env_algo = -1;
+    if (env_algo < 0) {
+        const char *e = getenv("TALLY_MPI_ALGO");
+        env_algo = e && !strcmp(e, "op") ? TALLY_MPI_ALGO_OP : TALLY_MPI_ALGO_TREE;
+    }
+    return (tally_mpi_algo)env_algo; /* the tree by default: measured, docs/mpi.md */
 }
 
 /* ---- the MPI datatype and op over records ------------------------------------------------- */
@@ -51,9 +55,13 @@ static void rec_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
     /* MPI passes the lower ranks' records in `in` for a non-commutative op */
-    for (int i = 0; i < *len; i++)
-        wire_merge((const uint8_t *)in + (size_t)i * WIRE_BYTES, (uint8_t *)inout + (size_t)i * WIRE_BYTES,
-                   (uint8_t *)inout + (size_t)i * WIRE_BYTES);
+    uint8_t out[WIRE_BYTES];
+    for (int i = 0; i < *len; i++) {
+        uint8_t *io = (uint8_t *)inout + (size_t)i * WIRE_BYTES;
+        size_t used = wire_merge((const uint8_t *)in + (size_t)i * WIRE_BYTES, io, out);
+        memcpy(io, out, used);
+        memset(io + used, 0, WIRE_BYTES - used);
+    }
 }
 
 static int free_at_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
@@ -80,53 +88,35 @@ static int ensure_types(void)
 /* ---- our own allreduce: recursive doubling, merging in rank order -------------------------- */
 #define TAG_TREE 0x7a11
 
-/* Sends this rank's node to peer and merges what comes back, in rank order. */
-static int tree_step(wire_node *mine, int peer, int peer_first, uint8_t *buf, MPI_Comm comm)
-{
-    wire_node theirs;
-    size_t len = wire_node_write(mine, buf);
-    MPI_Status status;
-    int rc = MPI_Sendrecv(buf, (int)len, MPI_BYTE, peer, TAG_TREE, buf + WIRE_BYTES, WIRE_BYTES,
-                          MPI_BYTE, peer, TAG_TREE, comm, &status);
-    if (rc != MPI_SUCCESS) return rc;
-    wire_node_read(buf + WIRE_BYTES, &theirs);
-    if (peer_first) {
-        wire_node_merge(&theirs, mine);
-        *mine = theirs;
-    } else {
-        wire_node_merge(mine, &theirs);
-    }
-    return MPI_SUCCESS;
-}
-
 static int tree_allreduce(uint8_t *rec, MPI_Comm comm)
 {
     int rank, size, rc;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (size == 1) return MPI_SUCCESS;
-    wire_node mine;
-    uint8_t buf[2 * WIRE_BYTES];
-    wire_node_read(rec, &mine);
+    /* Records stay encoded: a step sends this rank's record at its used length, receives the
+     * partner's and merges the two encodings into a third buffer (wire_merge), which becomes
+     * this rank's record; the three buffers rotate, nothing is copied or decoded between
+     * steps. */
+    uint8_t b1[WIRE_BYTES], b2[WIRE_BYTES];
+    uint8_t *mine = rec, *theirs = b1, *spare = b2, *t;
+    size_t len = wire_used(rec);
     int pof2 = 1;
     while (pof2 * 2 <= size) pof2 *= 2;
     int rem = size - pof2, newrank;
     /* The first 2*rem ranks fold in pairs, so that pof2 ranks remain, each covering a run of
      * consecutive ranks in order; then recursive doubling, where a rank's partner covers the
-     * run just before or just after its own; then the folded ranks get the result. Records
-     * travel at their used length (the exact sums' digits vary). */
+     * run just before or just after its own; then the folded ranks get the result. */
     if (rank < 2 * rem) {
         if (rank & 1) {
-            size_t len = wire_node_write(&mine, buf);
-            rc = MPI_Send(buf, (int)len, MPI_BYTE, rank - 1, TAG_TREE, comm);
+            rc = MPI_Send(mine, (int)len, MPI_BYTE, rank - 1, TAG_TREE, comm);
             if (rc != MPI_SUCCESS) return rc;
             newrank = -1;
         } else {
-            wire_node theirs;
-            rc = MPI_Recv(buf, WIRE_BYTES, MPI_BYTE, rank + 1, TAG_TREE, comm, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(theirs, WIRE_BYTES, MPI_BYTE, rank + 1, TAG_TREE, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) return rc;
-            wire_node_read(buf, &theirs);
-            wire_node_merge(&mine, &theirs);
+            len = wire_merge(mine, theirs, spare);
+            t = mine, mine = spare, spare = t;
             newrank = rank / 2;
         }
     } else {
@@ -136,10 +126,14 @@ static int tree_allreduce(uint8_t *rec, MPI_Comm comm)
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int np = newrank ^ mask;
             int partner = np < rem ? np * 2 : np + rem;
-            if ((rc = tree_step(&mine, partner, np < newrank, buf, comm)) != MPI_SUCCESS) return rc;
+            rc = MPI_Sendrecv(mine, (int)len, MPI_BYTE, partner, TAG_TREE, theirs, WIRE_BYTES,
+                              MPI_BYTE, partner, TAG_TREE, comm, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) return rc;
+            len = np < newrank ? wire_merge(theirs, mine, spare) : wire_merge(mine, theirs, spare);
+            t = mine, mine = spare, spare = t;
         }
+        if (mine != rec) memcpy(rec, mine, len);
     }
-    size_t len = wire_node_write(&mine, rec);
     if (rank < 2 * rem) {
         if (rank & 1) rc = MPI_Recv(rec, WIRE_BYTES, MPI_BYTE, rank - 1, TAG_TREE, comm, MPI_STATUS_IGNORE);
         else rc = MPI_Send(rec, (int)len, MPI_BYTE, rank + 1, TAG_TREE, comm);
@@ -154,6 +148,9 @@ static int combine(uint8_t *rec, MPI_Comm comm, int root)
     int rc = ensure_types();
     if (rc != MPI_SUCCESS) return rc;
     if (algo_now() == TALLY_MPI_ALGO_TREE) return tree_allreduce(rec, comm);
+    /* fixed-size records for MPI's op: the unused tail zeroed, so no byte sent is undefined */
+    size_t used = wire_used(rec);
+    memset(rec + used, 0, WIRE_BYTES - used);
     uint8_t out[WIRE_BYTES];
     if (root < 0) rc = MPI_Allreduce(rec, out, 1, g_rec_type, g_rec_op, comm);
     else rc = MPI_Reduce(rec, out, 1, g_rec_type, g_rec_op, root, comm);
@@ -209,18 +206,15 @@ static void fill_status(tally_result *results, const tally_op *ops, size_t nops,
 static uint64_t reduce_fingerprint(int kind, tally_type type, const tally_op *ops, size_t nops,
                                    const tally_reduce_options *opts)
 {
-    uint8_t b[8];
+    /* FNV-1a over 32-bit words (every rank runs the same build: only equality matters, and a
+     * word-wise step is bijective in the word, so one differing argument always shows) */
     uint64_t h = WIRE_FNV_START;
-    wire_put32(b, (uint32_t)kind);
-    wire_put32(b + 4, (uint32_t)type);
-    h = wire_fnv(h, b, 8);
-    wire_put32(b, opts ? (uint32_t)(opts->omit_nan != 0) : 0);
-    wire_put32(b + 4, opts ? (uint32_t)opts->ddof : 0);
-    h = wire_fnv(h, b, 8);
-    for (size_t i = 0; ops && i < nops; i++) {
-        wire_put32(b, (uint32_t)ops[i]);
-        h = wire_fnv(h, b, 4);
-    }
+    h = wire_fnv_word(h, (uint32_t)kind);
+    h = wire_fnv_word(h, (uint32_t)type);
+    h = wire_fnv_word(h, opts ? (uint32_t)(opts->omit_nan != 0) : 0);
+    h = wire_fnv_word(h, opts ? (uint32_t)opts->ddof : 0);
+    h = wire_fnv_word(h, (uint32_t)nops);
+    for (size_t i = 0; ops && i < nops; i++) h = wire_fnv_word(h, (uint32_t)ops[i]);
     return h;
 }
 

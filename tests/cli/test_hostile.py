@@ -479,6 +479,15 @@ def group_format():
     f = write("nul.csv", b'1,"ab\x00cd"\n', "wb")
     rc, out, err, _ = run(["-f", "2", "sum", f])
     check(rc == 1 and "'ab\\x00cd'" in err, f"#16 NUL in a message: {err!r}")
+    # the same message from a file and a pipe: a quoted field running past the NUL's line is
+    # shown up to the NUL; a NUL after a byte order mark read from a pipe (it crashed)
+    for text, shown in ((b'1\n"ab\x00cd\nef"\n', "'ab\\x00'"), (b'1\n"ab\x00cd\n', "'ab\\x00'"),
+                        (b'1\r\n2,x\x00y\r\n', "'x\\x00y'"), (b'\xef\xbb\xbf5,\x00\n', "'\\x00'")):
+        f = write("nul2.csv", text, "wb")
+        rc1, _, e1, _ = run(["sum", f])
+        rc2, _, e2, _ = run(["sum", "-t", ","], stdin=text)
+        e2 = e2.replace("<stdin>", f)
+        check(rc1 == 1 and rc2 == 1 and shown in e1 and e1 == e2, f"NUL message, file vs pipe: {text!r}: {e1!r} / {e2!r}")
 
 
 # ---- the option grammar (#16, #17) ---------------------------------------------------------------

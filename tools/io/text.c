@@ -85,6 +85,7 @@ struct tio_text_reader {
     /* non-mapped: a NUL byte was read at carry offset nul_at (the text ends there) */
     int nul_seen;
     size_t nul_at;
+    int nul_done;                   /* the block that ends the text at the NUL was taken */
     /* threads */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
@@ -203,6 +204,16 @@ static void tio_carry_taken(tio_text_reader *r, size_t e)
     r->scan_pos = r->scan_pos > e ? r->scan_pos - e : 0;
     r->scan_last = (size_t)-1;                 /* e was the last record end */
     if (r->nul_seen) r->nul_at -= e;
+}
+
+/* The text ends with the line of its first NUL byte, 4 KiB past the NUL at most (the same
+ * wherever the bytes came from): the end of the text that holds nul in p[0..n). */
+enum { TIO_NUL_LINE_MAX = 4096 };
+static size_t tio_nul_text_end(const char *p, size_t n, const char *nul)
+{
+    size_t o = (size_t)(nul - p), m = n - o < TIO_NUL_LINE_MAX ? n - o : TIO_NUL_LINE_MAX;
+    const char *nl = memchr(nul, '\n', m);
+    return nl ? (size_t)(nl - p) + 1 : o + m;
 }
 
 /* ---- fields --------------------------------------------------------------------------------- */
@@ -569,7 +580,13 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                 b->err_line = rec_line;
                 b->err_field = field + 1;
                 b->err_s = f.s;
-                b->err_len = f.len;
+                /* a quoted field that runs on past the NUL's line (where a pipe's text ends) or
+                 * to the block's end: its excerpt stops just after the NUL, the same however
+                 * the text arrived */
+                const int quoted = !r->ws && p[field_start] == '"';
+                const int cut = quoted && (rc == TIO_F_UNTERMINATED ||
+                                           f.s + f.len >= p + tio_nul_text_end(p, n, nulp));
+                b->err_len = cut ? (size_t)(nulp + 1 - f.s) : f.len;
                 b->lines = line;
                 return;
             }
@@ -621,6 +638,7 @@ static void tio_parse_block(const tio_text_reader *r, tio_block *b)
                     const char *fe = nulp;
                     while (fe < p + n && *fe != '\n' && !(r->ws ? tio_is_blank(*fe) : *fe == r->delim))
                         fe++;
+                    if (fe[-1] == '\r' && (fe == p + n || *fe == '\n')) fe--;   /* as tio_next_field */
                     b->err = TIO_E_NUL;
                     b->err_line = rec_line;
                     b->err_field = field + 1;
@@ -681,10 +699,11 @@ static void tio_view(const tio_text_reader *r, const char **p, size_t *n)
     }
 }
 
-/* Non-mapped input: reads more into carry. Returns bytes read, 0 at end, -1 on error. */
-static long long tio_fill_carry(tio_text_reader *r, size_t want)
+/* Non-mapped input: reads more into carry (past a NUL byte too: tio_fill_carry stops there).
+ * Returns bytes read, 0 at end, -1 on error. */
+static long long tio_read_carry(tio_text_reader *r, size_t want)
 {
-    if (r->eof || r->nul_seen) return 0;
+    if (r->eof) return 0;
     if (r->carry_cap - r->carry_len < want) {
         size_t nc = r->carry_cap ? r->carry_cap : 65536;
         while (nc - r->carry_len < want) nc *= 2;
@@ -696,13 +715,28 @@ static long long tio_fill_carry(tio_text_reader *r, size_t want)
     long long got = tio_input_read(r->in, r->carry + r->carry_len, r->carry_cap - r->carry_len);
     if (got < 0) return -1;
     if (got == 0) r->eof = 1;
-    const char *z = got > 0 ? memchr(r->carry + r->carry_len, '\0', (size_t)got) : NULL;
+    const char *z = got > 0 && !r->nul_seen ? memchr(r->carry + r->carry_len, '\0', (size_t)got) : NULL;
     if (z) {
         r->nul_seen = 1;
         r->nul_at = (size_t)(z - r->carry);
     }
     r->carry_len += (size_t)got;
     return got;
+}
+
+/* Non-mapped input: reads more into carry, up to the first NUL byte's read. */
+static long long tio_fill_carry(tio_text_reader *r, size_t want)
+{
+    return r->nul_seen ? 0 : tio_read_carry(r, want);
+}
+
+/* Non-mapped input after a NUL byte: reads on until its line is whole (tio_nul_text_end). */
+static int tio_read_nul_line(tio_text_reader *r)
+{
+    while (r->nul_seen && !r->eof && r->carry_len - r->nul_at < TIO_NUL_LINE_MAX &&
+           !memchr(r->carry + r->nul_at, '\n', r->carry_len - r->nul_at))
+        if (tio_read_carry(r, TIO_NUL_LINE_MAX) < 0) return -1;
+    return 0;
 }
 
 int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *opts, char *err,
@@ -730,6 +764,7 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
         if (r->carry_len >= 3 && memcmp(r->carry, "\xEF\xBB\xBF", 3) == 0) {
             memmove(r->carry, r->carry + 3, r->carry_len - 3);
             r->carry_len -= 3;
+            if (r->nul_seen) r->nul_at -= 3;   /* the NUL moved with the text (it is past the mark) */
         }
     }
     /* the first non-blank line, for sniffing the delimiter and reading the first record */
@@ -746,6 +781,11 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
         }
         if (i < n) e = tio_record_end(p + i, n - i, r->o.delim ? r->o.delim : ',',
                                       r->o.whitespace, 0, 0);
+        if (r->nul_seen && tio_read_nul_line(r) < 0) {
+            snprintf(err, errlen, "%s: %s", in->name, strerror(errno));
+            tio_text_close(r);
+            return -1;
+        }
         if (e != (size_t)-1 || in->mapped || r->eof || r->nul_seen) break;
         if (r->carry_len > r->max_record) {
             snprintf(err, errlen, "%s: a record longer than %zu bytes (is this text?)", in->name,
@@ -784,12 +824,20 @@ int tio_text_open(tio_text_reader **out, tio_input *in, const tio_text_options *
     if (i < n) {
         uint64_t line = 0;
         for (size_t k = 0; k < i; k++) line += p[k] == '\n';
+        /* a NUL byte ends the text (its line, as a pipe's text ends there): a quoted field
+         * still open there is left to the parser, which reports the NUL */
+        const char *nul0 = memchr(p + i, '\0', n - i);
+        if (nul0) n = tio_nul_text_end(p, n, nul0);
         size_t j = i;
         if (r->ws) while (j < n && tio_is_blank(p[j])) j++;
         int cap = 0;
         for (;;) {
             tio_field f;
             int rc = tio_next_field(r, p, n, &j, &line, &f);
+            if (rc == TIO_F_UNTERMINATED && nul0) {
+                if (!r->o.header) r->nfields++;    /* a header: its NUL is reported below */
+                break;
+            }
             if (rc == TIO_F_UNTERMINATED) {
                 snprintf(err, errlen, "%s:%llu:%d: unterminated quoted field", in->name,
                          (unsigned long long)(line + 1), r->nfields + 1);
@@ -1033,16 +1081,19 @@ static int tio_next_block(tio_text_reader *r, tio_block *b)
         return 1;
     }
     /* read until the carry holds a block's worth and a record end, or the input ends */
-    if (r->nul_seen && r->eof) return 0;       /* the block with the NUL byte went already */
+    if (r->nul_done) return 0;                 /* the block with the NUL byte went already */
     for (;;) {
         if (r->carry_len >= B || r->eof || r->nul_seen) {
             size_t e;
             if (r->nul_seen) {
                 /* the text ends at a NUL byte: nothing after what was read is read; the block
                  * ends with the NUL's line (if it ended), and the parser reports it */
-                const char *nl = memchr(r->carry + r->nul_at, '\n', r->carry_len - r->nul_at);
-                e = nl ? (size_t)(nl - r->carry) + 1 : r->carry_len;
+                /* the NUL's line is read on to its end: the error's excerpt must not depend on
+                 * where a read happened to end */
+                if (tio_read_nul_line(r) < 0) return -1;
+                e = tio_nul_text_end(r->carry, r->carry_len, r->carry + r->nul_at);
                 r->eof = 1;
+                r->nul_done = 1;
             } else {
                 e = r->eof ? r->carry_len : tio_carry_last_end(r);
             }
