@@ -13,9 +13,13 @@
  * Segmented sums (tally_reduce_rows against cub::DeviceSegmentedReduce::Sum, rows seg_sum_rows,
  * n = all the rows' elements) run first, at 2^16 rows of 2^10 and 2^10 rows of 2^16.
  *
- *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC] [--out FILE]
+ *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC]
+ *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
- * Prints the table (markdown) last; FILE gets a copy. */
+ * --kind: the data kinds (price-like for every case; wide 2^-40..2^40 and the full range for the
+ * float sums: exact, plain, and exact with the bins knob, rows "bins=1").
+ * Prints the table (markdown) last, then the EXACT vs PLAIN table (the correctly rounded sums
+ * against our plain sum of the same data); FILE gets a copy of both. */
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -259,6 +263,17 @@ static bool same_f(double a, double b, double tol)
 /* ---- reductions ---------------------------------------------------------------------------- */
 enum RCase { R_SUM, R_MAX, R_SMM, R_ARGMIN, R_PLAIN };
 
+/* The float sums' timings (stream rows), for the closing table of the correctly rounded sum
+ * against our plain sum of the same data and run (exact_table). */
+struct SumTiming {
+    std::string type, variant; /* variant: the row's note ("", "wide", "full bins=1", ...) */
+    int kind, log2n;
+    bool plain;
+    double ours, cub;
+};
+static std::vector<SumTiming> g_sums;
+static const char *kind_name(int kind) { return kind == 0 ? "price" : kind == 1 ? "wide" : "full"; }
+
 template <typename T>
 static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int kind, const char *note,
                          tally_result *dres, void *cub_tmp, size_t cub_tmp_bytes, T *dout, int *didx)
@@ -308,6 +323,23 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
             else ok &= r[i].value.u64 == c[i].value.u64 && r[i].index == c[i].index && r[i].status == c[i].status;
         }
     }
+    /* a variant of the exact sum (a knob in the note) gives the default's bits, at every size
+     * (above 2^26 the CPU check is skipped) */
+    static uint64_t ref_bits = 0, ref_n = 0;
+    static tally_type ref_type = TALLY_I32;
+    if (rc == R_SUM && std::is_floating_point<T>::value) {
+        if (!strchr(note, '=')) {
+            ref_bits = r[0].value.u64;
+            ref_n = n;
+            ref_type = tt;
+        } else if (ref_n == n && ref_type == tt && r[0].value.u64 != ref_bits) {
+            ok = false;
+            double want;
+            memcpy(&want, &ref_bits, sizeof want);
+            printf("%s %s n=%llu (%s): %.17g, the default kernel's %.17g\n", name, tally_type_name(tt),
+                   (unsigned long long)n, note, r[0].value.f64, want);
+        }
+    }
     cub(0);
     CK(cudaStreamSynchronize(g_s));
     {
@@ -338,6 +370,9 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
     double t_cub = time_us(cub, rot, expect);
     double h_cub = g_host_us;
     row(name, tally_type_name(tt), n, t_ours, t_cub, (double)bytes, ok ? note : "INVALID");
+    if (std::is_floating_point<T>::value && (rc == R_SUM || rc == R_PLAIN) && !g_graph && ok)
+        g_sums.push_back({tally_type_name(tt), note, kind, (int)std::lround(std::log2((double)n)), rc == R_PLAIN,
+                          t_ours, t_cub});
     if (!g_graph && !*note && n <= (1u << 22)) {
         char line[160];
         snprintf(line, sizeof line, "| %-14s | %-4s | 2^%-2d | %9.2f | %11.2f | %8.2f | %10.2f |\n", name,
@@ -546,6 +581,41 @@ static std::string bench_host_link()
     return out;
 }
 
+/* The correctly rounded sum against our plain (rounding, fixed-order f64) sum of the same data
+ * in the same run, per type, data kind and size: plain/exact is the issue's ratio (targets:
+ * price >= 0.98, wide 2^-40..2^40 >= 0.9, full range >= 0.8), CUB/exact the one against CUB's
+ * (rounding) sum. Variant rows (a knob in the note, e.g. bins=1) against the same plain row. */
+static std::string exact_table()
+{
+    std::string t = "\n=== EXACT vs PLAIN: correctly rounded sum against our plain sum (same data, same run; "
+                    "targets plain/exact: price >= 0.98, wide >= 0.9, full >= 0.8)\n\n"
+                    "| type | kind  | n    | variant        | exact µs   | plain µs   | plain/exact | CUB/exact |\n"
+                    "|------|-------|------|----------------|------------|------------|-------------|-----------|\n";
+    char line[256];
+    for (const SumTiming &e : g_sums) {
+        if (e.plain) continue;
+        const SumTiming *pl = nullptr; /* the plain row of the same data: no knob in its note */
+        for (const SumTiming &q : g_sums)
+            if (q.plain && q.type == e.type && q.kind == e.kind && q.log2n == e.log2n &&
+                q.variant.find('=') == std::string::npos)
+                pl = &q;
+        std::string v = e.variant;
+        const std::string k = kind_name(e.kind);
+        if (v.compare(0, k.size(), k) == 0) v = v.substr(k.size());
+        while (!v.empty() && v[0] == ' ') v = v.substr(1);
+        if (v.empty()) v = "default";
+        if (pl)
+            snprintf(line, sizeof line, "| %-4s | %-5s | 2^%-2d | %-14s | %10.2f | %10.2f | %11.2f | %9.2f |\n",
+                     e.type.c_str(), k.c_str(), e.log2n, v.c_str(), e.ours, pl->ours, pl->ours / e.ours,
+                     e.cub / e.ours);
+        else
+            snprintf(line, sizeof line, "| %-4s | %-5s | 2^%-2d | %-14s | %10.2f | %10s | %11s | %9.2f |\n",
+                     e.type.c_str(), k.c_str(), e.log2n, v.c_str(), e.ours, "-", "-", e.cub / e.ours);
+        t += line;
+    }
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     int max_log2 = 30, min_log2 = 10;
@@ -559,6 +629,9 @@ int main(int argc, char **argv)
     };
     bool quick = false;
     const char *outfile = NULL;
+    /* --kind price,wide,full: the data kinds to run (all by default; wide and full time only the
+     * float sums: exact, plain, and the exact one with the bins knob on) */
+    const char *kinds = "price,wide,full";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) max_log2 = atoi(argv[++i]);
@@ -566,6 +639,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) g_filter = argv[++i];
         else if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) min_log2 = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--deadline") && i + 1 < argc) deadline_s = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--kind") && i + 1 < argc) kinds = argv[++i];
     }
     tally_options o;
     tally_options_init(&o);
@@ -664,7 +738,8 @@ int main(int argc, char **argv)
     for (int kind = 0; kind < 3; kind++) {
         /* kind 0: price-like data for every case; kinds 1 (wide) and 2 (full range): the exact
          * and the plain sums only */
-        const char *kname = kind == 0 ? "price" : kind == 1 ? "wide" : "full";
+        const char *kname = kind_name(kind);
+        if (!strstr(kinds, kname)) continue;
         for (int l : logs) {
             uint64_t n = 1ull << l;
             if (deadline_s > 0 && elapsed() > deadline_s) {
@@ -735,6 +810,11 @@ int main(int argc, char **argv)
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             bench_reduce<float>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            char bins_note[32];
+            snprintf(bins_note, sizeof bins_note, "%s%sbins=1", note, *note ? " " : "");
+            with_knob("reduce_bins", 1, [&] {
+                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            });
             if (kind == 0) {
                 bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -757,6 +837,9 @@ int main(int argc, char **argv)
                 gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, in.bytes / 8, kind, 3);
                 bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                with_knob("reduce_bins", 1, [&] {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
                 if (kind == 0)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 if (kind == 0 && l <= 22) graph_rows([&] {
@@ -772,6 +855,8 @@ int main(int argc, char **argv)
     }
     printf("\n\n=== TABLE (CUB/ours > 1: ours faster; %%copy: our bytes/s over the D2D memcpy's) ===\n");
     fputs(g_table.c_str(), stdout);
+    const std::string xtable = exact_table();
+    fputs(xtable.c_str(), stdout);
     printf("validation failures: %d\n", g_bad);
     const char *host_head =
         "\nHost cost of one enqueue (stream rows up to 2^22): µs per call while launching back to back\n"
@@ -784,6 +869,7 @@ int main(int argc, char **argv)
         FILE *f = fopen(outfile, "w");
         if (f) {
             fputs(g_table.c_str(), f);
+            fputs(xtable.c_str(), f);
             if (!g_host_table.empty()) fprintf(f, "%s%s", host_head, g_host_table.c_str());
             fputs(link_table.c_str(), f);
             fprintf(f, "validation failures: %d\n", g_bad);

@@ -9,9 +9,15 @@
 #                exact reference and the CPU backend), memcheck and racecheck on its --quick run
 #                beside it, then bench_cuda's seg_sum_rows rows (against CUB's
 #                DeviceSegmentedReduce::Sum; table in seg-bench.md, printed in the summary)
-#   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000)
-#   bench        bench_cuda: host data to the GPU (1 GiB pinned/pageable/mmap'd, a few seconds), then
-#                tally against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
+#   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000);
+#                with the tuning knobs, its odd shards run the exact sums' bins (ADV_ODD_ENV, default
+#                TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1: every size through the ring
+#                kernels, the only ones with bins; ADV_ODD_ENV= for none)
+#   bench        bench_cuda: first the float sums alone at 2^28 (EXACT_ARGS), correctly rounded
+#                against our plain sum for price-like, wide (2^-40..2^40) and full-range data, with
+#                and without the bins (its EXACT vs PLAIN table is printed in the summary); then
+#                host data to the GPU (1 GiB pinned/pageable/mmap'd, a few seconds) and tally
+#                against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
 #                reduce_sum_batch rows: 64 calls per command buffer); VK_SHARES="reduce:50
 #                scan:25 batch:20" adds the batch/segment tests; then the one-pass scan's
@@ -153,8 +159,16 @@ if want cuda; then
   ( timeout "$c" compute-sanitizer --tool racecheck --error-exitcode 9 "$ADV" --backends cuda --arrays 40 \
       --max-n 65536 --families huge_tiny,partial_overflow,ties,cancel_wide >"$L/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
   p3=$!
-  wait $p1 $p2 $p3
-  for t in t:test_cuda m:memcheck r:racecheck; do
+  # the same with the exact sums' bins (tuning builds: every size through the ring kernels)
+  echo 0 >"$B/rb.rc"
+  ( [ "${H200_TUNING:-ON}" = ON ] || exit 0
+    TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1 timeout "$c" compute-sanitizer --tool racecheck \
+      --error-exitcode 9 "$ADV" --backends cuda --arrays 40 --max-n 65536 \
+      --families huge_tiny,partial_overflow,cancel_wide,full_range,specials >"$L/racecheck-bins.log" 2>&1; echo $? >"$B/rb.rc" ) &
+  p4=$!
+  wait $p1 $p2 $p3 $p4
+  for t in t:test_cuda m:memcheck r:racecheck rb:racecheck-bins; do
+    [ -f "$L/${t#*:}.log" ] || continue
     r=$(cat "$B/${t%%:*}.rc"); [ "$r" = 0 ] || rc=1
     log "${t#*:} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$L/${t#*:}.log" | tail -1)"
   done
@@ -190,7 +204,9 @@ fi
 if want adversarial; then
   c=$(cap "$(W adversarial)" "$(rest bench python vulkan mpi cpu)")
   log "adversarial harness on CUDA (at most ${c}s)"
-  ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
+  odd_env="TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1"
+  [ "${H200_TUNING:-ON}" = ON ] || odd_env=""
+  ADV_ODD_ENV=${ADV_ODD_ENV-$odd_env} ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
     --max-n "${ADV_MAX_N:-1048576}" >"$L/adversarial-summary.log" 2>&1 || rc=1
   tail -22 "$L/adversarial-summary.log"
   log "adversarial on CUDA: $(tail -1 "$L/adversarial-summary.log")"
@@ -198,6 +214,12 @@ fi
 
 if want bench; then
   c=$(cap "$(W bench)" "$(rest python vulkan mpi cpu)")
+  ce=$(( c / 3 ))
+  log "bench_cuda: the float sums at 2^28, correctly rounded against plain (at most ${ce}s)"
+  timeout "$ce" "$B/bench/bench_cuda" --deadline $((ce - 10)) --filter reduce_sum,plain_sum \
+    ${EXACT_ARGS:---min-log2 28 --max-log2 28} --out "$OUT/bench-exact.md" >"$L/bench-exact.log" 2>&1 || rc=1
+  log "bench_cuda (exact sums): $(grep 'validation failures' "$L/bench-exact.log" | tail -1)"
+  c=$(cap $(( c - ce )) "$(rest python vulkan mpi cpu)")
   log "bench_cuda against CUB (at most ${c}s)"
   timeout "$c" "$B/bench/bench_cuda" --deadline $((c - 20)) ${BENCH_ARGS:---min-log2 24} \
     --out "$OUT/bench-cuda.md" >"$L/bench-cuda.log" 2>&1 || rc=1
@@ -344,6 +366,10 @@ log "done, exit $rc"
 tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
+if want bench && [ -f "$OUT/bench-exact.md" ]; then
+  echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; variant bins=1: REDUCE_BINS)"
+  sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
+fi
 if want seg && [ -f "$OUT/seg-bench.md" ]; then
   echo "=== segmented exact sums (tally_reduce_rows, results to the host) against CUB DeviceSegmentedReduce::Sum (plain); CUB/ours > 1: ours faster"
   grep -E '^\| (op|seg_sum_rows)' "$OUT/seg-bench.md"

@@ -119,6 +119,11 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     }
     if constexpr (EXACT || RING) __syncthreads();
     W w;
+    /* the exact sums' bins (Bins, reduce_worker.cuh): -1 when off or not this kernel's kind.
+     * Only the ring kernels (large inputs) have them: in the others (64 registers for the f32
+     * sum) the bins' code alone made the fast path spill more. */
+    const int bins_at = (W::BINS && RING) ? p.bins : -1;
+    if constexpr (W::BINS) Bins<T>::init(bins_at);
     /* the kernel before this one (PDL) has finished: global memory may be touched from here */
     pdl_wait();
     pdl_trigger();
@@ -153,7 +158,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             ok[u] = true;
             idx0[u] = p.head + (v + (unsigned long long)u * kThreads) * VEC;
         }
-        w.template add_batch<RING>(x, ok, idx0, sacc, vbase, vfirst, vend);
+        w.template add_batch<RING>(x, ok, idx0, sacc, vbase, vfirst, vend, bins_at);
     };
     if constexpr (RING) {
         const Vec<T> *ring = (const Vec<T> *)ring_smem;
@@ -207,9 +212,9 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             if (ok[u]) x[u] = load_vec(vdata + vi);
             else memset(&x[u], 0, sizeof x[u]);
         }
-        w.template add_batch<RING>(x, ok, idx0, sacc, vdata, v, ve);
+        w.template add_batch<RING>(x, ok, idx0, sacc, vdata, v, ve, bins_at);
     }
-    w.flush(sacc);
+    w.flush(sacc, bins_at);
 
     /* Warp, then block; then, in the last block to finish, the same code once more over the
      * blocks' partials (for the exact sums one copy of that code, warm in the instruction cache

@@ -64,7 +64,16 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
     auto *const ring_kernel = reduce_kernel<T, M, OMIT, true>;
     /* per device: built for sm_90, the ring's shared memory granted, blocks that fit per SM */
     static DeviceCache sm90_cache, smem_cache, plain_fit, ring_fit[kMaxRingStages + 1];
+    static DeviceCache smem_cache_bins, ring_fit_bins[kMaxRingStages + 1];
     constexpr unsigned long long per_block = (unsigned long long)kThreads * Worker<T, M, OMIT>::U;
+    /* the exact sums' per-thread bins (knob REDUCE_BINS; reduce_worker.cuh, Bins), in the ring
+     * kernels only: their bytes after the ring's stages in dynamic shared memory, so the ring
+     * keeps only the stages that fit beside them (kBlockSmem: the most a block may have, less
+     * kStaticSmem for the kernel's static shared memory) */
+    constexpr bool kBinsKernel = Worker<T, M, OMIT>::BINS;
+    const bool bins = kBinsKernel && tcu_knob(TCU_KNOB_REDUCE_BINS) != 0;
+    constexpr size_t kBinsBytes = kBinsKernel ? Bins<T>::BYTES : 0;
+    constexpr size_t kBlockSmem = 227u * 1024u, kStaticSmem = 8u * 1024u;
     const unsigned long long nb = (p->body_vec + per_block - 1) / per_block;
     const bool sm90 = built_for_sm90_on(sm90_cache, dev->ordinal, plain_kernel, ring_kernel);
     const bool pdl = p->pdl && sm90;
@@ -74,19 +83,22 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
     if (ring_shape(ring, &per_sm_ring, &stages) &&
         nb >= (unsigned long long)tcu_knob(TCU_KNOB_REDUCE_RING_MIN)) {
         const size_t stage_bytes = per_block * sizeof(Vec<T>);
+        /* with bins: the stages that fit beside them (f32: five; f64: two) */
+        if (bins)
+            while (stages > 1 && stage_bytes * (size_t)stages + kBinsBytes + kStaticSmem > kBlockSmem) stages--;
+        const size_t ring_smem = stage_bytes * (size_t)stages + (bins ? kBinsBytes : 0);
         int done = 0;
-        cudaError_t err = smem_cache.get(dev->ordinal, &done, [&](int *out) {
+        cudaError_t err = (bins ? smem_cache_bins : smem_cache).get(dev->ordinal, &done, [&](int *out) {
             *out = 1;
-            return cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)(stage_bytes * 6));
+            const size_t most = stage_bytes * 6 > ring_smem ? stage_bytes * 6 : ring_smem;
+            return cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most);
         });
         if (err != cudaSuccess) return err;
         /* no more blocks than fit at once (the kernel's registers may allow fewer) */
         int fit = 0;
-        err = ring_fit[stages].get(dev->ordinal, &fit, [&](int *out) {
+        err = (bins ? ring_fit_bins : ring_fit)[stages].get(dev->ordinal, &fit, [&](int *out) {
             int b = 0;
-            cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, ring_kernel, kThreads,
-                                                                          stage_bytes * (size_t)stages);
+            cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, ring_kernel, kThreads, ring_smem);
             *out = b > 0 ? b : 1;
             return e;
         });
@@ -97,8 +109,9 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
         unsigned grid = (unsigned)(nb < want ? nb : want);
         tcu_reduce_params q = *p;
         q.ring_stages = stages;
+        q.bins = bins ? (int32_t)(stage_bytes * (size_t)stages) : -1;
         set_combine<T, M>(&q, nb, grid, per_block);
-        return launch_kernel(ring_kernel, grid, stage_bytes * (size_t)stages, stream, pdl, q);
+        return launch_kernel(ring_kernel, grid, ring_smem, stream, pdl, q);
     }
     int per_sm = 0;
     cudaError_t err = plain_fit.get(dev->ordinal, &per_sm, [&](int *out) {
@@ -130,6 +143,7 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
     if (want < 1) want = 1;
     unsigned grid = (unsigned)(want < max_blocks ? want : max_blocks);
     tcu_reduce_params q = *p;
+    q.bins = -1; /* the ring kernels' only (reduce_kernel) */
     set_combine<T, M>(&q, nb, grid, per_block);
     return launch_kernel(plain_kernel, grid, 0, stream, pdl, q);
 }

@@ -6,9 +6,96 @@
 
 #include <type_traits>
 #include "cuda/exact.cuh"
+#include "cuda/exact_bins.h"
 #include "cuda/reduce_merge.cuh"
 
+/* the kernel's dynamic shared memory (the ring's stages, then the bins; see Bins) */
+extern __shared__ __align__(16) unsigned char tcu_dyn_smem[];
+
 namespace tcu {
+
+/* ---- the exact sums' per-thread bins (knob REDUCE_BINS) ----------------------------------------
+ * Where the fast paths cannot prove a batch exact (values spread over more binades than a double
+ * holds), the batch goes into the thread's column of exponent-indexed bins (exact_bins.h):
+ * f64 values into integer digits (two shared-memory read-modify-writes each), f32 values into
+ * one double per window of 16 exponents (one f64 add in shared memory each, two values per
+ * dependent step), exact whatever the range, instead of three two-sums per value (and spills
+ * into the block superaccumulator's atomics beyond them). Layout in dynamic shared memory from
+ * byte p.bins: WORDS + 1 words per thread, interleaved (word k of thread t at k * kThreads + t:
+ * conflict-free whatever bin each lane picks); the last word is the thread's meta word:
+ *   bits 0..31  adds since the column was last normalised (f64) or emptied into the block's
+ *               superaccumulator (f32): the budget ADDS of exact_bins.h
+ *   bits 32..39 batches still to send straight to the bins without trying the fast path
+ *   bit 62      the column was zeroed (at the thread's first binned batch)
+ * The kernel zeroes each thread's meta word at its start (Bins::init); the bins are zeroed
+ * lazily, so kernels that never bin pay one store. Only the thread itself touches its column
+ * until bins_fold, which adds the warp's columns into the block's superaccumulator (then the
+ * block's usual spilled path rounds them once).
+ * Invariant: thread t's exact sum = its expansion (a1, a2, wide_tail) + its column's value +
+ * what it spilled. */
+template <typename T> struct Bins {
+    static constexpr bool F64 = sizeof(T) == 8;
+    static constexpr int WORDS = F64 ? TBINS_F64_DIGITS : TBINS_F32_BINS; /* bins, then meta */
+    static constexpr int LO = TBINS_F64_LO; /* f64: digit 0's chunk in sacc */
+    static constexpr unsigned ADDS = F64 ? TBINS_F64_ADDS : TBINS_F32_ADDS;
+    static constexpr size_t BYTES = (size_t)(WORDS + 1) * kThreads * sizeof(long long);
+    static constexpr unsigned long long kZeroed = 1ull << 62;
+    /* batches sent straight to the bins after one the fast path rejected: wide-range data
+     * then tries the fast path on one batch in 16 */
+    static constexpr unsigned kSkip = 15;
+    static __device__ __forceinline__ int64_t *col(int at)
+    {
+        return (int64_t *)(tcu_dyn_smem + at) + threadIdx.x;
+    }
+    static __device__ __forceinline__ void init(int at)
+    {
+        if (at >= 0) col(at)[WORDS * kThreads] = 0;
+    }
+    /* the thread's next batch goes straight to the bins */
+    static __device__ __forceinline__ bool skip_fast(int at)
+    {
+        return at >= 0 && ((unsigned long long)col(at)[WORDS * kThreads] >> 32 & 0xffu) != 0;
+    }
+};
+
+/* Every lane of the warp calls it (converged), once, after its last batch. f32: each of the 16
+ * bins added into sacc by sacc_add_warp (lanes with nothing binned add 0). f64: each column
+ * normalised (its digits then in [0, 2^32) but the top one, whose magnitude is far below 2^32:
+ * exact_bins.h), then lane L sums digit c = L, L + 32, L + 64 over the warp's used columns
+ * (visiting column (L + k) mod 32 at step k: the lanes read 32 different columns, no bank
+ * conflicts) and adds the sum (|sum| < 32 * 2^32) into sacc's chunk c + LO by one atomic. */
+template <typename T> static __device__ __noinline__ void bins_fold(int at, unsigned long long *sacc)
+{
+    using B = Bins<T>;
+    int64_t *mine = B::col(at);
+    const bool used = ((unsigned long long)mine[B::WORDS * kThreads] & B::kZeroed) != 0;
+    const unsigned mask = __ballot_sync(0xffffffffu, used);
+    if (!mask) return;
+    if constexpr (!B::F64) {
+        const double *bins = (const double *)mine;
+        for (int j = 0; j < TBINS_F32_BINS; j++) sacc_add_warp(sacc, used ? bins[j * kThreads] : 0.0);
+        return;
+    }
+    if (used) tbins_normalize(mine, kThreads, B::WORDS);
+    __syncwarp(); /* the other lanes' columns, normalised, are visible from here */
+    const int lane = threadIdx.x & 31;
+    const int64_t *warp_cols = (const int64_t *)(tcu_dyn_smem + at) + (threadIdx.x & ~31);
+    for (int c = lane; c < B::WORDS; c += 32) {
+        int64_t sum = 0;
+#pragma unroll 8
+        for (int k = 0; k < 32; k++) {
+            const int j = (lane + k) & 31;
+            if (mask >> j & 1u) sum += warp_cols[c * kThreads + j];
+        }
+        if (sum) atomicAdd(&sacc[c + B::LO], (unsigned long long)sum);
+    }
+}
+
+/* A batch into the thread's bins (defined after Worker, whose U it reads). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
+                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long *sacc);
 
 /* The third term of a thread's exact sum, which only the slow batches use (slow_batch_out):
  * one double per thread after the superaccumulator's digits in shared memory, +0 at start. */
@@ -59,6 +146,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     /* f64 sums: a two-sum per element into a1, its errors added plainly into a2 and those adds
      * proved exact afterwards the same way (emin then is the least f64 exponent field). */
     static constexpr bool F64SUM = sizeof(T) == 8 && FL && !SQ;
+    /* the kernels whose rejected batches may go into per-thread bins (knob REDUCE_BINS) */
+    static constexpr bool BINS = EXACT && (F32SUM || F64SUM);
     static constexpr uint32_t kNoExp = sizeof(T) == 8 ? 2047u : 255u; /* emin: nothing yet */
     State<T, M, OMIT> s;
     Expansion ea, eb;
@@ -162,7 +251,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     __device__ __forceinline__ void add_batch(const Vec<T> *v, const bool *ok,
                                               const unsigned long long *idx0,
                                               unsigned long long *sacc, const Vec<T> *vbase,
-                                              unsigned long long vfirst, unsigned long long vend)
+                                              unsigned long long vfirst, unsigned long long vend,
+                                              int bins_at)
     {
         if constexpr (M & ~(unsigned)(TCU_F_SQDEV | (FL ? TCU_F_SUM : 0u))) {
 #pragma unroll
@@ -171,6 +261,13 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
 #pragma unroll
                     for (int k = 0; k < VEC; k++) s.add(v[u].v[k], idx0[u] + k);
                 }
+        }
+        /* bins on (bins_at >= 0) and a batch rejected lately: straight to the bins */
+        if constexpr (BINS) {
+            if (Bins<T>::skip_fast(bins_at)) {
+                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, false, sacc);
+                return;
+            }
         }
         if constexpr (EXACT && F32SUM) {
             /* Fast path for f32: plain f64 adds, kept only if proved exact afterwards. The proof:
@@ -220,7 +317,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
                 ea.a1 = a1_before;
-                slow_batch(vbase, vfirst, vend, sacc);
+                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
+                else slow_batch(vbase, vfirst, vend, sacc);
             }
         } else if constexpr (EXACT && F64SUM) {
             /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
@@ -287,7 +385,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
-                slow_batch(vbase, vfirst, vend, sacc);
+                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
+                else slow_batch(vbase, vfirst, vend, sacc);
             }
         } else if constexpr (EXACT) {
             /* Fast path: plain f64 adds with their errors checked (squares: two terms whose
@@ -322,9 +421,13 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         }
     }
 
-    /* The thread's exact sums into its state (one pair). */
-    __device__ __forceinline__ void flush(unsigned long long *sacc)
+    /* The thread's exact sums into its state (one pair), its bins into sacc (bins_at >= 0:
+     * every lane of the warp calls it, converged). */
+    __device__ __forceinline__ void flush(unsigned long long *sacc, int bins_at)
     {
+        if constexpr (BINS) {
+            if (bins_at >= 0) bins_fold<T>(bins_at, sacc);
+        }
         if constexpr (EXACT) {
             s.xh = ea.a1;
             s.xl = ea.a2;
@@ -427,6 +530,129 @@ __device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long l
     *ea = w.ea;
     *eb = w.eb;
     *xflags = w.s.xflags;
+}
+
+/* A batch (vectors vbase[v + u * kThreads] below vend, as slow_batch_out) into the thread's bins;
+ * failed: the fast path rejected it (the next kSkip batches then skip the fast path). Returns
+ * the exact-sum flags of its values: NaN and inf set their flags and add nothing (an omitted NaN
+ * counts as -0); every other value not -0 sets NONNEGZERO, as a1 would have shown it. Before
+ * the batch could take a column past its add budget (at most U * VEC adds come), the column is
+ * normalised (f64) or emptied into sacc (f32). */
+template <typename T, unsigned M, bool OMIT>
+__device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
+                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long *sacc)
+{
+    using B = Bins<T>;
+    constexpr int VEC = Traits<T>::vec;
+    constexpr int U = Worker<T, M, OMIT>::U;
+    static_assert(U * VEC <= 32, "a batch is at most 32 adds (the budget check below)");
+    int64_t *col = B::col(at);
+    double *fcol = (double *)col; /* f32: the windows' doubles */
+    unsigned long long meta = (unsigned long long)col[B::WORDS * kThreads];
+    if (!(meta & B::kZeroed)) {
+        if constexpr (B::F64) tbins_zero(col, kThreads, B::WORDS);
+        else tbins_zero_f32(fcol, kThreads);
+        meta = B::kZeroed;
+    }
+    unsigned count = (unsigned)meta;
+    unsigned skip = (unsigned)(meta >> 32) & 0xffu;
+    skip = failed ? B::kSkip : skip ? skip - 1 : 0;
+    if (count + U * VEC > B::ADDS) {
+        if constexpr (B::F64) {
+            tbins_normalize(col, kThreads, B::WORDS);
+        } else { /* the bins into the block's superaccumulator, exactly (a thread's own atomics) */
+            for (int j = 0; j < TBINS_F32_BINS; j++) {
+                const double d = fcol[j * kThreads];
+                if (d != 0.0) sacc_add_finite(sacc, d);
+                fcol[j * kThreads] = 0.0;
+            }
+        }
+        count = 0;
+    }
+    int nvec = 0; /* vectors u < nvec are in range */
+    for (int u = 0; u < U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
+    const Vec<T> *first = vbase + v;
+    uint32_t flags = 0;
+    bool nonneg = false;
+    /* a value's bits for the bins, checked: NaN and inf set flags and become -0 (add nothing);
+     * every value not -0 sets nonneg */
+    auto checked_bits = [&](T x) {
+        if constexpr (B::F64) {
+            uint64_t b = (uint64_t)__double_as_longlong((double)x);
+            if (((b >> 52) & 0x7ff) == 0x7ff) {
+                if (!(OMIT && x != x)) flags |= exact_flags_of((double)x);
+                b = 0x8000000000000000ull;
+            }
+            nonneg |= b != 0x8000000000000000ull;
+            return b;
+        } else {
+            uint32_t b = __float_as_uint((float)x);
+            if (((b >> 23) & 0xffu) == 0xffu) {
+                if (!(OMIT && x != x)) flags |= exact_flags_of((double)x);
+                b = 0x80000000u;
+            }
+            nonneg |= b != 0x80000000u;
+            return b;
+        }
+    };
+    /* every load first (generic loads: the ring's stage or global memory, where one at a time
+     * would pay the latency eight times) */
+    Vec<T> x[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (u < nvec) x[u] = first[u * kThreads];
+    /* One look at the batch's bits (f64: their high words): special, some exponent field all
+     * ones (NaN or inf: ~hi has no exponent bit left, the least of them is 0); nz, some value
+     * not -0 (its bits differ from the sign bit alone). Without specials the adds take the bits
+     * as they are, with no check per value. */
+    uint32_t least = 0xffffffffu, nz = 0;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        if (u >= nvec) break;
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            uint32_t hi, lo = 0;
+            if constexpr (B::F64) {
+                const uint64_t b = (uint64_t)__double_as_longlong((double)x[u].v[k]);
+                hi = (uint32_t)(b >> 32);
+                lo = (uint32_t)b;
+            } else {
+                hi = __float_as_uint((float)x[u].v[k]);
+            }
+            least = min(least, ~hi & (B::F64 ? 0x7ff00000u : 0x7f800000u));
+            nz |= (hi ^ 0x80000000u) | lo;
+        }
+    }
+    if (least != 0) { /* no NaN, no inf: the bits as they are */
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (u >= nvec) break;
+            if constexpr (B::F64) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) tbins_add_f64(col, kThreads, (uint64_t)__double_as_longlong((double)x[u].v[k]));
+            } else {
+                static_assert(VEC % 2 == 0, "f32 values go in pairs");
+#pragma unroll
+                for (int k = 0; k < VEC; k += 2)
+                    tbins_add_f32_pair(fcol, kThreads, __float_as_uint((float)x[u].v[k]), __float_as_uint((float)x[u].v[k + 1]));
+            }
+        }
+        nonneg = nz != 0;
+    } else { /* rare: each value checked, read again (a second unrolled copy would double the code) */
+#pragma unroll 1
+        for (int u = 0; u < nvec; u++) {
+            const Vec<T> y = first[u * kThreads];
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                if constexpr (B::F64) tbins_add_f64(col, kThreads, checked_bits(y.v[k]));
+                else tbins_add_f32(fcol, kThreads, checked_bits(y.v[k]));
+            }
+        }
+    }
+    count += (unsigned)nvec * VEC;
+    col[B::WORDS * kThreads] = (long long)(B::kZeroed | ((unsigned long long)skip << 32) | count);
+    return flags | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
 }
 
 template <typename T, unsigned M, bool OMIT>

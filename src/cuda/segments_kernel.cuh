@@ -83,7 +83,7 @@ segments_kernel(const __grid_constant__ tcu_seg_params p)
                 ok[u] = true;
                 idx0[u] = head + (v + (unsigned long long)u * kThreads) * VEC;
             }
-            w.template add_batch<false>(x, ok, idx0, sacc, vdata, v, ve);
+            w.template add_batch<false>(x, ok, idx0, sacc, vdata, v, ve, -1); /* no bins (reduce_worker.cuh) */
         }
         if (v < ve) {
             Vec<T> x[U];
@@ -97,9 +97,9 @@ segments_kernel(const __grid_constant__ tcu_seg_params p)
                 if (ok[u]) x[u] = load_vec(vdata + vi);
                 else memset(&x[u], 0, sizeof x[u]);
             }
-            w.template add_batch<false>(x, ok, idx0, sacc, vdata, v, ve);
+            w.template add_batch<false>(x, ok, idx0, sacc, vdata, v, ve, -1); /* no bins (reduce_worker.cuh) */
         }
-        w.flush(sacc);
+        w.flush(sacc, -1);
 
         /* warp, then block (warp 0 merges the warps' states; lane 0 ends with the block's) */
         S s = w.s;

@@ -27,7 +27,10 @@
  *                SM (3 stages); 4: three where the registers allow, else two (2 stages)
  * REDUCE_RING_MIN  batches (32 KB each) from which the ring is used
  * REDUCE_PACKED  1: small integer sums combine through one atomic (reduce_state.cuh, packable)
- * REDUCE_EXTREME 1: a min or max alone combines through one word (reduce_state.cuh) */
+ * REDUCE_EXTREME 1: a min or max alone combines through one word (reduce_state.cuh)
+ * REDUCE_BINS    1: the exact f32/f64 sums put the batches their fast paths cannot prove exact
+ *                into per-thread exponent-indexed bins in shared memory (exact_bins.h,
+ *                reduce_worker.cuh's bins_batch_out) instead of three-term expansions; 0: off */
 #define TCU_KNOBS(X)                                                                             \
     X(SCAN_WIDE, scan_wide, 6, 0, 6)                                                             \
     X(REDUCE_WAVES, reduce_waves, 1, 1, 8)                                                       \
@@ -39,7 +42,8 @@
     X(REDUCE_RING, reduce_ring, 1, 0, 4)                                                         \
     X(REDUCE_RING_MIN, reduce_ring_min, 1024, 1, 1 << 30)                                        \
     X(REDUCE_PACKED, reduce_packed, 1, 0, 1)                                                     \
-    X(REDUCE_EXTREME, reduce_extreme, 1, 0, 1)
+    X(REDUCE_EXTREME, reduce_extreme, 1, 0, 1)                                                   \
+    X(REDUCE_BINS, reduce_bins, 0, 0, 1)
 
 #define TCU_MAX_STATUS_SHIFT 6
 #define TCU_SCAN_AUTO 6                        /* SCAN_WIDE: by size */

@@ -2,7 +2,9 @@
 # The adversarial harness on the GPU machine: builds tally_adversarial with CUDA (sm_90) unless
 # ADV_BIN names one, then runs it on every core at once (one shard per process, each with its own
 # CUDA context), ARRAYS arrays in all (default 100000) within SECONDS (default 240), and prints the
-# families' and runners' totals and the first failures.
+# families' and runners' totals and the first failures. ADV_ODD_ENV="VAR=value ...": the odd
+# shards run with that environment (a tuning build's knobs, e.g. the exact sums' bins), so one
+# run checks the default kernels and a variant on the same families.
 #
 #   bash tests/adversarial/run_gpu.sh [ARRAYS] [SECONDS] [extra harness options...]
 set -uo pipefail
@@ -24,14 +26,20 @@ fi
 SEED=${ADV_SEED:-$(( $(date +%s) * 2654435761 % 4294967296 ))}
 J=$(( $(nproc) > 2 ? $(nproc) - 1 : 1 ))
 echo "adversarial on the GPU: $ARRAYS arrays, seed $SEED, $J shards, at most ${SECONDS_MAX}s"
+[ -n "${ADV_ODD_ENV:-}" ] && echo "odd shards with: $ADV_ODD_ENV"
 pids=()
 for k in $(seq 0 $((J - 1))); do
-  "$BIN" --backends cuda --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
+  envs=()
+  [ $((k % 2)) = 1 ] && [ "$J" -gt 1 ] && read -r -a envs <<<"${ADV_ODD_ENV:-}"
+  env ${envs[@]+"${envs[@]}"} "$BIN" --backends cuda --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
     --max-n 4194304 "$@" >"$OUT/adv-$k.log" 2>&1 &
   pids+=($!)
 done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
+if [ -n "${ADV_ODD_ENV:-}" ]; then # a failure on an odd shard names its environment
+  for k in $(seq 1 2 $((J - 1))); do sed -i "s|^FAIL|FAIL [$ADV_ODD_ENV]|" "$OUT/adv-$k.log"; done
+fi
 cat "$OUT"/adv-*.log >"$OUT/adversarial.log"
 rm -f "$OUT"/adv-[0-9]*.log
 grep -h '^FAIL' "$OUT/adversarial.log" | head -40

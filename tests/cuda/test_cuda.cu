@@ -475,7 +475,9 @@ static void test_knob_variants(bool quick)
         /* the small integer sums through partials and the ticket instead of one atomic; the
          * min or max alone through partials instead of one word, and with more blocks */
         {"reduce_packed", 0, "reduce_minb", 0}, {"reduce_extreme", 0, "reduce_minb", 0},
-        {"reduce_extreme", 1, "reduce_minb", 1}};
+        {"reduce_extreme", 1, "reduce_minb", 1},
+        /* the exact sums' per-thread bins (ring kernels only) from the first and second batch on */
+        {"reduce_bins", 1, "reduce_ring_min", 1}, {"reduce_bins", 1, "reduce_ring_min", 2}};
     const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
     const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
     for (auto &k : rk) {
@@ -502,6 +504,13 @@ static void test_knob_variants(bool quick)
                     d = dev_copy(h, n * es, es);
                     compare_reduce(t, h.data(), d, n, rops, 1, 0, 0, what);
                 }
+                if (is_float(t) && !strcmp(k.k1, "reduce_bins")) /* the bins: NaN, inf, every exponent, -0 */
+                    for (Dataset ds : {D_BITS, D_SPECIAL, D_NEGZERO, D_TWOSCALE}) {
+                        fill(h, t, n, ds);
+                        d = dev_copy(h, n * es, es);
+                        compare_reduce(t, h.data(), d, n, rops, 1, 0, 0, what);
+                        compare_reduce(t, h.data(), d, n, rops, 4, 0, 0, what);
+                    }
             }
         }
         tally_cuda_bench_set_knob(k.k1, o1);
@@ -558,14 +567,18 @@ static void test_exact_ring_batches(bool quick)
             const size_t es = tally_type_size(t);
             unsigned char *dp = dev_copy(h, n * es, es);
             for (int r : rings) {
-                int o = tally_cuda_bench_set_knob("reduce_ring", r);
-                KNOB_SKIP(o >= 0);
-                CHECK(o >= 0, "knob reduce_ring");
-                char what[64];
-                snprintf(what, sizeof what, "%s, reduce_ring=%d", dn, r);
-                compare_reduce(t, h.data(), dp, n, ops, 1, 0, 0, what);  /* the sum alone */
-                compare_reduce(t, h.data(), dp, n, ops, 4, 0, 0, what);  /* sum, min, max, mean */
-                tally_cuda_bench_set_knob("reduce_ring", o);
+                for (int bins = 0; bins <= 1; bins++) { /* the rejected batches' bins off and on */
+                    int o = tally_cuda_bench_set_knob("reduce_ring", r);
+                    int ob = tally_cuda_bench_set_knob("reduce_bins", bins);
+                    KNOB_SKIP(o >= 0 && ob >= 0);
+                    CHECK(o >= 0 && ob >= 0, "knobs reduce_ring, reduce_bins");
+                    char what[64];
+                    snprintf(what, sizeof what, "%s, reduce_ring=%d reduce_bins=%d", dn, r, bins);
+                    compare_reduce(t, h.data(), dp, n, ops, 1, 0, 0, what);  /* the sum alone */
+                    compare_reduce(t, h.data(), dp, n, ops, 4, 0, 0, what);  /* sum, min, max, mean */
+                    tally_cuda_bench_set_knob("reduce_ring", o);
+                    tally_cuda_bench_set_knob("reduce_bins", ob);
+                }
             }
         }
     }

@@ -1,0 +1,167 @@
+/* The CUDA exact sums' per-thread bins (src/cuda/exact_bins.h) run on the host as the kernels
+ * run them: 64 "threads" with interleaved columns (stride 64), batches of 32 f32 (as pairs) or
+ * 16 f64 values with the carry pass (f64) or the move of the bins into the superaccumulator
+ * (f32) due before a batch could pass the add budget; at the end the f32 bins, or each warp's
+ * digit sums over its 32 normalised columns, added into one superaccumulator and rounded once. Checked bit for bit against the independent big-integer reference
+ * (tests/support/exact_reference.h) on wide, full-range, cancelling, subnormal and budget-edge
+ * data (the same digit hit with the largest addend on every add). Prints its seed; argv[1]
+ * sets it, argv[2] the number of arrays. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda/exact_bins.h"
+#include "../support/exact_reference.h"
+
+#define NT 64 /* threads: two warps */
+
+static uint64_t g_rng;
+static uint64_t rnd(void)
+{
+    g_rng += 0x9e3779b97f4a7c15ull;
+    uint64_t x = g_rng;
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull; x ^= x >> 27; x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+static double urand(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+
+static uint64_t dbits(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }
+static uint32_t fbits(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }
+static double dfrom(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }
+static float ffrom(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
+
+/* The kernels' way: batch b goes to thread b % NT; limit: the add budget (f64: a carry pass
+ * before a batch could pass it; f32: the bins moved into the superaccumulator, as the kernel's
+ * mid-run flush does). Returns the rounded sum of n finite values (f64 bits in d, or f32 bits
+ * in f). */
+static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned limit)
+{
+    static int64_t cols[TBINS_F64_DIGITS * NT];
+    static double fcols[TBINS_F32_BINS * NT];
+    const int f32 = f != NULL;
+    const size_t per = f32 ? 32 : 16;
+    unsigned count[NT];
+    memset(count, 0, sizeof count);
+    tally_exact acc;
+    tally_exact_init(&acc);
+    for (int t = 0; t < NT; t++) {
+        tbins_zero(cols + t, NT, TBINS_F64_DIGITS);
+        tbins_zero_f32(fcols + t, NT);
+    }
+    int nonneg = 0;
+    for (size_t b0 = 0, batch = 0; b0 < n; b0 += per, batch++) {
+        const int t = (int)(batch % NT);
+        size_t m = n - b0 < per ? n - b0 : per;
+        if (count[t] + per > limit) {
+            if (f32)
+                for (int k = 0; k < TBINS_F32_BINS; k++) {
+                    tally_exact_add_finite_(&acc, fcols[k * NT + t]);
+                    fcols[k * NT + t] = 0.0;
+                }
+            else
+                tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
+            count[t] = 0;
+        }
+        size_t i = 0;
+        if (f32)
+            for (; i + 1 < m; i += 2) tbins_add_f32_pair(fcols + t, NT, f[b0 + i], f[b0 + i + 1]);
+        for (; i < m; i++) {
+            if (f32) tbins_add_f32(fcols + t, NT, f[b0 + i]);
+            else tbins_add_f64(cols + t, NT, d[b0 + i]);
+        }
+        count[t] += (unsigned)m;
+        for (i = 0; i < m; i++)
+            nonneg |= f32 ? f[b0 + i] != 0x80000000u : d[b0 + i] != 0x8000000000000000ull;
+    }
+    if (f32) { /* the kernel's end: every bin into the block's superaccumulator */
+        for (int k = 0; k < TBINS_F32_BINS * NT; k++) tally_exact_add_finite_(&acc, fcols[k]);
+    } else { /* each column normalised, then each warp's digit sums added in */
+        for (int t = 0; t < NT; t++) tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
+        for (int w = 0; w < NT / 32; w++)
+            for (int k = 0; k < TBINS_F64_DIGITS; k++) {
+                int64_t s = 0;
+                for (int j = 0; j < 32; j++) s += cols[k * NT + w * 32 + j];
+                acc.chunk[k + TBINS_F64_LO] += s;
+            }
+    }
+    acc.flags = TALLY_EXACT_F_ANY | (nonneg ? TALLY_EXACT_F_NONNEGZERO : 0);
+    return tally_exact_round(&acc);
+}
+
+enum { FAMILIES = 10 };
+static const char *family_name[FAMILIES] = {"f64 wide", "f64 full", "f64 cancel", "f64 budget", "f64 subnormal",
+                                            "f32 wide", "f32 full", "f32 cancel", "f32 budget", "f32 subnormal"};
+
+static double gen_f64(int fam, size_t i, size_t n, double prev)
+{
+    const double sg = (rnd() & 1) ? -1.0 : 1.0;
+    switch (fam) {
+    case 0: return sg * (1.0 + urand()) * ldexp(1.0, (int)(rnd() % 81) - 40);
+    case 1: return dfrom(rnd() & 0xffefffffffffffffull) ; /* every finite exponent but the top's */
+    case 2: return (i & 1) ? -prev : sg * urand() * ldexp(1.0, (int)(rnd() % 2000) - 1000) +
+                                     ((i + 1 == n) ? ldexp(1.0, -1070) : 0.0);
+    case 3: return dfrom(((uint64_t)(18 + 32 * 31) << 52) | 0x000fffffffffffffull); /* one digit pair */
+    default: return dfrom((rnd() & 0x800fffffffffffffull) | ((rnd() & 3) == 0 ? (1ull << 52) : 0));
+    }
+}
+static float gen_f32(int fam, size_t i, size_t n, float prev)
+{
+    const float sg = (rnd() & 1) ? -1.0f : 1.0f;
+    switch (fam) {
+    case 5: return sg * (float)((1.0 + urand()) * ldexp(1.0, (int)(rnd() % 81) - 40));
+    case 6: return ffrom((uint32_t)rnd() & 0xff7fffffu);
+    case 7: return (i & 1) ? -prev : sg * (float)(urand() * ldexp(1.0, (int)(rnd() % 250) - 125)) +
+                                     ((i + 1 == n) ? ldexpf(1.0f, -149) : 0.0f);
+    case 8: /* window 9 at its edge: its largest value, and every 64th its grain's odd multiples */
+        return i % 64 ? ffrom(((uint32_t)(16 * 9 + 15) << 23) | 0x7fffffu)
+                      : ffrom(((uint32_t)(16 * 9) << 23) | ((uint32_t)rnd() & 0x7fffffu) | 1u);
+    default: return ffrom(((uint32_t)rnd() & 0x807fffffu) | ((rnd() & 3) == 0 ? (1u << 23) : 0));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201ull;
+    int arrays = argc > 2 ? atoi(argv[2]) : 400;
+    /* TBINS_TEST_LIMIT: an add budget to try instead of the real ones (to watch a wrong one fail) */
+    const char *lim = getenv("TBINS_TEST_LIMIT");
+    g_rng = seed;
+    printf("test_exact_bins: seed %llu, %d arrays\n", (unsigned long long)seed, arrays);
+    const size_t cap = 1u << 21; /* the f32 budget family: 32768 values per thread, past its budget */
+    uint64_t *d = malloc(cap * 8);
+    uint32_t *f = malloc(cap * 4);
+    int bad = 0, runs = 0;
+    for (int a = 0; a < arrays; a++) {
+        const int fam = a % FAMILIES;
+        const int f32 = fam >= 5;
+        const int budget = (fam == 3 || fam == 8) && a < 20; /* the first two of each: at full size */
+        size_t n = budget ? (f32 ? cap : cap / 8) : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
+        bigfix ref;
+        bf_init(&ref);
+        double prev = 0.0;
+        float prevf = 0.0f;
+        for (size_t i = 0; i < n; i++) {
+            if (f32) {
+                prevf = gen_f32(fam, i, n, prevf);
+                f[i] = fbits(prevf);
+                bf_add(&ref, (double)prevf);
+            } else {
+                prev = gen_f64(fam, i, n, prev);
+                d[i] = dbits(prev);
+                bf_add(&ref, prev);
+            }
+        }
+        unsigned limit = f32 ? TBINS_F32_ADDS : TBINS_F64_ADDS;
+        if (lim) limit = (unsigned)atoi(lim);
+        double got = bins_sum(f32 ? NULL : d, f32 ? f : NULL, n, limit), want = bf_round(&ref);
+        runs++;
+        if (!same_double(got, want)) {
+            if (bad++ < 10)
+                printf("FAIL: %s, array %d, n=%zu: got %.17g, want %.17g (seed %llu)\n", family_name[fam], a, n,
+                       got, want, (unsigned long long)seed);
+        }
+    }
+    free(d);
+    free(f);
+    printf("test_exact_bins: %d arrays, %d mismatches\n", runs, bad);
+    return bad ? 1 : 0;
+}
