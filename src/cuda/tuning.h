@@ -43,7 +43,7 @@
     X(REDUCE_RING_MIN, reduce_ring_min, 1024, 1, 1 << 30)                                        \
     X(REDUCE_PACKED, reduce_packed, 1, 0, 1)                                                     \
     X(REDUCE_EXTREME, reduce_extreme, 1, 0, 1)                                                   \
-    X(REDUCE_BINS, reduce_bins, 0, 0, 1)
+    X(REDUCE_BINS, reduce_bins, 1, 0, 1)
 
 #define TCU_MAX_STATUS_SHIFT 6
 #define TCU_SCAN_AUTO 6                        /* SCAN_WIDE: by size */
