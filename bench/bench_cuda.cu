@@ -545,7 +545,7 @@ static std::string bench_host_link()
     double t_pin = best_s([&] { cudaMemcpy(dev, pin, bytes, cudaMemcpyHostToDevice); });
     double t_page = best_s([&] { cudaMemcpy(dev, page, bytes, cudaMemcpyHostToDevice); });
     std::string out;
-    char line[256];
+    char line[1024]; /* the header and the two memcpy rows in one: ~480 bytes; the auto rule ~400 */
     snprintf(line, sizeof line,
              "\nHost data to the GPU: 1 GiB of i32 (best of 3; x memcpy: over the pinned cudaMemcpy)\n\n"
              "| path                                  |  GB/s | x memcpy | backend |\n"
