@@ -23,8 +23,10 @@
 
 /* ---- reference ------------------------------------------------------------------------------
  * ref.w[0..REF_WORDS-1]: little-endian 32-bit words of a two's-complement integer N; the value is
- * N * 2^-1074. 2^1024 * 2^64 needs 1074 + 1088 + 1 bits: 70 words hold 2240. */
-#define REF_WORDS 70
+ * N * 2^-1074. A sum of 2^64 doubles needs 1074 + 1088 + 1 bits, but a square of a double is
+ * up to 2^2048: 2^64 of them need 1074 + 2112 + 1 bits, so 100 words (3200 bits). (With 70 words
+ * the squares of |d| > 2^583 wrapped the sign: a sum of overflowing squares came out -inf.) */
+#define REF_WORDS 100
 typedef struct {
     uint32_t w[REF_WORDS];
     int nan, pinf, ninf, any, nonnegzero;
@@ -634,6 +636,17 @@ static void test_bin_count(void **s) { (void)s; run_shape("bin_count", g_bin_cou
 static void test_wide_cancel(void **s) { (void)s; run_shape("wide_cancel", g_wide_cancel, 1, 100003); }
 static void test_wide_long(void **s) { (void)s; run_shape("wide_long", g_wide, 1, 300001); } /* f32 bin counts spill */
 static void test_phases(void **s) { (void)s; run_shape("phases", g_phases, 3, 400001); }
+/* Squares past DBL_MAX: their exact sum is +inf, whatever the reference's width (two squares of
+ * 2^582 reach its old sign bit), and every kernel says so. */
+static void test_huge_squares(void **s) {
+    (void)s;
+    const double xs[][3] = {{0x1p582, 0x1p582, 0}, {0x1p1000, -0x1p1023, 0x1p600}, {-0x1p583, 1.0, 0x1p583}};
+    for (int k = 0; k < 3; k++) {
+        assert_true(reference(K_SQ, NULL, xs[k], 3, 0.0, 0) == INFINITY);
+        check_all("huge squares", K_SQ, NULL, xs[k], 3, 0.0, 0);
+    }
+    assert_int_equal(failures, 0);
+}
 static void test_growing(void **s) { (void)s; run_shape("growing", g_growing, 3, 200003); }
 static void test_w32_edge(void **s) { (void)s; run_shape("w32_edge", g_w32_edge, 1, 65536); }
 static void test_w32_scale(void **s) { (void)s; run_shape("w32_scale", g_w32_scale, 1, 65536); }
@@ -1005,7 +1018,7 @@ int main(void) {
         cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
         cmocka_unit_test(test_fused_minmax), cmocka_unit_test(test_wide_zeros),
         cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_bin_overflow),
-        cmocka_unit_test(test_wide_long),   cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_wide_long),   cmocka_unit_test(test_phases), cmocka_unit_test(test_huge_squares),
         cmocka_unit_test(test_growing),     cmocka_unit_test(test_w32_edge),
         cmocka_unit_test(test_w32_scale),   cmocka_unit_test(test_methods),
         cmocka_unit_test(test_fenv),        cmocka_unit_test(test_api),
