@@ -1269,6 +1269,15 @@ TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us)
     s->poll_us = us;
     return old;
 }
+/* Segments of at most this many bytes take the segmented dispatch (0: none); the old value. */
+TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t bytes)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    uint64_t old = s->short_bytes;
+    s->short_bytes = bytes;
+    return old;
+}
 /* GPU microseconds of the submissions since the last read (timing on). */
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)
 {
