@@ -15,7 +15,14 @@
  * before the driver's sleeping wait, against the default (sleep at once) in the note. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
+ * "segments" rows: tally_reduce_rows (host data: the upload is in the times) of 2^16 rows x
+ * 2^10 and 2^10 rows x 2^16, i32 and f32 sums, short segments in one segmented dispatch (one
+ * workgroup per segment), against the CPU backend and, in the note, the path of one call per
+ * segment (256 to a command buffer); n is the total element count. --segments-only runs these
+ * alone.
+ *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
+ *                [--segments-only]
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -33,6 +40,7 @@ TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
 TALLY_API int tally_vulkan_bench_scan_one_pass(tally_context *ctx, int on);
 TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx);
 TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us);
+TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t bytes);
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
@@ -62,7 +70,7 @@ static void row(const char *op, tally_type t, uint64_t n, double gpu, double cal
     int l = (int)round(log2((double)n));
     if ((1ull << l) == n) snprintf(nn, sizeof nn, "2^%d", l);
     else snprintf(nn, sizeof nn, "%llu", (unsigned long long)n);
-    char line[256];
+    char line[512];
     snprintf(line, sizeof line, "| %-14s | %-4s | %-4s | %10.2f | %10.2f | %8.1f | %10.2f | %6.2f | %s |\n",
              op, tally_type_name(t), nn, gpu, call, bytes / (gpu * 1e3), cpu, cpu / gpu, note);
     fputs(line, stdout);
@@ -157,6 +165,21 @@ static tally_status run_batch(void *a)
     return st != TALLY_OK ? st : se;
 }
 
+/* tally_reduce_rows: the sum of every row */
+typedef struct scase {
+    tally_context *ctx;
+    tally_type t;
+    const void *host;
+    uint64_t rows, len;
+    tally_result *r;
+} scase;
+static tally_status run_rows(void *a)
+{
+    scase *c = a;
+    tally_op op = TALLY_SUM;
+    return tally_reduce_rows(c->ctx, c->t, c->host, c->rows, c->len, c->len, &op, 1, NULL, c->r);
+}
+
 static void fill(void *p, tally_type t, uint64_t n)
 {
     uint64_t x = 88172645463325252ull;
@@ -178,12 +201,14 @@ int main(int argc, char **argv)
 {
     int lo = 10, hi = 24, step = 2;
     const char *outp = NULL;
+    int seg_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) lo = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) hi = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--step") && i + 1 < argc) step = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) g_min_time = atof(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
+        else if (!strcmp(argv[i], "--segments-only")) seg_only = 1;
         else {
             fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--out FILE]\n", argv[0]);
             return 2;
@@ -219,6 +244,49 @@ int main(int argc, char **argv)
     if (!h || !ho || !hv) {
         printf("out of host memory for 2^%d elements\n", hi);
         return 1;
+    }
+    /* segmented reductions: 2^16 x 2^10 and 2^10 x 2^16 (2^26 elements: 256 MiB of host
+     * memory at most) */
+    {
+        const uint64_t shapes[2][2] = {{1u << 16, 1u << 10}, {1u << 10, 1u << 16}};
+        void *sh = malloc(((size_t)1 << 26) * 4);
+        tally_result *r1 = malloc(((size_t)1 << 16) * sizeof *r1), *r2 = malloc(((size_t)1 << 16) * sizeof *r2);
+        for (int si = 0; si < 2 && sh && r1 && r2; si++) {
+            for (size_t ti = 0; ti < 2; ti++) {
+                tally_type t = types[ti];
+                uint64_t rows = shapes[si][0], len = shapes[si][1], n = rows * len;
+                fill(sh, t, n);
+                scase g = {g_vk, t, sh, rows, len, r1}, c = {g_cpu, t, sh, rows, len, r2};
+                tally_status gs = run_rows(&g), cs = run_rows(&c);
+                int ok = gs == TALLY_OK && cs == TALLY_OK;
+                for (uint64_t k = 0; k < rows && ok; k++) ok = r1[k].status == TALLY_OK && r1[k].value.u64 == r2[k].value.u64;
+                uint64_t old = tally_vulkan_bench_short_bytes(g_vk, 0); /* one call per segment */
+                gs = run_rows(&g);
+                for (uint64_t k = 0; k < rows && ok; k++) ok = gs == TALLY_OK && r1[k].value.u64 == r2[k].value.u64;
+                double ogpu, ocall, omin = g_min_time;
+                g_min_time = 0; /* three runs: thousands of submissions each */
+                if (ok) timeit(run_rows, &g, &ogpu, &ocall);
+                g_min_time = omin;
+                tally_vulkan_bench_short_bytes(g_vk, old);
+                if (!ok) {
+                    printf("VALIDATION FAILED: segments %s %llu x %llu (%s)\n", tally_type_name(t),
+                           (unsigned long long)rows, (unsigned long long)len, tally_last_error(g_vk));
+                    g_fail++;
+                    continue;
+                }
+                double gpu, call;
+                timeit(run_rows, &g, &gpu, &call);
+                double cpu = time_cpu(run_rows, &c);
+                char note[160];
+                snprintf(note, sizeof note, "2^%d rows x 2^%d, host data; one call per segment: GPU %.0f µs, call %.0f µs",
+                         si ? 10 : 16, si ? 16 : 10, ogpu, ocall);
+                row("segments_sum", t, n, gpu, call, cpu, (double)n * 4, note);
+            }
+        }
+        free(sh);
+        free(r1);
+        free(r2);
+        if (seg_only) goto done;
     }
     /* first (a time limit must not cut them): batched small calls, 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
      * into one command buffer, per call, beside one submit per call */
@@ -337,6 +405,7 @@ int main(int argc, char **argv)
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
         }
     }
+done:
     printf("validation failures: %d\n", g_fail);
     if (g_out) fclose(g_out);
     free(h);

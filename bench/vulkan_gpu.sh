@@ -85,4 +85,6 @@ log "CUDA/Vk, CUB/Vk > 1: Vulkan faster"
 echo "=== TABLE"
 head -2 "$OUT/bench-vulkan.md"
 cat "$OUT/table.md"
+echo "=== SEGMENTS (tally_reduce_rows, host data; note: the call-per-segment path)"
+grep -E '^\| segments_' "$OUT/bench-vulkan.md"
 exit $rc

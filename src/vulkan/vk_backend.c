@@ -491,6 +491,16 @@ void tvk_barrier(tvk_state *s)
 tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
                       const void *pc, uint32_t pc_size, const char *fn)
 {
+    /* binding 4 (reduce.comp's segment table, read only) gets a placeholder of its own: the
+     * shared one stands in for bindings that shaders write, and a read of it here would race
+     * with those writes in the eyes of synchronization validation */
+    tvk_range b5[TVK_NBIND] = {b[0], b[1], b[2], b[3], {s->dummy_ro.buf, 0, VK_WHOLE_SIZE}};
+    return tvk_bind5(ctx, s, pipe, b5, pc, pc_size, fn);
+}
+
+tally_status tvk_bind5(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[TVK_NBIND],
+                       const void *pc, uint32_t pc_size, const char *fn)
+{
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (!s->push_desc) {
         VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
@@ -500,9 +510,9 @@ tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const t
         TVK_TRY(ctx, fn, s->fd.vkAllocateDescriptorSets(s->dev, &ai, &set));
         s->nsets++;
     }
-    VkDescriptorBufferInfo bi[4];
-    VkWriteDescriptorSet w[4];
-    for (int i = 0; i < 4; i++) {
+    VkDescriptorBufferInfo bi[TVK_NBIND];
+    VkWriteDescriptorSet w[TVK_NBIND];
+    for (int i = 0; i < TVK_NBIND; i++) {
         if (b[i].buf) {
             bi[i].buffer = b[i].buf;
             bi[i].offset = b[i].off;
@@ -517,9 +527,9 @@ tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const t
     }
     s->fd.vkCmdBindPipeline(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     if (s->push_desc) {
-        s->push_fn(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 4, w);
+        s->push_fn(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, TVK_NBIND, w);
     } else {
-        s->fd.vkUpdateDescriptorSets(s->dev, 4, w, 0, NULL);
+        s->fd.vkUpdateDescriptorSets(s->dev, TVK_NBIND, w, 0, NULL);
         s->fd.vkCmdBindDescriptorSets(s->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &set, 0, NULL);
     }
     if (pc_size) s->fd.vkCmdPushConstants(s->cb, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_size, pc);
@@ -552,6 +562,7 @@ static void free_state(tvk_state *s)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
                 if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
         tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy, &s->sval, &s->sflag,
+                           &s->segtab, &s->segres, &s->segacc, &s->dummy_ro,
                            &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
         if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
@@ -728,17 +739,17 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         if (!s->push_fn) s->push_desc = 0;
     }
 
-    VkDescriptorSetLayoutBinding lb[4];
-    for (uint32_t i = 0; i < 4; i++)
+    VkDescriptorSetLayoutBinding lb[TVK_NBIND];
+    for (uint32_t i = 0; i < TVK_NBIND; i++)
         lb[i] = (VkDescriptorSetLayoutBinding){i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
     VkDescriptorSetLayoutCreateInfo dli = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL,
                                            s->push_desc ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-                                           4, lb};
+                                           TVK_NBIND, lb};
     TVK_INIT(s->fd.vkCreateDescriptorSetLayout(s->dev, &dli, NULL, &s->dsl));
     VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, TVK_PC_BYTES};
     VkPipelineLayoutCreateInfo pli = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &s->dsl, 1, &pcr};
     TVK_INIT(s->fd.vkCreatePipelineLayout(s->dev, &pli, NULL, &s->layout));
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * TVK_MAX_SETS};
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, TVK_NBIND * TVK_MAX_SETS};
     VkDescriptorPoolCreateInfo dpi = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, TVK_MAX_SETS, 1, &ps};
     TVK_INIT(s->fd.vkCreateDescriptorPool(s->dev, &dpi, NULL, &s->dpool));
     VkCommandPoolCreateInfo cpi = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
@@ -772,7 +783,13 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         if (want >= TALLY_PROD_BLOCK * 8 && want < seg) seg = want;
     }
     s->seg_bytes = seg;
-    if (tvk_buf_ensure(ctx, s, &s->dummy, 256, 0, fn) != TALLY_OK) {
+    /* tally_reduce_segments: one workgroup per segment up to 256 KiB (a workgroup's share of a
+     * single reduction is 64 KiB to 1 MiB); TALLY_VULKAN_SHORT_BYTES moves the line (0: every
+     * segment a call of its own, the path long segments take) */
+    const char *shenv = getenv("TALLY_VULKAN_SHORT_BYTES");
+    s->short_bytes = shenv && *shenv ? strtoull(shenv, NULL, 10) : 256u * 1024u;
+    if (tvk_buf_ensure(ctx, s, &s->dummy, 256, 0, fn) != TALLY_OK ||
+        tvk_buf_ensure(ctx, s, &s->dummy_ro, 256, 0, fn) != TALLY_OK) {
         free_state(s);
         return TALLY_ERR_OUT_OF_MEMORY;
     }
@@ -1077,10 +1094,15 @@ static tally_status vk_reduce_segments(tally_context *ctx, void *state, tally_ty
         if (open) s->fd.vkEndCommandBuffer(s->cb);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
+    /* short segments (and empty ones) first, all in segmented dispatches, when the data fits
+     * one binding; the long ones as calls of tvk_reduce_list */
+    int segmented = bytes > 0 && bytes <= s->seg_bytes && s->short_bytes > 0;
+    for (int pass = segmented ? 0 : 1; pass < 2 && st == TALLY_OK; pass++)
     for (uint64_t k0 = 0; k0 < nseg && st == TALLY_OK; k0 += TVK_SEG_CHUNK) {
         uint64_t k1 = nseg - k0 < TVK_SEG_CHUNK ? nseg : k0 + TVK_SEG_CHUNK;
+        uint64_t m = 0;
         for (uint64_t k = k0; k < k1; k++) {
-            tvk_item *it = &items[k - k0];
+            tvk_item *it = &items[m];
             uint64_t start, n, dev; /* start: element index in data; dev: in dbuf */
             if (offsets) {
                 start = offsets[k];
@@ -1098,9 +1120,16 @@ static tally_status vk_reduce_segments(tally_context *ctx, void *state, tally_ty
             it->nops = nops;
             it->opts = opts;
             it->results = results + k * nops;
+            int is_short = segmented && n * es <= s->short_bytes;
+            if (is_short == (pass == 0)) m++;
         }
-        st = tvk_reduce_list(ctx, s, fn, items, k1 - k0, open);
-        open = 0;
+        if (pass == 0) {
+            st = tvk_reduce_short(ctx, s, fn, items, m, bytes, open);
+            open = 0;
+        } else if (m > 0 || open) {
+            st = tvk_reduce_list(ctx, s, fn, items, m, open);
+            open = 0;
+        }
     }
     free(items);
     return st;
@@ -1238,6 +1267,15 @@ TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us)
     if (!s) return 0;
     double old = s->poll_us;
     s->poll_us = us;
+    return old;
+}
+/* Segments of at most this many bytes take the segmented dispatch (0: none); the old value. */
+TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t bytes)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    uint64_t old = s->short_bytes;
+    s->short_bytes = bytes;
     return old;
 }
 /* GPU microseconds of the submissions since the last read (timing on). */

@@ -18,6 +18,10 @@
 #define TVK_MAX_WG 8192         /* workgroups of a segment otherwise */
 #define TVK_ACC_STRIDE 1024     /* bytes of one call's accumulator (reduce.comp's struct Acc) */
 #define TVK_REC_STRIDE 1024     /* bytes of one call's record in hostres */
+#define TVK_NBIND 5             /* storage-buffer bindings of every shader's set (most use 0-3) */
+#define TVK_ACC_BYTES 640       /* reduce.comp's std430 struct Acc: its array stride */
+#define TVK_SEG_GROUP 32768u    /* segments of one segmented dispatch (one workgroup each; the
+                                   dispatch count every device takes is 65535) */
 #define TVK_MAX_BATCH TALLY_VULKAN_MAX_BATCH      /* calls recorded into one command buffer (tally_vulkan_batch_*,
                                    tally_reduce_segments): accumulator and record slots */
 
@@ -100,6 +104,13 @@ typedef struct tvk_state {
     tvk_buf hostres;          /* host-visible: results read back */
     tvk_buf aux;              /* device: product lanes, scan carries */
     tvk_buf acc;              /* device: reduce accumulators (zero between calls), scan state */
+    tvk_buf segtab;           /* host-visible: reduce.comp's segment table (segmented mode) */
+    tvk_buf segres;           /* host-visible: the segments' records */
+    tvk_buf segacc;           /* device: the segments' accumulators (zero between calls) */
+    int segacc_zeroed;
+    tvk_buf dummy_ro;         /* device: bound at binding 4 by the shaders that never read it */
+    uint64_t short_bytes;     /* tally_reduce_segments: segments of at most this many bytes run
+                                 in segmented dispatches (TALLY_VULKAN_SHORT_BYTES; 0: never) */
     tvk_buf dummy;            /* device: bound where a shader has nothing to bind */
     tvk_buf sval, sflag;      /* device: scan1.comp's tile values and flags (flags zeroed when
                                  made; a call's epoch tells its states from earlier calls') */
@@ -152,6 +163,9 @@ tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn);
 void tvk_barrier(tvk_state *s);
 tally_status tvk_bind(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[4],
                       const void *pc, uint32_t pc_size, const char *fn);
+/* The same with the fifth binding (reduce.comp's segment table). */
+tally_status tvk_bind5(tally_context *ctx, tvk_state *s, VkPipeline pipe, const tvk_range b[TVK_NBIND],
+                       const void *pc, uint32_t pc_size, const char *fn);
 tvk_range tvk_window(const tvk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
                      uint32_t *head);
 tally_status tvk_cpu(tally_context *ctx, tvk_state *s, tally_context **cpu);
@@ -184,6 +198,13 @@ typedef struct tvk_item {
  * open, the command buffer is already begun and holds the upload of the host items' data. */
 tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
                              uint64_t nitems, int open);
+/* Runs short items in segmented dispatches: reduce.comp with one workgroup per item, up to
+ * TVK_SEG_GROUP items per fold dispatch and one finish dispatch for them all. The items share
+ * type, ops and options, and their data lies in one binding's range of s->dbuf (src.off:
+ * their byte offsets). Results as tvk_reduce_list's. With open, the command buffer is already
+ * begun and holds the upload. */
+tally_status tvk_reduce_short(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                              uint64_t nitems, uint64_t dbytes, int open);
 
 /* vk_scan.c */
 tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,

@@ -560,3 +560,152 @@ tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, c
     free(sq);
     return st;
 }
+
+/* ---- segmented dispatches (tally_reduce_segments' short segments) --------------------------
+ * One fold dispatch of one workgroup per segment, a barrier, one finish dispatch of one
+ * workgroup per segment, a barrier: each workgroup owns its segment's accumulator, record and
+ * partial record (entry j of segacc, segres, parts), so no segment reads what another writes
+ * and the barrier pair orders them all, as in a group of tvk_reduce_list. The segment table
+ * (byte offset in dbuf, elements, mean for the variance pass) is its own binding, written by
+ * the host before the submission. */
+typedef struct seg_entry {
+    uint64_t head, n, mean_bits, pad;
+} seg_entry;
+
+static tally_status short_pass(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                               uint64_t ng, uint64_t dbytes, uint32_t feat, int omit,
+                               const uint64_t *means, int open)
+{
+    tally_type type = items[0].type;
+    int part = needs_part(type, 1, feat);
+    if ((feat & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX)) && !part) feat |= TVK_N_PACK;
+    tally_status st;
+    if (part && (st = tvk_buf_ensure(ctx, s, &s->parts, ng * sizeof(tvk_partial), 0, fn)) != TALLY_OK)
+        return st;
+    if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    VkDeviceSize accb = (VkDeviceSize)TVK_SEG_GROUP * TVK_ACC_BYTES;
+    if (!s->segacc.buf || s->segacc.size < accb) s->segacc_zeroed = 0;
+    if ((st = tvk_buf_ensure(ctx, s, &s->segacc, accb, 0, fn)) != TALLY_OK) goto fail;
+    if (!s->segacc_zeroed) {
+        s->fd.vkCmdFillBuffer(s->cb, s->segacc.buf, 0, accb, 0);
+        tvk_barrier(s);
+        s->segacc_zeroed = 1;
+    }
+    seg_entry *tab = (seg_entry *)s->segtab.map;
+    for (uint64_t j = 0; j < ng; j++) {
+        tab[j].head = items[j].src.off;
+        tab[j].n = items[j].n;
+        tab[j].mean_bits = means ? means[j] : 0;
+        tab[j].pad = 0;
+    }
+    VkPipeline pipe;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat, (uint32_t)omit, (uint32_t)part, &pipe)) != TALLY_OK)
+        goto fail;
+    tvk_range b[TVK_NBIND] = {{0}};
+    uint32_t head;
+    b[0] = tvk_window(s, s->dbuf.buf, 0, dbytes, &head);
+    b[1] = (tvk_range){s->segres.buf, 0, ng * sizeof(tvk_partial)};
+    if (part) b[2] = (tvk_range){s->parts.buf, 0, ng * sizeof(tvk_partial)};
+    b[3] = (tvk_range){s->segacc.buf, 0, ng * TVK_ACC_BYTES};
+    b[4] = (tvk_range){s->segtab.buf, 0, ng * sizeof(seg_entry)};
+    tvk_reduce_pc pc;
+    memset(&pc, 0, sizeof pc);
+    pc.fin = 2;
+    if ((st = tvk_bind5(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) goto fail;
+    s->fd.vkCmdDispatch(s->cb, (uint32_t)ng, 1, 1);
+    tvk_barrier(s);
+    pc.fin = 3;
+    if ((st = tvk_bind5(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) goto fail;
+    s->fd.vkCmdDispatch(s->cb, (uint32_t)ng, 1, 1);
+    tvk_barrier(s);
+    return tvk_submit_wait(ctx, s, fn);
+fail:
+    s->fd.vkEndCommandBuffer(s->cb); /* abandoned: the next call resets it */
+    return st;
+}
+
+tally_status tvk_reduce_short(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                              uint64_t nitems, uint64_t dbytes, int open)
+{
+    tally_status st = TALLY_OK;
+    if (nitems == 0) return open ? tvk_submit_wait(ctx, s, fn) : TALLY_OK;
+    uint64_t gmax = nitems < TVK_SEG_GROUP ? nitems : TVK_SEG_GROUP;
+    if ((st = tvk_buf_ensure(ctx, s, &s->segtab, gmax * sizeof(seg_entry), 1, fn)) != TALLY_OK ||
+        (st = tvk_buf_ensure(ctx, s, &s->segres, gmax * sizeof(tvk_partial), 1, fn)) != TALLY_OK) {
+        if (open) s->fd.vkEndCommandBuffer(s->cb);
+        return st;
+    }
+    item_plan q = plan_item(&items[0]); /* every item's but for n: same type, ops, options */
+    q.fprod = tally_type_is_float(items[0].type) && (q.need & TALLY_NEED_PROD); /* items[0].n may be 0 */
+    uint32_t feat = q.need & ~(uint32_t)(tally_type_is_float(items[0].type) ? TALLY_NEED_PROD : 0);
+    tally_partial *p = malloc(gmax * sizeof *p);
+    uint64_t *means = malloc(gmax * sizeof *means);
+    uint32_t *var = malloc(gmax * sizeof *var); /* 0 none, 1 device pass, 2 CPU */
+    if (!p || !means || !var) {
+        free(p);
+        free(means);
+        free(var);
+        if (open) s->fd.vkEndCommandBuffer(s->cb);
+        return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    for (uint64_t i0 = 0; i0 < nitems && st == TALLY_OK; i0 += TVK_SEG_GROUP) {
+        uint64_t ng = nitems - i0 < TVK_SEG_GROUP ? nitems - i0 : TVK_SEG_GROUP;
+        const tvk_item *it = items + i0;
+        if (feat) st = short_pass(ctx, s, fn, it, ng, dbytes, feat, q.omit, NULL, open);
+        else if (open) st = tvk_submit_wait(ctx, s, fn);
+        open = 0;
+        if (st != TALLY_OK) break;
+        int any_var = 0;
+        for (uint64_t j = 0; j < ng; j++) {
+            tvk_partial rec;
+            if (feat && it[j].n) memcpy(&rec, (const tvk_partial *)s->segres.map + j, sizeof rec);
+            else empty_record(&rec);
+            to_partial(&rec, it[j].type, it[j].n, q.need, q.omit, &p[j]);
+            var[j] = 0;
+            means[j] = 0;
+            if (q.want_var) {
+                tally_status ms;
+                double mean = tally_partial_mean(&p[j], &ms);
+                uint64_t cnt = q.omit ? p[j].n - p[j].nans : p[j].n;
+                if (ms == TALLY_OK && cnt > (uint64_t)it[j].opts->ddof) {
+                    memcpy(&means[j], &mean, 8);
+                    var[j] = 1;
+                    any_var = 1;
+                }
+            }
+        }
+        if (any_var) {
+            uint32_t f2 = TVK_N_SQDEV | (tally_type_is_float(it[0].type) ? TALLY_NEED_NANS : 0);
+            /* segments without a variance pass run it too (their results are not read) */
+            if ((st = short_pass(ctx, s, fn, it, ng, dbytes, f2, q.omit, means, 0)) != TALLY_OK) break;
+        }
+        for (uint64_t j = 0; j < ng && st == TALLY_OK; j++) {
+            tally_exact sq;
+            const tally_exact *sqp = NULL;
+            if (var[j] == 1) {
+                tvk_partial r2;
+                memcpy(&r2, (const tvk_partial *)s->segres.map + j, sizeof r2);
+                if (r2.xflags & TVK_XF_EDGE) {
+                    var[j] = 2;
+                } else {
+                    tally_exact_init(&sq);
+                    for (int i = 0; i < TALLY_EXACT_CHUNKS; i++) sq.chunk[i] = r2.chunk[i];
+                    sq.nadds = 1; /* the finish dispatch normalised the digits */
+                    sq.flags = r2.xflags & 31u;
+                    sqp = &sq;
+                }
+            }
+            for (size_t i = 0; i < it[j].nops && st == TALLY_OK; i++) {
+                if ((it[j].ops[i] == TALLY_PROD && q.fprod && it[j].n) || (it[j].ops[i] == TALLY_VAR && var[j] == 2))
+                    st = cpu_result(ctx, s, fn, it[j].type, it[j].src, it[j].n, it[j].ops[i], it[j].opts,
+                                    &it[j].results[i]);
+                else
+                    tally_partial_result(&p[j], it[j].ops[i], it[j].opts->ddof, sqp, &it[j].results[i]);
+            }
+        }
+    }
+    free(p);
+    free(means);
+    free(var);
+    return st;
+}

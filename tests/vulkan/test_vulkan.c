@@ -694,6 +694,204 @@ static void test_segments(void)
     printf("segments: %d failed\n", g_fail - before);
 }
 
+/* ---- the segmented dispatch (one workgroup per short segment) against exact references ----- */
+/* An exact reference independent of the library: the sum of doubles as a fixed-point integer
+ * (32-bit limbs held in int64, bit 0 = 2^-1088), rounded once to f64 (nearest, ties to even). */
+#define XL 72
+static double exact_sum_f64(const double *x, uint64_t n)
+{
+    int64_t limb[XL] = {0};
+    for (uint64_t i = 0; i < n; i++) {
+        int e;
+        double m = frexp(x[i], &e); /* x = m * 2^e, 0.5 <= |m| < 1 */
+        if (m == 0.0) continue;
+        int64_t mi = (int64_t)ldexp(m, 53); /* x = mi * 2^(e - 53), exact */
+        int pos = e - 53 + 1088;
+        if (pos < 14) { /* subnormals: mi has trailing zeros down to 2^-1074 */
+            mi >>= 14 - pos;
+            pos = 14;
+        }
+        uint64_t mag = mi < 0 ? (uint64_t)-mi : (uint64_t)mi;
+        int li = pos / 32, sh = pos % 32;
+        unsigned __int128 v = (unsigned __int128)mag << sh;
+        for (int k = 0; k < 4 && li + k < XL; k++) {
+            int64_t piece = (int64_t)(uint32_t)(v >> (32 * k));
+            limb[li + k] += mi < 0 ? -piece : piece;
+        }
+    }
+    for (int k = 0; k < XL - 1; k++) { /* limbs in [0, 2^32), the top one signed */
+        int64_t c = limb[k] >> 32;
+        limb[k] -= c * 4294967296ll;
+        limb[k + 1] += c;
+    }
+    int neg = limb[XL - 1] < 0;
+    uint32_t u[XL];
+    if (neg) { /* the magnitude: two's complement of the limbs */
+        uint64_t carry = 1;
+        for (int k = 0; k < XL; k++) {
+            uint64_t t = (uint64_t)(~(uint32_t)limb[k]) + carry;
+            u[k] = (uint32_t)t;
+            carry = t >> 32;
+        }
+    } else {
+        for (int k = 0; k < XL; k++) u[k] = (uint32_t)limb[k];
+    }
+    int top = -1;
+    for (int b = XL * 32 - 1; b >= 0; b--)
+        if ((u[b / 32] >> (b % 32)) & 1u) { top = b; break; }
+    if (top < 0) return 0.0; /* an exact zero: the sign is the CPU comparison's business */
+#define XBIT(b) ((b) >= 0 && ((u[(b) / 32] >> ((b) % 32)) & 1u))
+    int lsb = top - 52 > 14 ? top - 52 : 14;
+    uint64_t M = 0;
+    for (int b = top; b >= lsb; b--) M = (M << 1) | (uint64_t)XBIT(b);
+    int half = XBIT(lsb - 1), sticky = 0;
+    for (int b = lsb - 2; b >= 0 && !sticky; b--) sticky = XBIT(b);
+#undef XBIT
+    if (half && (sticky || (M & 1))) M++;
+    double r = ldexp((double)M, lsb - 1088);
+    return neg ? -r : r;
+}
+
+static double elem_f64(tally_type t, const unsigned char *p)
+{
+    if (t == TALLY_F32) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+}
+static __int128 elem_int(tally_type t, const unsigned char *p)
+{
+    switch (t) {
+    case TALLY_I8: return *(const int8_t *)p;
+    case TALLY_U8: return *p;
+    case TALLY_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case TALLY_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case TALLY_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case TALLY_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case TALLY_I64: { int64_t v; memcpy(&v, p, 8); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+/* Every segment's Vulkan sum against the exact reference: integers as __int128 (OVERFLOW past
+ * the result type), floats (segments of finite values) the exact sum rounded once. */
+static void check_exact_sums(tally_type t, const unsigned char *h, const uint64_t *off, uint64_t nseg,
+                             const char *what)
+{
+    size_t es = tally_type_size(t);
+    tally_op op = TALLY_SUM;
+    tally_reduce_options o = {0, 1};
+    tally_result *r = calloc(nseg ? nseg : 1, sizeof *r);
+    tally_reduce_segments(g_vk, t, h, off, nseg, &op, 1, &o, r);
+    double *tmp = NULL;
+    uint64_t cap = 0;
+    int bad = 0;
+    for (uint64_t k = 0; k < nseg && bad < 3; k++) {
+        uint64_t n = off[k + 1] - off[k];
+        const unsigned char *p = h + off[k] * es;
+        int ok;
+        if (is_float(t)) {
+            if (n > cap) {
+                cap = n;
+                tmp = realloc(tmp, cap * sizeof *tmp);
+            }
+            int finite = 1;
+            for (uint64_t i = 0; i < n; i++) {
+                tmp[i] = elem_f64(t, p + i * es);
+                finite &= isfinite(tmp[i]) != 0;
+            }
+            if (!finite) continue;
+            double want = exact_sum_f64(tmp, n);
+            ok = r[k].status == TALLY_OK &&
+                 (want == 0.0 ? r[k].value.f64 == 0.0 : memcmp(&want, &r[k].value.f64, 8) == 0);
+            CHECK(ok, "exact sums %s %s: segment %llu (%llu elements): %.17g, exact %.17g", tally_type_name(t),
+                  what, (unsigned long long)k, (unsigned long long)n, r[k].value.f64, want);
+        } else {
+            __int128 sum = 0;
+            for (uint64_t i = 0; i < n; i++) sum += elem_int(t, p + i * es);
+            int sg = t == TALLY_I8 || t == TALLY_I16 || t == TALLY_I32 || t == TALLY_I64;
+            int fits = sg ? (sum >= INT64_MIN && sum <= INT64_MAX) : (sum >= 0 && sum <= (__int128)UINT64_MAX);
+            if (!fits) ok = r[k].status == TALLY_ERR_OVERFLOW;
+            else ok = r[k].status == TALLY_OK && (sg ? r[k].value.i64 == (int64_t)sum : r[k].value.u64 == (uint64_t)sum);
+            CHECK(ok, "exact sums %s %s: segment %llu (%llu elements): status %s value %llu", tally_type_name(t), what,
+                  (unsigned long long)k, (unsigned long long)n, tally_status_name(r[k].status),
+                  (unsigned long long)r[k].value.u64);
+        }
+        if (!ok) bad++;
+    }
+    free(tmp);
+    free(r);
+}
+
+/* Layouts aimed at the segmented dispatch: lengths at its shapes (0, 1, the workgroup's 256
+ * invocations +-1, one 16-byte vector per invocation +-1, the bulk loop's four vectors per
+ * invocation +-1), many tiny segments (more than one dispatch group of 32768), random offsets,
+ * one long segment (past the short limit, the other path) among short ones; every type, the
+ * float families adversarial for the exact sums; against the CPU and the exact references. */
+static void test_segments_short(void)
+{
+    int before = g_fail;
+    for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
+        tally_type t = all_types[ti];
+        size_t es = tally_type_size(t);
+        int fl = is_float(t);
+        uint64_t vpe = 16 / es;
+        const uint64_t shapes[] = {0, 1, 2, 255, 256, 257, 256 * vpe - 1, 256 * vpe, 256 * vpe + 1,
+                                   1024 * vpe - 1, 1024 * vpe, 1024 * vpe + 1, 3 * 1024 * vpe + 7};
+        const size_t nshape = sizeof shapes / sizeof shapes[0];
+        for (int layout = 0; layout < 4; layout++) {
+            int tiny_many = t == TALLY_I32; /* two dispatch groups: lavapipe takes seconds */
+            uint64_t nseg = layout == 0 ? 2 * nshape : layout == 1 ? (tiny_many ? 33000 : 700)
+                          : layout == 2 ? 200 : 60;
+            uint64_t *off = malloc((nseg + 1) * sizeof *off);
+            off[0] = rnd() % 7;
+            uint64_t long_at = rnd() % nseg;
+            for (uint64_t k = 0; k < nseg; k++) {
+                uint64_t len;
+                if (layout == 0) len = shapes[k % nshape];
+                else if (layout == 1) len = rnd() % 4;
+                else if (layout == 2) len = rnd() % 1500;
+                else len = k == long_at ? (256 * 1024) / es + 1 + rnd() % 5000 : rnd() % 300;
+                off[k + 1] = off[k] + len;
+            }
+            uint64_t n = off[nseg];
+            unsigned char *h = malloc(n * es + 16);
+            int nd = fl ? D_COUNT : 3;
+            for (int d = 0; d < nd; d++) {
+                int dd = fl ? d : (d == 0 ? D_BITS : d == 1 ? D_SMALL : D_NEAR1);
+                if (layout == 1 && d > 1 && !fl) break;
+                if (layout == 1 && tiny_many && fl && d != 0 && dd != D_SPECIAL) continue; /* lavapipe's time */
+                fill(h, t, n, dd);
+                if (!fl && dd == D_BITS && es == 8 && layout == 0) { /* overflow in some segments, not others */
+                    for (uint64_t i = 0; i < n; i += 3) h[i * es + 7] &= 0x3f;
+                }
+                char what[96];
+                snprintf(what, sizeof what, "short layout %d (%llu segments, %s)", layout, (unsigned long long)nseg,
+                         dname[dd]);
+                check_exact_sums(t, h, off, nseg, what);
+                /* every op on the main families (NaN rules: special; ranges: subnormal, huge) */
+                int every = d == 0 || dd == D_SPECIAL || (layout == 0 && (dd == D_SUBNORMAL || dd == D_HUGE));
+                if (!every || (layout == 1 && d > 0)) continue;
+                if (fl) {
+                    compare_segments(t, h, off, nseg, 0, 0, 0, seg_float_ops, 7, dd == D_SPECIAL, what);
+                } else {
+                    compare_segments(t, h, off, nseg, 0, 0, 0, seg_int_ops, 10, 0, what);
+                }
+                if (layout == 1) continue;
+                compare_segments(t, h, off, nseg, 0, 0, 0, seg_var_ops, 3, fl && dd == D_SPECIAL, what);
+                compare_segments(t, h, off, nseg, 0, 0, 0, seg_prod_ops, 2, 0, what);
+            }
+            free(off);
+            free(h);
+        }
+    }
+    printf("segments (segmented dispatch): %d failed\n", g_fail - before);
+}
+
 /* ---- batches: tally_vulkan_batch_begin / end ------------------------------------------------ */
 typedef struct bcase {
     tally_type t;
@@ -832,12 +1030,13 @@ static int test_no_int64(void)
 
 int main(int argc, char **argv)
 {
-    int full = 0, big = 0;
+    int full = 0, big = 0, skip_batch = 0;
     const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         if (!strcmp(argv[i], "--full")) full = 1;
         if (!strcmp(argv[i], "--big")) big = 1;
+        if (!strcmp(argv[i], "--skip-batch")) skip_batch = 1; /* ctest runs it as its own entry */
         if (!strcmp(argv[i], "--no-int64")) return test_no_int64();
     }
     tally_options o;
@@ -893,8 +1092,9 @@ int main(int argc, char **argv)
     g_have_bufs = tvk_test_init(g_vk);
     CHECK(g_have_bufs, "VkBuffers for the buffer API");
     test_errors();
-    if (!*only || !strcmp(only, "batch")) {
+    if ((!*only && !skip_batch) || !strcmp(only, "batch")) {
         test_segments();
+        test_segments_short();
         test_batch();
     }
     if (!*only || !strcmp(only, "reduce")) {

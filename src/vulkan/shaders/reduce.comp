@@ -112,9 +112,16 @@ struct Acc {
 
 layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
-layout(std430, binding = 1) writeonly buffer Rec { Partial rec; };
+layout(std430, binding = 1) writeonly buffer Rec { Partial rec[]; };
 layout(std430, binding = 2) buffer Parts { Partial part[]; };
-layout(std430, binding = 3) buffer AccB { Acc acc; };
+layout(std430, binding = 3) buffer AccB { Acc acc[]; };
+/* Segmented mode (pc.fin 2 and 3): workgroup j reduces segment j alone, its elements at byte
+ * head of binding 0; its accumulator, record and partial record are entry j of bindings 3, 1
+ * and 2. */
+struct Seg {
+    uint64_t head, n, mean_bits, pad;
+};
+layout(std430, binding = 4) readonly buffer SegB { Seg seg[]; };
 
 layout(push_constant) uniform PC {
     uint64_t n;         /* elements of this segment */
@@ -129,6 +136,11 @@ layout(push_constant) uniform PC {
     uint total_wg;      /* workgroups of the call's fold dispatches, every segment's */
     uint fin;           /* 1: the finish dispatch (one workgroup), 0: a fold dispatch */
 } pc;
+
+/* This workgroup's segment: the push constants', or (segmented mode) its seg[] entry. */
+uint g_slot = 0u;   /* accumulator and record entry */
+uint64_t g_n, g_gbase, g_mean;
+uint g_head, g_vpw, g_part0, g_nvec, g_total, g_wg;
 
 /* ---- thread state ---------------------------------------------------------------------- */
 uint64_t t_nans = 0ul;
@@ -255,7 +267,7 @@ void fsum_add(uint64_t b)
 void sq_add(uint64_t b)
 {
     uint64_t vb = elem_f64_bits(b);
-    uint64_t mb = pc.mean_bits;
+    uint64_t mb = g_mean;
     uint ev = uint(vb >> 52) & 0x7ffu, em = uint(mb >> 52) & 0x7ffu;
     if ((ev == 0u && (vb << 1) != 0ul) || (em == 0u && (mb << 1) != 0ul)) {
         t_xflags |= XF_EDGE;
@@ -428,7 +440,7 @@ void add_elem(uint64_t b, uint64_t idx)
 void add_vec(uvec4 x, uint v)
 {
     uint64_t idx0 = 0ul;
-    if (NEED_IDX) idx0 = pc.gbase + (uint64_t(v) * 16ul - uint64_t(pc.head)) / uint64_t(TSIZE);
+    if (NEED_IDX) idx0 = g_gbase + (uint64_t(v) * 16ul - uint64_t(g_head)) / uint64_t(TSIZE);
     for (uint k = 0u; k < uint(VPE); k++) add_elem(elem_bits(x, k), idx0 + uint64_t(k));
 }
 
@@ -442,8 +454,8 @@ void add_edge_vec(uint v, uint64_t endb)
         if (vb + uint64_t(4u * w) < endb) x[w] = inw[4u * v + w];
     for (uint k = 0u; k < uint(VPE); k++) {
         uint64_t byte = vb + uint64_t(k * uint(TSIZE));
-        if (byte >= uint64_t(pc.head) && byte < endb)
-            add_elem(elem_bits(x, k), pc.gbase + (byte - uint64_t(pc.head)) / uint64_t(TSIZE));
+        if (byte >= uint64_t(g_head) && byte < endb)
+            add_elem(elem_bits(x, k), g_gbase + (byte - uint64_t(g_head)) / uint64_t(TSIZE));
     }
 }
 
@@ -603,18 +615,18 @@ void fold_share()
     }
 
     /* ---- this workgroup's share: vectors [v0, v1) ---- */
-    uint g = gl_WorkGroupID.x;
-    uint v0 = g * pc.vec_per_wg;
-    uint v1 = min(v0 + pc.vec_per_wg, pc.nvec);
-    uint64_t endb = uint64_t(pc.head) + pc.n * uint64_t(TSIZE); /* bytes covered */
+    uint g = g_wg;
+    uint v0 = g * g_vpw;
+    uint v1 = min(v0 + g_vpw, g_nvec);
+    uint64_t endb = uint64_t(g_head) + g_n * uint64_t(TSIZE); /* bytes covered */
     /* whole vectors: [fv0, fv1) */
-    uint fv0 = (pc.head + 15u) >> 4;
+    uint fv0 = (g_head + 15u) >> 4;
     uint fv1 = uint(endb >> 4);
     uint a = max(v0, fv0), b = min(v1, fv1);
     /* the vectors at the segment's ends that hold bytes outside it (at most two): the first
      * before the bulk by thread 0, the last after it by the last thread, so that every thread
      * meets its elements in increasing index order (the first occurrence of a key wins) */
-    uint hv = pc.head >> 4, lv = uint((endb - 1ul) >> 4);
+    uint hv = g_head >> 4, lv = uint((endb - 1ul) >> 4);
     bool hp = hv < fv0 || hv >= fv1;                     /* the first vector is partial */
     bool lp = (lv < fv0 || lv >= fv1) && !(hp && lv == hv); /* the last is, and is another one */
     if (hp && hv >= v0 && hv < v1 && tid == 0u) add_edge_vec(hv, endb);
@@ -645,12 +657,12 @@ void fold_share()
         barrier();
         if (tid == 0u) normalise_xs();
         barrier();
-        if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc.digit[tid], xs[tid]);
-        if (tid == 0u && xs_flags != 0u) atomicOr(acc.xflags, xs_flags);
+        if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc[g_slot].digit[tid], xs[tid]);
+        if (tid == 0u && xs_flags != 0u) atomicOr(acc[g_slot].xflags, xs_flags);
     }
     if (tid == 0u) {
         if (PART != 0u) {
-            uint j = pc.part0 + g;
+            uint j = g_part0 + g;
             uint64_t lo, hi;
             digits_to_128(s0, s1, s2, lo, hi);
             part[j].nans = t_nans;
@@ -668,30 +680,30 @@ void fold_share()
             part[j].pflags = t_pflags;
         } else {
             if (DO_ISUM) {
-                if (s0 != 0ul) atomicAdd(acc.s0, s0);
-                if (s1 != 0ul) atomicAdd(acc.s1, s1);
-                if (s2 != 0ul) atomicAdd(acc.s2, s2);
+                if (s0 != 0ul) atomicAdd(acc[g_slot].s0, s0);
+                if (s1 != 0ul) atomicAdd(acc[g_slot].s1, s1);
+                if (s2 != 0ul) atomicAdd(acc[g_slot].s2, s2);
             }
-            if (DO_NANS && t_nans != 0ul) atomicAdd(acc.nans, t_nans);
-            if (DO_FIRSTNAN && t_first_nan != ~0ul) atomicMax(acc.nfirst, ~t_first_nan);
+            if (DO_NANS && t_nans != 0ul) atomicAdd(acc[g_slot].nans, t_nans);
+            if (DO_FIRSTNAN && t_first_nan != ~0ul) atomicMax(acc[g_slot].nfirst, ~t_first_nan);
             if (DO_MIN) {
                 if (PACKMIN) {
-                    if (t_imin != ~0ul) atomicMax(acc.nkmin, ~((t_kmin << 32) | (t_imin & 0xfffffffful)));
+                    if (t_imin != ~0ul) atomicMax(acc[g_slot].nkmin, ~((t_kmin << 32) | (t_imin & 0xfffffffful)));
                 } else {
-                    atomicMax(acc.nkmin, ~t_kmin);
+                    atomicMax(acc[g_slot].nkmin, ~t_kmin);
                 }
             }
             if (DO_MAX) {
                 if (PACKMAX) {
-                    if (t_imax != ~0ul) atomicMax(acc.kmax, (t_kmax << 32) | (~t_imax & 0xfffffffful));
+                    if (t_imax != ~0ul) atomicMax(acc[g_slot].kmax, (t_kmax << 32) | (~t_imax & 0xfffffffful));
                 } else {
-                    atomicMax(acc.kmax, t_kmax);
+                    atomicMax(acc[g_slot].kmax, t_kmax);
                 }
             }
             if (DO_BITS) {
-                atomicOr(acc.nband, ~t_band);
-                if (t_bor != 0ul) atomicOr(acc.bor, t_bor);
-                if (t_bxor != 0ul) atomicXor(acc.bxor, t_bxor);
+                atomicOr(acc[g_slot].nband, ~t_band);
+                if (t_bor != 0ul) atomicOr(acc[g_slot].bor, t_bor);
+                if (t_bxor != 0ul) atomicXor(acc[g_slot].bxor, t_bxor);
             }
         }
     }
@@ -704,7 +716,7 @@ void fold_share()
 void finish()
 {
     if (PART != 0u) {
-        for (uint j = tid; j < pc.total_wg; j += uint(WG)) merge_partial(pc.part0 + j);
+        for (uint j = tid; j < g_total; j += uint(WG)) merge_partial(g_part0 + j);
         if (KEY32) { /* combine() takes the 32-bit keys */
             t_kmin32 = uint(t_kmin);
             t_kmax32 = uint(t_kmax);
@@ -732,32 +744,32 @@ void finish()
     }
     if (DO_XSUM) {
         if (tid < uint(X_CHUNKS)) {
-            xs[tid] = acc.digit[tid];
-            acc.digit[tid] = 0l;
+            xs[tid] = acc[g_slot].digit[tid];
+            acc[g_slot].digit[tid] = 0l;
         }
         barrier(); /* xs complete before thread 0 normalises it */
         if (tid == 0u) normalise_xs();
         barrier(); /* normalised before every thread reads its digit */
-        if (tid < uint(X_CHUNKS)) rec.chunk[tid] = xs[tid];
+        if (tid < uint(X_CHUNKS)) rec[g_slot].chunk[tid] = xs[tid];
     }
     if (tid == 0u) {
         uint64_t kmin = ~0ul, kmax = 0ul, imin = ~0ul, imax = ~0ul;
         if (PART != 0u) {
             kmin = t_kmin; kmax = t_kmax; imin = t_imin; imax = t_imax;
-            rec.nans = t_nans;
-            rec.first_nan = t_first_nan;
-            rec.band = t_band;
-            rec.bor = t_bor;
-            rec.bxor = t_bxor;
-            rec.pmag = t_pmag;
-            rec.pflags = t_pflags;
+            rec[g_slot].nans = t_nans;
+            rec[g_slot].first_nan = t_first_nan;
+            rec[g_slot].band = t_band;
+            rec[g_slot].bor = t_bor;
+            rec[g_slot].bxor = t_bxor;
+            rec[g_slot].pmag = t_pmag;
+            rec[g_slot].pflags = t_pflags;
         } else {
-            r0 = acc.s0;
-            r1 = acc.s1;
-            r2 = acc.s2;
-            rec.nans = acc.nans;
-            rec.first_nan = ~acc.nfirst;
-            uint64_t pk = ~acc.nkmin, px = acc.kmax;
+            r0 = acc[g_slot].s0;
+            r1 = acc[g_slot].s1;
+            r2 = acc[g_slot].s2;
+            rec[g_slot].nans = acc[g_slot].nans;
+            rec[g_slot].first_nan = ~acc[g_slot].nfirst;
+            uint64_t pk = ~acc[g_slot].nkmin, px = acc[g_slot].kmax;
             if (PACKMIN) {
                 if (pk != ~0ul) { kmin = pk >> 32; imin = pk & 0xfffffffful; }
             } else {
@@ -768,14 +780,14 @@ void finish()
             } else {
                 kmax = px;
             }
-            rec.band = ~acc.nband;
-            rec.bor = acc.bor;
-            rec.bxor = acc.bxor;
-            acc.s0 = 0ul; acc.s1 = 0ul; acc.s2 = 0ul;
-            acc.nans = 0ul; acc.nfirst = 0ul; acc.nkmin = 0ul; acc.kmax = 0ul;
-            acc.nband = 0ul; acc.bor = 0ul; acc.bxor = 0ul;
-            rec.pmag = 1ul;
-            rec.pflags = 0u;
+            rec[g_slot].band = ~acc[g_slot].nband;
+            rec[g_slot].bor = acc[g_slot].bor;
+            rec[g_slot].bxor = acc[g_slot].bxor;
+            acc[g_slot].s0 = 0ul; acc[g_slot].s1 = 0ul; acc[g_slot].s2 = 0ul;
+            acc[g_slot].nans = 0ul; acc[g_slot].nfirst = 0ul; acc[g_slot].nkmin = 0ul; acc[g_slot].kmax = 0ul;
+            acc[g_slot].nband = 0ul; acc[g_slot].bor = 0ul; acc[g_slot].bxor = 0ul;
+            rec[g_slot].pmag = 1ul;
+            rec[g_slot].pflags = 0u;
         }
         if (!DO_ARGMIN) imin = 0ul; /* min/max alone: no index; the key is a value's */
         if (!DO_ARGMAX) imax = 0ul;
@@ -783,24 +795,48 @@ void finish()
             if (imin != ~0ul) kmin = key64_of(uint(kmin));
             if (imax != ~0ul) kmax = key64_of(uint(kmax));
         }
-        rec.kmin = kmin;
-        rec.kmax = kmax;
-        rec.imin = imin;
-        rec.imax = imax;
+        rec[g_slot].kmin = kmin;
+        rec[g_slot].kmax = kmax;
+        rec[g_slot].imin = imin;
+        rec[g_slot].imax = imax;
         uint64_t lo, hi;
         digits_to_128(r0, r1, r2, lo, hi);
-        rec.sum_lo = lo;
-        rec.sum_hi = hi;
-        rec.xflags = acc.xflags;
-        acc.xflags = 0u;
-        rec.pad0 = 0u;
-        rec.pad1 = 0u;
+        rec[g_slot].sum_lo = lo;
+        rec[g_slot].sum_hi = hi;
+        rec[g_slot].xflags = acc[g_slot].xflags;
+        acc[g_slot].xflags = 0u;
+        rec[g_slot].pad0 = 0u;
+        rec[g_slot].pad1 = 0u;
     }
 }
 
 void main()
 {
     tid = gl_LocalInvocationID.x;
-    if (pc.fin != 0u) finish();
+    if (pc.fin >= 2u) { /* segmented: one workgroup per segment, the whole of it */
+        uint j = gl_WorkGroupID.x;
+        g_slot = j;
+        g_n = seg[j].n;
+        if (g_n == 0ul) return; /* uniform in the workgroup; the host knows empty segments */
+        g_head = uint(seg[j].head);
+        g_gbase = 0ul;
+        g_mean = seg[j].mean_bits;
+        g_nvec = uint((uint64_t(g_head) + g_n * uint64_t(TSIZE) + 15ul) >> 4);
+        g_vpw = g_nvec;
+        g_part0 = j;
+        g_total = 1u;
+        g_wg = 0u;
+    } else {
+        g_n = pc.n;
+        g_gbase = pc.gbase;
+        g_mean = pc.mean_bits;
+        g_head = pc.head;
+        g_vpw = pc.vec_per_wg;
+        g_part0 = pc.part0;
+        g_nvec = pc.nvec;
+        g_total = pc.total_wg;
+        g_wg = gl_WorkGroupID.x;
+    }
+    if (pc.fin == 1u || pc.fin == 3u) finish();
     else fold_share();
 }
