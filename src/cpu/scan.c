@@ -47,9 +47,27 @@ typedef struct scan_job {
      * local value passed between them */
     void (*fscan)(const void *, void *, uint64_t, const tally_carry *, tally_carry *, int);
     int excl;
+    int fold;            /* how a block total folds into a carry: FOLD_* */
+    void (*tot16)(const void *, tally_carry *); /* 16 blocks' totals at once, or NULL */
     tally_carry start;   /* carry into block 0 */
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
+
+/* Folding a block's total t into a carry c: c op t, which is what total(&t, 1, &c) computes
+ * (for float sum/prod: identity op t = t exactly, then c op t), done directly for the float ops,
+ * whose total kernels are a whole group's vector code: the look-back folds up to a piece's worth
+ * of totals per piece between, and on many threads that cost was as much as a piece's totals. */
+enum { FOLD_KERNEL = 0, FOLD_SUM_F32, FOLD_SUM_F64, FOLD_PROD_F32, FOLD_PROD_F64 };
+static inline void fold_total(const scan_job *j, const tally_carry *t, tally_carry *c)
+{
+    switch (j->fold) {
+    case FOLD_SUM_F32: c->f32 = c->f32 + t->f32; break;
+    case FOLD_SUM_F64: c->f64 = c->f64 + t->f64; break;
+    case FOLD_PROD_F32: c->f32 = c->f32 * t->f32; break;
+    case FOLD_PROD_F64: c->f64 = c->f64 * t->f64; break;
+    default: j->total(t, 1, c);
+    }
+}
 
 /* Prefetching: while a thread writes piece p it pulls its next piece into L2, a cache line
  * per line written (pf: the bytes of the next piece at the same offset, NULL for none), so
@@ -111,7 +129,7 @@ static inline void scan_block(const scan_job *j, uint64_t b, tally_carry *c, voi
             j->st->k->stream_copy(j->out + (e + i) * j->size, buf, m * j->size);
             prefetch_bytes(pf, m * j->size);
         }
-        j->total(&l, 1, c); /* c op the block's last local value */
+        fold_total(j, &l, c); /* c op the block's last local value */
     } else if (j->nt) {
         j->kern(j->in + e * j->size, buf, len, c);
         stream_out(j, j->out + e * j->size, buf, len * j->size, pf);
@@ -141,6 +159,11 @@ static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
     uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
     for (uint64_t k = 0; k < nb; k++) {
         uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
+        if (j->tot16 && k + 16 <= nb && (b0 + k + 16) * B <= j->n) { /* 16 whole blocks */
+            j->tot16(j->in + e * j->size, tot + k);
+            k += 15;
+            continue;
+        }
         tot[k] = j->ident;
         j->total(j->in + e * j->size, len, &tot[k]);
     }
@@ -231,11 +254,11 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
     /* fold the totals between, oldest first: block by block, as the definition says */
     for (int i = nbetween - 1; i >= 0; i--) {
         uint64_t nb = piece_blocks(j, p - 1 - (uint64_t)i);
-        for (uint64_t k = 0; k < nb; k++) j->total(&between[i][k], 1, &c);
+        for (uint64_t k = 0; k < nb; k++) fold_total(j, &between[i][k], &c);
     }
     tally_carry out = c;
     uint64_t nb = piece_blocks(j, p);
-    for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
+    for (uint64_t k = 0; k < nb; k++) fold_total(j, &tot[k], &out);
     sh->rec[p].incl = out;
     atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
     return c;
@@ -292,7 +315,13 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
     j.pf = n * j.size >= TALLY_SCAN_STREAM_BYTES;
     j.assoc = !(tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD));
-    if (!j.assoc) j.fscan = st->k->fscan[op == TALLY_PROD][type];
+    if (!j.assoc) {
+        j.fscan = st->k->fscan[op == TALLY_PROD][type];
+        j.fold = type == TALLY_F32 ? (op == TALLY_SUM ? FOLD_SUM_F32 : FOLD_PROD_F32)
+               : type == TALLY_F64 ? (op == TALLY_SUM ? FOLD_SUM_F64 : FOLD_PROD_F64)
+                                   : FOLD_KERNEL;
+        if (type == TALLY_F32) j.tot16 = st->k->ftot16[op == TALLY_PROD];
+    }
     j.excl = opts->exclusive;
     if (nth == 1) {
         _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
