@@ -1,12 +1,13 @@
 /* tally_bench_cpu: the CPU backend against the memory ceiling, on all cores.
  *
- *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]
+ *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S] [-o RESULT.md]
  *
- * Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
+ * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
+ * covers; -S: the scan rows alone.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
  *   - reductions: a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
  *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
- *   - scans: memcpy of the same bytes (one memcpy per thread), since a scan reads n and
- *     writes n elements as a copy does;
+ *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
+ *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
  * Each answer is checked once against a reference computed independently here (exact integer
@@ -48,6 +49,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static int g_runs = 5;
+static int g_scans_only; /* -S: the scan rows alone */
+static int g_quick;      /* -q: no naive OpenMP row, no wide/full-range exact rows (see -x) */
 
 /* Both sides of a row, run alternately (baseline, ours, baseline, ours, ...) so that other load
  * on the machine hits both alike; medians of g_runs runs each, after one warm-up each. */
@@ -169,13 +172,17 @@ typedef struct {
     tally_op ops[3];
     size_t nops;
     tally_result res[3];
-    int scan;
+    int scan; /* 0: reduce; 1: inclusive scan; 2: exclusive scan (op ops[0]) */
 } our_arg;
 
 static void ours(void *a) {
     our_arg *o = a;
     tally_status s;
-    if (o->scan) s = tally_scan(o->ctx, TALLY_SUM, o->type, o->x, o->out, o->n, NULL);
+    if (o->scan) {
+        tally_scan_options so = {0};
+        so.exclusive = o->scan == 2;
+        s = tally_scan(o->ctx, o->ops[0], o->type, o->x, o->out, o->n, &so);
+    }
     else if (o->nops == 1) s = tally_reduce(o->ctx, o->ops[0], o->type, o->x, o->n, NULL, &o->res[0]);
     else s = tally_reduce_many(o->ctx, o->type, o->x, o->n, o->ops, o->nops, NULL, o->res);
     if (s != TALLY_OK) {
@@ -183,6 +190,80 @@ static void ours(void *a) {
                 tally_status_name(s), tally_last_error(o->ctx));
         exit(1);
     }
+}
+
+
+/* ---- scan answers ----------------------------------------------------------------------------- */
+static uint64_t hash_bytes(const void *p, size_t bytes) {
+    const uint64_t *w = p;
+    uint64_t h = 0;
+    for (size_t i = 0; i < bytes / 8; i++) h = h * 31 + w[i];
+    return h;
+}
+
+/* Checks every output of a scan of the bench's data (integers 0..999, prices 5.00..49.99): integer
+ * sums and all maxima exactly; float sums within tally.h's bound of the exact prefix (computed in
+ * fixed point: every input is a multiple of 2^-21 (f32) or 2^-50 (f64)), with room: 1e-2 (f32),
+ * 1e-9 (f64) relative. Writes the table's note. */
+static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const void *out, uint64_t n,
+                      char *note, size_t size) {
+    int ok;
+    double worst = 0;
+    uint64_t bad = n; /* the first wrong element */
+    if (op == TALLY_MAX) {
+        if (ty == TALLY_I32 || ty == TALLY_I64) {
+            int64_t m = INT64_MIN;
+            for (uint64_t i = 0; i < n && bad == n; i++) {
+                int64_t v = ty == TALLY_I32 ? ((const int32_t *)x)[i] : ((const int64_t *)x)[i];
+                int64_t o = ty == TALLY_I32 ? ((const int32_t *)out)[i] : ((const int64_t *)out)[i];
+                if (v > m) m = v;
+                if (o != m) bad = i;
+            }
+        } else {
+            double m = -INFINITY;
+            for (uint64_t i = 0; i < n && bad == n; i++) {
+                double v = ty == TALLY_F32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
+                double o = ty == TALLY_F32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
+                if (v > m) m = v;
+                if (o != m) bad = i;
+            }
+        }
+    } else if (ty == TALLY_I32 || ty == TALLY_I64) {
+        uint64_t run = 0;
+        for (uint64_t i = 0; i < n && bad == n; i++) {
+            uint64_t v = ty == TALLY_I32 ? (uint64_t)(uint32_t)((const int32_t *)x)[i] : (uint64_t)((const int64_t *)x)[i];
+            uint64_t o = ty == TALLY_I32 ? (uint64_t)((const uint32_t *)out)[i] : ((const uint64_t *)out)[i];
+            uint64_t before = run;
+            run = ty == TALLY_I32 ? (uint32_t)(run + v) : run + v;
+            if (o != (excl ? before : run)) bad = i;
+        }
+    } else {
+        /* each input times 2^21 (f32) or 2^50 (f64) is an integer below 2^56; the prefix in
+         * 128 bits, to a double from its two halves (within 2^-52 relative: far below the tolerance) */
+        __int128 fix = 0;
+        double up = ty == TALLY_F32 ? 0x1p21 : 0x1p50, down = ty == TALLY_F32 ? 0x1p-21 : 0x1p-50;
+        for (uint64_t i = 0; i < n; i++) {
+            double v = ty == TALLY_F32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
+            double o = ty == TALLY_F32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
+            __int128 before = fix;
+            fix += (int64_t)(v * up);
+            __int128 p = excl ? before : fix;
+            double pre = ((double)(int64_t)(p >> 64) * 0x1p64 + (double)(uint64_t)p) * down;
+            if (excl && i == 0) {
+                if (o != 0) bad = 0;
+                continue;
+            }
+            double e = fabs(o - pre) / pre;
+            if (e > worst) worst = e;
+        }
+        if (worst > (ty == TALLY_F32 ? 1e-2 : 1e-9)) bad = 0;
+        snprintf(note, size, "max rel. err %.1e (checked all)%s", worst, bad == n ? "" : " WRONG");
+        return bad == n;
+    }
+    ok = bad == n;
+    if (ok) snprintf(note, size, "checked all %" PRIu64, n);
+    else snprintf(note, size, "element %" PRIu64 " WRONG", bad);
+    return ok;
 }
 
 /* ---- table ------------------------------------------------------------------------------------ */
@@ -533,8 +614,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) g_runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) outpath = argv[++i];
+        else if (!strcmp(argv[i], "-S")) g_scans_only = 1;
+        else if (!strcmp(argv[i], "-q")) g_quick = 1;
         else {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]\n"
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S] [-o RESULT.md]\n"
                             "       %s -x THREADS,THREADS,... [-n ELEMENTS] [-r RUNS] [-o RESULT.md]\n",
                     argv[0], argv[0]);
             return 2;
@@ -565,9 +648,10 @@ int main(int argc, char **argv) {
     int32_t *xi = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
     float *xf = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
     double *xd = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
-    void *out = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
-    void *cpy = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
-    if (!xi || !xf || !xd || !out || !cpy) {
+    int64_t *xl = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    void *out = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    void *cpy = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    if (!xi || !xf || !xd || !xl || !out || !cpy) {
         fprintf(stderr, "tally_bench_cpu: out of memory for n = %" PRIu64 "\n", n);
         return 1;
     }
@@ -581,8 +665,9 @@ int main(int argc, char **argv) {
         xi[i] = (int32_t)(h >> 40) % 1000;
         xf[i] = (float)cents / 100.0f;
         xd[i] = (double)cents / 100.0;
-        ((int32_t *)out)[i] = 0;
-        ((int32_t *)cpy)[i] = 0;
+        xl[i] = xi[i];
+        ((int64_t *)out)[i] = 0;
+        ((int64_t *)cpy)[i] = 0;
     }
     (void)rnd;
 
@@ -633,7 +718,7 @@ int main(int argc, char **argv) {
         {"min f64", TALLY_F64, TALLY_MIN},
         {"max f64", TALLY_F64, TALLY_MAX},
     };
-    for (size_t s = 0; s < sizeof singles / sizeof singles[0]; s++) {
+    for (size_t s = 0; !g_scans_only && s < sizeof singles / sizeof singles[0]; s++) {
         our_arg o = {ctx, singles[s].type, NULL, NULL, n, {singles[s].op}, 1, {{0}}, 0};
         o.x = singles[s].type == TALLY_F32 ? (const void *)xf
             : singles[s].type == TALLY_F64 ? (const void *)xd : (const void *)xi;
@@ -661,7 +746,7 @@ int main(int argc, char **argv) {
         row(singles[s].name, bytes, t, singles[s].type == TALLY_F64 ? "read loop 8n bytes" : "read loop 4n bytes",
             tb, note);
     }
-    {
+    if (!g_scans_only) {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM, TALLY_MIN, TALLY_MAX}, 3, {{0}}, 0};
         ours(&o);
         int ok = o.res[0].value.f64 == rf_sum && o.res[1].value.f64 == rf_min && o.res[2].value.f64 == rf_max;
@@ -672,53 +757,45 @@ int main(int argc, char **argv) {
         timepair(ours, &o, base_read, &b4, &t, &tb);
         row("sum+min+max f32 (fused)", (double)n * 4, t, "read loop 4n bytes", tb, note);
     }
-    /* scans: out of place, against memcpy of the same bytes into another buffer */
+    /* scans: out of place, against memcpy of the same bytes into another buffer; every type,
+     * sum and max (and the exclusive float sum), each answer checked in full first */
     {
-        buf_arg bc = {xi, n * 4, cpy};
-        double t, tb;
-        our_arg o = {ctx, TALLY_I32, xi, out, n, {TALLY_SUM}, 1, {{0}}, 1};
-        ours(&o);
-        uint32_t run = 0;
-        int ok = 1;
-        for (uint64_t i = 0; i < n && ok; i++) {
-            run += (uint32_t)xi[i];
-            ok = ((uint32_t *)out)[i] == run;
+        struct { const char *name; tally_type type; tally_op op; int excl; } scans[] = {
+            {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0},
+            {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0},
+            {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0},
+            {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0},
+            {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0},
+            {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0},
+            {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0},
+            {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0},
+            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1},
+        };
+        for (size_t s = 0; s < sizeof scans / sizeof scans[0]; s++) {
+            tally_type ty = scans[s].type;
+            size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
+            const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
+                          : ty == TALLY_F32 ? (const void *)xf : (const void *)xd;
+            our_arg o = {ctx, ty, x, out, n, {scans[s].op}, 1, {{0}}, 1 + scans[s].excl};
+            ours(&o);
+            int ok = check_scan(ty, scans[s].op, scans[s].excl, x, out, n, note, sizeof note);
+            if (ok && (ty == TALLY_F32 || ty == TALLY_F64) && scans[s].op == TALLY_SUM) {
+                /* deterministic: a second run gives the same bits */
+                uint64_t h1 = hash_bytes(out, n * es);
+                ours(&o);
+                ok = hash_bytes(out, n * es) == h1;
+                if (!ok) snprintf(note, sizeof note, "a second run differs WRONG");
+                else strncat(note, ", stable", sizeof note - strlen(note) - 1);
+            }
+            if (!ok) fail(scans[s].name);
+            buf_arg bc = {x, n * es, cpy};
+            double t, tb;
+            timepair(ours, &o, base_memcpy, &bc, &t, &tb);
+            row(scans[s].name, (double)n * (double)es, t, es == 8 ? "memcpy 8n bytes" : "memcpy 4n bytes", tb, note);
         }
-        if (!ok) fail("inclusive scan i32");
-        snprintf(note, sizeof note, "last %" PRId32 "%s", ((int32_t *)out)[n - 1], ok ? " (checked all)" : " WRONG");
-        timepair(ours, &o, base_memcpy, &bc, &t, &tb);
-        row("inclusive sum scan i32", (double)n * 4, t, "memcpy 4n bytes", tb, note);
-
-        our_arg of = {ctx, TALLY_F32, xf, out, n, {TALLY_SUM}, 1, {{0}}, 1};
-        ours(&of);
-        /* float scans are deterministic but not exact: within 1e-2 relative of the exact prefix
-         * (a float carry chain over 2^28 elements drifts about 1e-4), and bitwise stable */
-        double pre = 0, worst = 0;
-        uint64_t h1 = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            pre += (double)xf[i]; /* within 2^-53 relative of the exact prefix */
-            double e = fabs((double)((float *)out)[i] - pre) / pre;
-            if (e > worst) worst = e;
-            uint32_t w;
-            memcpy(&w, (float *)out + i, 4);
-            h1 = h1 * 31 + w;
-        }
-        ours(&of);
-        uint64_t h2 = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            uint32_t w;
-            memcpy(&w, (float *)out + i, 4);
-            h2 = h2 * 31 + w;
-        }
-        ok = worst < 1e-2 && h1 == h2;
-        if (!ok) fail("inclusive scan f32");
-        snprintf(note, sizeof note, "max rel. err %.1e, stable%s", worst, ok ? "" : " WRONG");
-        bc.p = xf;
-        timepair(ours, &of, base_memcpy, &bc, &t, &tb);
-        row("inclusive sum scan f32", (double)n * 4, t, "memcpy 4n bytes", tb, note);
     }
     /* the naive OpenMP float reduction: fast and wrong */
-    {
+    if (!g_quick && !g_scans_only) {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM}, 1, {{0}}, 0};
         naive_arg na = {xf, n, 0};
         double t_naive, t_ours;
@@ -728,7 +805,7 @@ int main(int argc, char **argv) {
         row("sum f32 vs OpenMP reduction", (double)n * 4, t_ours, "omp reduction(+:s)", t_naive, note);
     }
     /* the correctly rounded sums over the other data shapes of -x (price-like ones are above) */
-    for (int shape = 1; shape <= 2; shape++) {
+    for (int shape = 1; !g_quick && !g_scans_only && shape <= 2; shape++) {
         fill_shape(shape, xf, xd, n);
         for (int f64 = 0; f64 <= 1; f64++) {
             const void *x = f64 ? (const void *)xd : (const void *)xf;
@@ -779,6 +856,7 @@ int main(int argc, char **argv) {
     free(xi);
     free(xf);
     free(xd);
+    free(xl);
     free(out);
     free(cpy);
     return g_fail;
