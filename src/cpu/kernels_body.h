@@ -596,16 +596,21 @@ TALLY_FLOAT_TYPES(TK_FLOAT_SCANS)
         while (i < n && cy->name == cy->name) {                                                  \
             uint64_t m = n - i < TK_KCHUNK ? n - i : TK_KCHUNK;                                  \
             int nan = 0;                                                                         \
-            for (uint64_t k = 0; k < m; k++) nan |= x[i + k] != x[i + k];                        \
+            for (uint64_t k = 0; k < m; k++) {                                                   \
+                K v;                                                                             \
+                memcpy(&v, x + i + k, sizeof v);                                                 \
+                nan |= x[i + k] != x[i + k];                                                     \
+                a[k] = v ^ (K)((U)(v >> (sizeof(K) * 8 - 1)) >> 1);                              \
+            }                                                                                    \
             if (nan) break;                                                                      \
-            memcpy(a, x + i, m * sizeof(C));                                                     \
-            for (uint64_t k = 0; k < m; k++) a[k] ^= (K)((U)(a[k] >> (sizeof(K) * 8 - 1)) >> 1); \
             tally_carry kc;                                                                      \
             memcpy(&kc.TK_KN_##name, &cy->name, sizeof(K));                                      \
             kc.TK_KN_##name ^= (K)((U)(kc.TK_KN_##name >> (sizeof(K) * 8 - 1)) >> 1);            \
             TK_ISCAN_X(kind, opname, TK_KN_##name)(a, b, m, &kc);                                \
-            for (uint64_t k = 0; k < m; k++) b[k] ^= (K)((U)(b[k] >> (sizeof(K) * 8 - 1)) >> 1); \
-            memcpy(o + i, b, m * sizeof(C));                                                     \
+            for (uint64_t k = 0; k < m; k++) {                                                   \
+                K v = b[k] ^ (K)((U)(b[k] >> (sizeof(K) * 8 - 1)) >> 1);                         \
+                memcpy(o + i + k, &v, sizeof v);                                                 \
+            }                                                                                    \
             kc.TK_KN_##name ^= (K)((U)(kc.TK_KN_##name >> (sizeof(K) * 8 - 1)) >> 1);            \
             memcpy(&cy->name, &kc.TK_KN_##name, sizeof(K));                                      \
             i += m;                                                                              \
