@@ -36,6 +36,7 @@
 #endif
 #include "tally.h"
 #include "core/exact_sum.h"
+#include "cpu/cpu.h" /* tally_cpu_set_scan_profile */
 
 static double now(void) {
     struct timespec t;
@@ -269,6 +270,12 @@ static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const
 /* ---- table ------------------------------------------------------------------------------------ */
 static char g_table[16384];
 static size_t g_tlen;
+/* where the scans' time goes (tally_cpu_set_scan_profile): shares of the threads' summed time */
+static char g_ptable[4096];
+static size_t g_plen;
+static const char *g_phead =
+    "| scan (phases, cpu.h)         | ms/call | thr   | pieces | wake% | totals% | lookbk% | scan+write% | tail% |\n"
+    "|------------------------------|--------:|------:|-------:|------:|--------:|--------:|------------:|------:|\n";
 static int g_fail;
 
 static void row(const char *name, double bytes, double t_ours, const char *base, double t_base,
@@ -792,7 +799,24 @@ int main(int argc, char **argv) {
             double t, tb;
             timepair(ours, &o, base_memcpy, &bc, &t, &tb);
             row(scans[s].name, (double)n * (double)es, t, es == 8 ? "memcpy 8n bytes" : "memcpy 4n bytes", tb, note);
+            /* where the time goes: the same calls again, with the scan's per-thread clocks on */
+            tally_cpu_scan_prof pr;
+            memset(&pr, 0, sizeof pr);
+            tally_cpu_set_scan_profile(ctx, &pr);
+            double p0 = now();
+            for (int r = 0; r < g_runs; r++) ours(&o);
+            double pt = (now() - p0) / g_runs;
+            tally_cpu_set_scan_profile(ctx, NULL);
+            double all = pr.wake_ns + pr.totals_ns + pr.lookback_ns + pr.scan_ns + pr.tail_ns;
+            if (all <= 0) all = 1;
+            g_plen += (size_t)snprintf(g_ptable + g_plen, sizeof g_ptable - g_plen,
+                                       "| %-28s | %7.2f | %5.1f | %6.0f | %5.1f | %6.1f | %6.1f | %6.1f | %5.1f |\n",
+                                       scans[s].name, pt * 1e3, (double)pr.thread_calls / (double)pr.calls,
+                                       (double)pr.pieces / (double)pr.calls, 100 * pr.wake_ns / all,
+                                       100 * pr.totals_ns / all, 100 * pr.lookback_ns / all, 100 * pr.scan_ns / all,
+                                       100 * pr.tail_ns / all);
         }
+        printf("\n%s%s", g_phead, g_ptable);
     }
     /* the naive OpenMP float reduction: fast and wrong */
     if (!g_quick && !g_scans_only) {
@@ -850,6 +874,15 @@ int main(int argc, char **argv) {
         fprintf(f, "- ratio = baseline time / our time (1.00 = as fast as the baseline)\n\n");
         fputs(head, f);
         fputs(g_table, f);
+        if (g_plen) {
+            fprintf(f, "\nWhere the scans' time goes: each thread's clock in the scan's phases, as shares of the\n"
+                       "threads' summed time (wake: call start to a thread's first piece; totals: the block totals,\n"
+                       "reading the piece; lookbk: waiting for and folding the carries before; scan+write: scanning\n"
+                       "the piece from L2 with streaming stores and the next piece's prefetch; tail: a thread's\n"
+                       "last piece to the call's end). One thread: no totals pass, all of it is scan+write.\n\n");
+            fputs(g_phead, f);
+            fputs(g_ptable, f);
+        }
         fclose(f);
     }
     tally_destroy(ctx);

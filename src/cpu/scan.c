@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/types.h"
 #include "cpu/state.h"
 
@@ -189,7 +190,16 @@ typedef struct scan_shared {
     tally_carry *tot;      /* npieces x pblocks */
     tally_carry *steal;    /* threads x threads x pblocks */
     _Atomic uint64_t next; /* the next piece to take */
+    double t0;             /* profiling (st->scan_prof): the call's start, ns */
+    double (*prof)[6];     /* per thread: wake, totals, look-back, scan, end time, pieces */
 } scan_shared;
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
+}
 
 #define STEAL_SPINS 1000
 
@@ -270,19 +280,37 @@ static void scan_thread(void *arg, int tid, int nth)
     const scan_job *j = sh->j;
     _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
     tally_carry *steal = sh->steal + (size_t)tid * (size_t)nth * j->pblocks;
+    double *prof = sh->prof ? sh->prof[tid] : NULL, t = prof ? now_ns() : 0, t1, t2;
+    if (prof) prof[0] += t - sh->t0;
     uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
     while (p < j->npieces) {
         tally_carry *tot = sh->tot + p * j->pblocks;
         total_piece(j, p, tot);
+        if (prof) t1 = now_ns();
         tally_carry c = look_back(sh, p, tot, steal, nth);
+        if (prof) t2 = now_ns();
         /* take the next piece now, to prefetch it while writing this one */
         uint64_t pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
         pf_range pf;
         next_range(j, pn, &pf);
         scan_piece(j, p, &c, buf, j->pf && pf.left ? &pf : NULL);
+        if (prof) {
+            double t3 = now_ns();
+            prof[1] += t1 - t;
+            prof[2] += t2 - t1;
+            prof[3] += t3 - t2;
+            prof[5] += 1;
+            t = t3;
+        }
         p = pn;
     }
     if (j->nt) j->st->k->stream_fence();
+    if (prof) prof[4] = now_ns();
+}
+
+void tally_cpu_set_scan_profile(tally_context *ctx, tally_cpu_scan_prof *prof)
+{
+    if (ctx && ctx->backend == &tally_cpu_backend) ((tally_cpu_state *)ctx->state)->scan_prof = prof;
 }
 
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
@@ -323,11 +351,19 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
         if (type == TALLY_F32) j.tot16 = st->k->ftot16[op == TALLY_PROD];
     }
     j.excl = opts->exclusive;
+    tally_cpu_scan_prof *prof = st->scan_prof;
+    double t0 = prof ? now_ns() : 0;
     if (nth == 1) {
         _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
         tally_carry c = j.start;
         for (uint64_t b = 0; b < j.nblocks; b++) scan_block(&j, b, &c, buf, NULL);
         if (j.nt) st->k->stream_fence();
+        if (prof) {
+            prof->calls++;
+            prof->thread_calls++;
+            prof->pieces += j.npieces;
+            prof->scan_ns += now_ns() - t0;
+        }
         return TALLY_OK;
     }
     scan_shared sh;
@@ -335,7 +371,8 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     atomic_init(&sh.next, 0);
     size_t nrec = (size_t)j.npieces * sizeof(piece_rec);
     size_t ntot = ((size_t)j.npieces + (size_t)nth * (size_t)nth) * j.pblocks * sizeof(tally_carry);
-    char *mem = calloc(1, nrec + ntot);
+    size_t nprof = prof ? (size_t)nth * sizeof(double[6]) : 0;
+    char *mem = calloc(1, nrec + ntot + nprof);
     if (!mem) {
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
                                "tally_scan: out of memory for %llu piece totals",
@@ -344,7 +381,22 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     sh.rec = (piece_rec *)mem;
     sh.tot = (tally_carry *)(mem + nrec);
     sh.steal = sh.tot + j.npieces * j.pblocks;
+    sh.prof = prof ? (double(*)[6])(mem + nrec + ntot) : NULL;
+    sh.t0 = t0;
     tally_pool_run(st->pool, nth, scan_thread, &sh);
+    if (prof) {
+        double t1 = now_ns();
+        prof->calls++;
+        prof->thread_calls += (uint64_t)nth;
+        for (int t = 0; t < nth; t++) {
+            prof->wake_ns += sh.prof[t][0];
+            prof->totals_ns += sh.prof[t][1];
+            prof->lookback_ns += sh.prof[t][2];
+            prof->scan_ns += sh.prof[t][3];
+            prof->tail_ns += t1 - sh.prof[t][4];
+            prof->pieces += (uint64_t)sh.prof[t][5];
+        }
+    }
     free(mem);
     return TALLY_OK;
 }
