@@ -1,13 +1,14 @@
 /* tally_bench_cpu: the CPU backend against the memory ceiling, on all cores.
  *
- *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S] [-o RESULT.md]
+ *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]
  *
  * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
- * covers; -S: the scan rows alone.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
+ * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
  *   - reductions: a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
  *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
+ *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
  * Each answer is checked once against a reference computed independently here (exact integer
@@ -50,7 +51,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static int g_runs = 5;
-static int g_scans_only; /* -S: the scan rows alone */
+static int g_scans_only; /* -S: the scan rows alone; -s (2): the i32 and f32 sum scans alone */
 static int g_quick;      /* -q: no naive OpenMP row, no wide/full-range exact rows (see -x) */
 
 /* Both sides of a row, run alternately (baseline, ours, baseline, ours, ...) so that other load
@@ -622,9 +623,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) outpath = argv[++i];
         else if (!strcmp(argv[i], "-S")) g_scans_only = 1;
+        else if (!strcmp(argv[i], "-s")) g_scans_only = 2;
         else if (!strcmp(argv[i], "-q")) g_quick = 1;
         else {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S] [-o RESULT.md]\n"
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]\n"
                             "       %s -x THREADS,THREADS,... [-n ELEMENTS] [-r RUNS] [-o RESULT.md]\n",
                     argv[0], argv[0]);
             return 2;
@@ -778,7 +780,7 @@ int main(int argc, char **argv) {
             {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0},
             {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1},
         };
-        for (size_t s = 0; s < sizeof scans / sizeof scans[0]; s++) {
+        for (size_t s = 0; s < (g_scans_only == 2 ? 2 : sizeof scans / sizeof scans[0]); s++) {
             tally_type ty = scans[s].type;
             size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
             const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl

@@ -50,6 +50,10 @@
 #                prefetch distance (0: none), prefetch burst (pf_bytes) and chunk sizes, one bench_cpu
 #                run per setting (CPUSWEEP_S, default 150 s; CPU_TUNES overrides the list,
 #                ';'-separated; tables in cpu-tune<i>.md)
+#   scansweep    the scans' knobs at 2, 4 and 8 threads (SCANSWEEP_THREADS): bench_cpu -s (i32 and f32
+#                sum scans, 2^27 elements) per TALLY_CPU_TUNE setting: the piece size (scan_piece,
+#                bytes; default a quarter of L2) and the next piece's prefetch (scan_pf=0: none);
+#                SCANSWEEP_S, default 60 s; SCAN_TUNES overrides the list (';'-separated, '-' = default)
 #   scanio       `tally scan sum` of a 4 GiB float32 .npy in /dev/shm into /dev/shm against `cp` of
 #                it (bench/cli_scan.sh: output checked against the one-call scan first; ~30 s);
 #                makes the build step build the tally command too
@@ -87,7 +91,7 @@ W() {
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
     cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;;
     cpuscale) echo "${CPUSCALE_S:-150}" ;; cpusweep) echo "${CPUSWEEP_S:-150}" ;;
-    cpuperf) echo "${CPUPERF_S:-90}" ;; *) echo 0 ;;
+    cpuperf) echo "${CPUPERF_S:-90}" ;; scansweep) echo "${SCANSWEEP_S:-60}" ;; *) echo 0 ;;
   esac
 }
 rest() { local s=0 x; for x in "$@"; do want "$x" && s=$((s + $(W "$x"))); done; echo "$s"; }
@@ -331,7 +335,7 @@ if want scanio; then
 fi
 
 if want cpu; then
-  c=$(cap "$(W cpu)" "$(( $(rest cpuscale cpusweep cpuperf) + 5 ))")
+  c=$(cap "$(W cpu)" "$(( $(rest cpuscale cpusweep cpuperf scansweep) + 5 ))")
   log "CPU: reductions and scans at all cores against the read loop and memcpy, then the exact sums' scaling (bench_cpu -x) (at most ${c}s)"
   c1=$((c * 2 / 5)); [ "${CPU_X:-1}" = 0 ] && c1=$c   # CPU_X=0: no thread-scaling table
   timeout "$c1" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
@@ -343,9 +347,9 @@ if want cpu; then
   log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
 fi
 # the reductions' rows of a bench_cpu table, as "label | op | ours GB/s | base GB/s | ratio"
-cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive|exclusive)[ a-z0-9+().^-]* \|' "$2" | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
+cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive|exclusive)[ a-z0-9+().^-]* \|' "$2" | grep -E 'read loop|memcpy' | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
 if want cpuscale; then
-  c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep cpuperf) + 5 ))")
+  c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep cpuperf scansweep) + 5 ))")
   log "CPU: bench_cpu -q at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
   ts=${CPU_THREADS:-16,8,4,2,1}   # most cores first: one thread takes longest (its references too)
   cs0=$(date +%s)
@@ -359,7 +363,7 @@ if want cpuscale; then
   done
 fi
 if want cpuperf; then
-  c=$(cap "$(W cpuperf)" "$(( $(rest cpusweep) + 5 ))")
+  c=$(cap "$(W cpuperf)" "$(( $(rest cpusweep scansweep) + 5 ))")
   PERF=$(command -v perf)
   if [ -z "$PERF" ] && ls .perf/*.deb >/dev/null 2>&1; then
     rm -rf /tmp/tally-perf && mkdir -p /tmp/tally-perf
@@ -386,6 +390,23 @@ if want cpuperf; then
   else
     log "cpuperf: no usable perf here ($(tail -1 "$L/perf-check.log" 2>/dev/null)); carry .perf (see the header)"
   fi
+fi
+if want scansweep; then
+  c=$(cap "$(W scansweep)" "$(( $(rest cpusweep) + 5 ))")
+  IFS=';' read -r -a stunes <<<"${SCAN_TUNES:--;scan_piece=131072;scan_piece=2097152;scan_pf=0}"
+  log "CPU: the scans' knobs at ${SCANSWEEP_THREADS:-2,4,8} threads, ${#stunes[@]} settings (at most ${c}s)"
+  cs3=$(date +%s)
+  for t in $(echo "${SCANSWEEP_THREADS:-2,4,8}" | tr , ' '); do
+    for tu in "${stunes[@]}"; do
+      left=$(( c - ($(date +%s) - cs3) )); [ "$left" -lt 8 ] && break 2
+      tag=$(echo "$tu" | tr -c 'a-z0-9\n' '_')
+      echo "$t thr, ${tu}" >"$OUT/cpu-scan-t$t-$tag.name"
+      TALLY_CPU_TUNE="$([ "$tu" = - ] || echo "$tu")" timeout "$left" "$B/bench/tally_bench_cpu" -s -t "$t" -n 134217728 -r 3 \
+        -o "$OUT/cpu-scan-t$t-$tag.md" >"$L/cpu-scan-t$t-$tag.log" 2>&1
+      r=$?; [ "$r" = 0 ] || rc=1
+      log "scansweep: $t threads [$tu] exit $r$([ "$r" = 124 ] && echo ' (timed out)')"
+    done
+  done
 fi
 if want cpusweep; then
   c=$(cap "$(W cpusweep)" 5)
@@ -455,6 +476,18 @@ if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
   echo "=== where the scans' time goes (perf record of bench_cpu -S: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
   for f in $(ls "$OUT"/cpu-perf-t*.txt | sort -V); do
     echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles|cache-misses|context' "$f" | head -6; grep -E '%' "$f" | grep -v 'task-clock\|cycles\|instructions\|cache-misses' | head -14
+  done
+fi
+if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
+  echo "=== where the scans' time goes by thread count (the scan's own clocks; shares of the threads' summed time)"
+  for f in $(ls "$OUT"/cpu-t[0-9]*.md | sort -V); do
+    t=${f##*/cpu-t}; echo "-- ${t%.md} threads"; grep -E '^\| (scan \(phases|inclusive sum|inclusive max scan f32)' "$f" | grep -v 'memcpy'
+  done
+fi
+if want scansweep && ls "$OUT"/cpu-scan-t*.md >/dev/null 2>&1; then
+  echo "=== the scans' knobs (TALLY_CPU_TUNE; '-' = the defaults): ratio to memcpy of the same run (ours GB/s)"
+  for f in $(ls "$OUT"/cpu-scan-t*.md | sort -V); do
+    grep -E '^\| inclusive sum scan' "$f" | grep memcpy | awk -F'|' -v l="$(cat "${f%.md}.name")" '{printf "| %s |%s| %s (%s) |\n", l, $2, $8, $4}'
   done
 fi
 if want cpusweep && ls "$OUT"/cpu-tune*.md >/dev/null 2>&1; then

@@ -341,7 +341,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     uint64_t t = n * j.size / tmin;
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
     if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
-    j.pf = n * j.size >= TALLY_SCAN_STREAM_BYTES;
+    j.pf = st->scan_pf && n * j.size >= TALLY_SCAN_STREAM_BYTES;
     j.assoc = !(tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD));
     if (!j.assoc) {
         j.fscan = st->k->fscan[op == TALLY_PROD][type];
