@@ -41,11 +41,11 @@
 #                the L3) at 1 and 2, as the summary's n row says; prints the ratios per thread count
 #                (CPUSCALE_S, default 150 s; tables in cpu-t<T>.md)
 #   cpuperf      where the scans' time goes at 1, 4 and 16 threads: perf stat and perf record of
-#                bench_cpu -S (the scan rows alone, 2^27 elements), perf from the PATH or from .perf/
+#                bench_cpu -s (the i32 and f32 sum scans, 2^27 elements), perf from the PATH or .perf/
 #                (Debian's linux-perf and its libraries, unpacked under /tmp, not over /: fetch with
 #                mkdir -p .perf && cd .perf && apt-get download linux-perf libbabeltrace1 libdw1
 #                libelf1 libnuma1 libopencsd1 libperl5.36 libpython3.11 libslang2 libunwind8
-#                libglib2.0-0 libexpat1 libpcre2-8-0 libcap2, and carry .perf); files cpu-perf-t<T>.txt (CPUPERF_S, default 90 s)
+#                libglib2.0-0 libexpat1 libpcre2-8-0 libcap2, and carry .perf); files cpu-perf-t<T>.txt (CPUPERF_S, default 60 s)
 #   cpusweep     the reductions' memory knobs at all cores (TALLY_CPU_TUNE, src/cpu/state.h): software
 #                prefetch distance (0: none), prefetch burst (pf_bytes) and chunk sizes, one bench_cpu
 #                run per setting (CPUSWEEP_S, default 150 s; CPU_TUNES overrides the list,
@@ -91,7 +91,7 @@ W() {
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
     cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;;
     cpuscale) echo "${CPUSCALE_S:-150}" ;; cpusweep) echo "${CPUSWEEP_S:-150}" ;;
-    cpuperf) echo "${CPUPERF_S:-90}" ;; scansweep) echo "${SCANSWEEP_S:-60}" ;; *) echo 0 ;;
+    cpuperf) echo "${CPUPERF_S:-60}" ;; scansweep) echo "${SCANSWEEP_S:-60}" ;; *) echo 0 ;;
   esac
 }
 rest() { local s=0 x; for x in "$@"; do want "$x" && s=$((s + $(W "$x"))); done; echo "$s"; }
@@ -365,24 +365,25 @@ fi
 if want cpuperf; then
   c=$(cap "$(W cpuperf)" "$(( $(rest cpusweep scansweep) + 5 ))")
   PERF=$(command -v perf)
-  if [ -z "$PERF" ] && ls .perf/*.deb >/dev/null 2>&1; then
+  # the machine's perf may be missing, or a wrapper without the kernel's tools: then the carried one
+  if ! { [ -n "$PERF" ] && "$PERF" stat -e task-clock true >"$L/perf-check.log" 2>&1; } && ls .perf/*.deb >/dev/null 2>&1; then
     rm -rf /tmp/tally-perf && mkdir -p /tmp/tally-perf
     for f in .perf/*.deb; do dpkg -x "$f" /tmp/tally-perf; done
     PERF=/tmp/tally-perf/usr/bin/perf
     export LD_LIBRARY_PATH=/tmp/tally-perf/usr/lib/x86_64-linux-gnu:/tmp/tally-perf/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   fi
-  log "CPU: perf of the scans at ${CPUPERF_THREADS:-1,4,16} threads with ${PERF:-no perf} (at most ${c}s)"
+  log "CPU: perf of the i32/f32 sum scans at ${CPUPERF_THREADS:-1,4,16} threads with ${PERF:-no perf} (at most ${c}s)"
   if [ -n "$PERF" ] && "$PERF" stat -e task-clock true >"$L/perf-check.log" 2>&1; then
     cs2=$(date +%s)
     for t in $(echo "${CPUPERF_THREADS:-1,4,16}" | tr , ' '); do
       left=$(( c - ($(date +%s) - cs2) )); [ "$left" -lt 15 ] && break
       f=$OUT/cpu-perf-t$t.txt
-      { echo "## perf stat, bench_cpu -S -t $t -n ${CPUPERF_N:-134217728} -r 3 (the scan rows, checks and memcpy included)"
+      { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r 3 (i32 and f32 sum scans, their checks and memcpy included)"
         timeout $((left / 2)) "$PERF" stat -e task-clock,context-switches,cpu-migrations,cycles,instructions,cache-misses \
-          "$B/bench/tally_bench_cpu" -S -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 2>&1
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 2>&1
         echo "## perf record (cycles), the symbols above 0.5%"
         timeout $((left / 2)) "$PERF" record -q -F 499 -o /tmp/tally-perf.data \
-          "$B/bench/tally_bench_cpu" -S -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 >/dev/null 2>&1
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 >/dev/null 2>&1
         "$PERF" report -i /tmp/tally-perf.data --stdio --sort symbol --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
       } >"$f" 2>&1
       log "cpuperf: $t threads done ($(grep -c . "$f") lines in ${f##*/})"
@@ -473,7 +474,7 @@ if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
     END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], cell[order[i]] }'
 fi
 if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
-  echo "=== where the scans' time goes (perf record of bench_cpu -S: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
+  echo "=== where the scans' time goes (perf record of bench_cpu -s: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
   for f in $(ls "$OUT"/cpu-perf-t*.txt | sort -V); do
     echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles|cache-misses|context' "$f" | head -6; grep -E '%' "$f" | grep -v 'task-clock\|cycles\|instructions\|cache-misses' | head -14
   done
