@@ -80,6 +80,9 @@ typedef struct tally_cpu_kernels {
      * (else NULL): tot[k] = the total of block k (identity as its carry) for 16 whole blocks
      * from in, TALLY_SCAN_BLOCK elements apart. The same bits as scan_total. */
     void (*ftot16[2])(const void *in, tally_carry *tot);
+    /* The same for 8 whole blocks, [op][type] (f32, f64), where the ISA does it faster; NULL
+     * elsewhere. */
+    void (*ftot8[2][TALLY_TYPE_COUNT])(const void *in, tally_carry *tot);
 } tally_cpu_kernels;
 
 extern const tally_cpu_kernels tally_cpu_kernels_scalar;

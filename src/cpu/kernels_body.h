@@ -347,6 +347,15 @@ TK_FMINMAX(f64, double)
 #else
 #define TK_FSCAN_WIDE(C) 0
 #endif
+/* the 8-block totals (ftot8): f64 on AVX-512 (0.20 cycles per element against 0.41 block by
+ * block, in L2). Not f32 on AVX2: without two-register lane permutes it was no faster. */
+#if !defined(TALLY_KSCALAR) && defined(__AVX512F__)
+#define TK_FTOT8_F32 0
+#define TK_FTOT8_F64 1
+#else
+#define TK_FTOT8_F32 0
+#define TK_FTOT8_F64 0
+#endif
 #define TK_FSCAN_GROUP(opname, name, C, OP, IDENT, IC)                                           \
     typedef C tk_g_##opname##_##name __attribute__((vector_size(TK_SG * sizeof(C))));            \
     typedef IC tk_gi_##opname##_##name __attribute__((vector_size(TK_SG * sizeof(C))));          \
@@ -544,6 +553,31 @@ TK_FMINMAX(f64, double)
         }                                                                                        \
         L = id OP L;                                                                             \
         for (int k = 0; k < TK_SG; k++) tot[k].name = L[k];                                      \
+    }                                                                                                 \
+    /* The same for 8 whole blocks in vectors of 8 (AVX-512 f64): a group is two                  \
+     * vectors (its halves); the first round pairs the two halves of one group, the next three   \
+     * pair groups of different blocks, which leaves block k's group total in lane k. */         \
+    static TK_MAYBE_UNUSED void ftot8_##opname##_##name(const void *vi, tally_carry *tot)        \
+    {                                                                                            \
+        typedef tk_h_##opname##_##name H;                                                        \
+        typedef tk_hi_##opname##_##name I;                                                       \
+        const C *x = vi;                                                                         \
+        H L, id;                                                                                 \
+        for (int k = 0; k < 8; k++) L[k] = id[k] = (C)(IDENT);                                   \
+        for (uint64_t g = 0; g < TALLY_SCAN_BLOCK; g += TK_SG) {                                 \
+            H v[16];                                                                             \
+            for (int b = 0; b < 8; b++) {                                                        \
+                memcpy(&v[2 * b], x + (uint64_t)b * TALLY_SCAN_BLOCK + g, sizeof v[0]);          \
+                memcpy(&v[2 * b + 1], x + (uint64_t)b * TALLY_SCAN_BLOCK + g + 8, sizeof v[0]);  \
+            }                                                                                    \
+            for (int w = 16; w > 1; w /= 2)                                                      \
+                for (int i = 0; i < w / 2; i++)                                                  \
+                    v[i] = TK_FSHUF(I, v[2 * i], v[2 * i + 1], 0, 2, 4, 6, 8, 10, 12, 14)        \
+                        OP TK_FSHUF(I, v[2 * i], v[2 * i + 1], 1, 3, 5, 7, 9, 11, 13, 15);       \
+            L = L OP v[0];                                                                       \
+        }                                                                                        \
+        L = id OP L;                                                                             \
+        for (int k = 0; k < 8; k++) tot[k].name = L[k];                                          \
     }
 
 #define TK_INT_SCANS(E, name, C, is_int, sgn, W)                                                 \
@@ -696,6 +730,10 @@ const tally_cpu_kernels TALLY_KTABLE = {
               {[TALLY_F32] = fscan_prod_f32, [TALLY_F64] = fscan_prod_f64}},
     .ftot16 = {TK_FSCAN_WIDE(float) ? ftot16_sum_f32 : NULL,
                TK_FSCAN_WIDE(float) ? ftot16_prod_f32 : NULL},
+    .ftot8 = {{[TALLY_F32] = TK_FTOT8_F32 ? ftot8_sum_f32 : NULL,
+               [TALLY_F64] = TK_FTOT8_F64 ? ftot8_sum_f64 : NULL},
+              {[TALLY_F32] = TK_FTOT8_F32 ? ftot8_prod_f32 : NULL,
+               [TALLY_F64] = TK_FTOT8_F64 ? ftot8_prod_f64 : NULL}},
     .scan_incl = TK_SCAN_TABLE(incl),
     .scan_excl = TK_SCAN_TABLE(excl),
     .scan_total = TK_SCAN_TABLE(total),

@@ -49,7 +49,8 @@ typedef struct scan_job {
     void (*fscan)(const void *, void *, uint64_t, const tally_carry *, tally_carry *, int);
     int excl;
     int fold;            /* how a block total folds into a carry: FOLD_* */
-    void (*tot16)(const void *, tally_carry *); /* 16 blocks' totals at once, or NULL */
+    void (*totm)(const void *, tally_carry *); /* totm_blocks blocks' totals at once, or NULL */
+    uint64_t totm_blocks;
     tally_carry start;   /* carry into block 0 */
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
@@ -160,9 +161,10 @@ static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
     uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
     for (uint64_t k = 0; k < nb; k++) {
         uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
-        if (j->tot16 && k + 16 <= nb && (b0 + k + 16) * B <= j->n) { /* 16 whole blocks */
-            j->tot16(j->in + e * j->size, tot + k);
-            k += 15;
+        const uint64_t m = j->totm_blocks;
+        if (j->totm && k + m <= nb && (b0 + k + m) * B <= j->n) { /* m whole blocks at once */
+            j->totm(j->in + e * j->size, tot + k);
+            k += m - 1;
             continue;
         }
         tot[k] = j->ident;
@@ -348,7 +350,13 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
         j.fold = type == TALLY_F32 ? (op == TALLY_SUM ? FOLD_SUM_F32 : FOLD_PROD_F32)
                : type == TALLY_F64 ? (op == TALLY_SUM ? FOLD_SUM_F64 : FOLD_PROD_F64)
                                    : FOLD_KERNEL;
-        if (type == TALLY_F32) j.tot16 = st->k->ftot16[op == TALLY_PROD];
+        if (type == TALLY_F32 && st->k->ftot16[op == TALLY_PROD]) {
+            j.totm = st->k->ftot16[op == TALLY_PROD];
+            j.totm_blocks = 16;
+        } else if (st->k->ftot8[op == TALLY_PROD][type]) {
+            j.totm = st->k->ftot8[op == TALLY_PROD][type];
+            j.totm_blocks = 8;
+        }
     }
     j.excl = opts->exclusive;
     tally_cpu_scan_prof *prof = st->scan_prof;
