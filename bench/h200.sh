@@ -476,7 +476,7 @@ fi
 if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
   echo "=== where the scans' time goes (perf record of bench_cpu -s: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
   for f in $(ls "$OUT"/cpu-perf-t*.txt | sort -V); do
-    echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles|cache-misses|context' "$f" | head -6; grep -E '%' "$f" | grep -v 'task-clock\|cycles\|instructions\|cache-misses' | head -14
+    echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles|cache-misses|context' "$f" | head -6; grep -E '^ +[0-9.]+%' "$f" | head -14
   done
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
