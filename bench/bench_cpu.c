@@ -199,71 +199,97 @@ static void ours(void *a) {
 static uint64_t hash_bytes(const void *p, size_t bytes) {
     const uint64_t *w = p;
     uint64_t h = 0;
-    for (size_t i = 0; i < bytes / 8; i++) h = h * 31 + w[i];
+#pragma omp parallel for reduction(^ : h)
+    for (size_t i = 0; i < bytes / 8; i++) h ^= (w[i] + i) * 0x9E3779B97F4A7C15ull; /* any change shows */
     return h;
 }
 
 /* Checks every output of a scan of the bench's data (integers 0..999, prices 5.00..49.99): integer
  * sums and all maxima exactly; float sums within tally.h's bound of the exact prefix (computed in
- * fixed point: every input is a multiple of 2^-21 (f32) or 2^-50 (f64)), with room: 1e-2 (f32),
- * 1e-9 (f64) relative. Writes the table's note. */
+ * fixed point: every input times 2^21 (f32) or 2^50 (f64) is an integer below 2^56, the prefix
+ * in 128 bits), with room: 1e-2 (f32), 1e-9 (f64) relative. In parallel: each chunk's summary
+ * first (its sum, fixed-point sum, maximum), then every chunk checked from the prefix of the
+ * summaries before it. Writes the table's note. */
+typedef struct { uint64_t run; int64_t imax; double fmax; __int128 fix; } scan_state;
+
+static void scan_range(tally_type ty, tally_op op, int excl, const void *x, const void *out, uint64_t lo,
+                       uint64_t hi, scan_state *st, int verify, uint64_t *bad, double *worst) {
+    int is_int = ty == TALLY_I32 || ty == TALLY_I64, f32 = ty == TALLY_F32;
+    double up = f32 ? 0x1p21 : 0x1p50, down = f32 ? 0x1p-21 : 0x1p-50;
+    for (uint64_t i = lo; i < hi; i++) {
+        int64_t iv = 0;
+        double fv = 0;
+        if (is_int) iv = ty == TALLY_I32 ? ((const int32_t *)x)[i] : ((const int64_t *)x)[i];
+        else fv = f32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
+        scan_state before = *st;
+        if (op == TALLY_MAX) {
+            if (iv > st->imax) st->imax = iv;
+            if (fv > st->fmax) st->fmax = fv;
+        } else if (is_int) {
+            st->run += (uint64_t)iv;
+        } else {
+            st->fix += (int64_t)(fv * up);
+        }
+        if (!verify) continue;
+        const scan_state *w = excl ? &before : st;
+        int ok;
+        if (is_int) {
+            int64_t want = op == TALLY_MAX ? w->imax : (int64_t)w->run;
+            ok = ty == TALLY_I32 ? ((const int32_t *)out)[i] == (int32_t)(uint32_t)want
+                                 : ((const int64_t *)out)[i] == want;
+        } else {
+            double o = f32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
+            if (op == TALLY_MAX) {
+                ok = o == w->fmax;
+            } else if (excl && i == 0) {
+                ok = o == 0;
+            } else {
+                double pre = ((double)(int64_t)(w->fix >> 64) * 0x1p64 + (double)(uint64_t)w->fix) * down;
+                double e = fabs(o - pre) / pre;
+                if (e > *worst) *worst = e;
+                ok = e <= (f32 ? 1e-2 : 1e-9);
+            }
+        }
+        if (!ok) {
+            *bad = i;
+            return;
+        }
+    }
+}
+
 static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const void *out, uint64_t n,
                       char *note, size_t size) {
-    int ok;
-    double worst = 0;
+    enum { CH = 256 };
+    static scan_state sum[CH], start[CH];
     uint64_t bad = n; /* the first wrong element */
-    if (op == TALLY_MAX) {
-        if (ty == TALLY_I32 || ty == TALLY_I64) {
-            int64_t m = INT64_MIN;
-            for (uint64_t i = 0; i < n && bad == n; i++) {
-                int64_t v = ty == TALLY_I32 ? ((const int32_t *)x)[i] : ((const int64_t *)x)[i];
-                int64_t o = ty == TALLY_I32 ? ((const int32_t *)out)[i] : ((const int64_t *)out)[i];
-                if (v > m) m = v;
-                if (o != m) bad = i;
-            }
-        } else {
-            double m = -INFINITY;
-            for (uint64_t i = 0; i < n && bad == n; i++) {
-                double v = ty == TALLY_F32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
-                double o = ty == TALLY_F32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
-                if (v > m) m = v;
-                if (o != m) bad = i;
-            }
-        }
-    } else if (ty == TALLY_I32 || ty == TALLY_I64) {
-        uint64_t run = 0;
-        for (uint64_t i = 0; i < n && bad == n; i++) {
-            uint64_t v = ty == TALLY_I32 ? (uint64_t)(uint32_t)((const int32_t *)x)[i] : (uint64_t)((const int64_t *)x)[i];
-            uint64_t o = ty == TALLY_I32 ? (uint64_t)((const uint32_t *)out)[i] : ((const uint64_t *)out)[i];
-            uint64_t before = run;
-            run = ty == TALLY_I32 ? (uint32_t)(run + v) : run + v;
-            if (o != (excl ? before : run)) bad = i;
-        }
-    } else {
-        /* each input times 2^21 (f32) or 2^50 (f64) is an integer below 2^56; the prefix in
-         * 128 bits, to a double from its two halves (within 2^-52 relative: far below the tolerance) */
-        __int128 fix = 0;
-        double up = ty == TALLY_F32 ? 0x1p21 : 0x1p50, down = ty == TALLY_F32 ? 0x1p-21 : 0x1p-50;
-        for (uint64_t i = 0; i < n; i++) {
-            double v = ty == TALLY_F32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
-            double o = ty == TALLY_F32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
-            __int128 before = fix;
-            fix += (int64_t)(v * up);
-            __int128 p = excl ? before : fix;
-            double pre = ((double)(int64_t)(p >> 64) * 0x1p64 + (double)(uint64_t)p) * down;
-            if (excl && i == 0) {
-                if (o != 0) bad = 0;
-                continue;
-            }
-            double e = fabs(o - pre) / pre;
-            if (e > worst) worst = e;
-        }
-        if (worst > (ty == TALLY_F32 ? 1e-2 : 1e-9)) bad = 0;
-        snprintf(note, size, "max rel. err %.1e (checked all)%s", worst, bad == n ? "" : " WRONG");
-        return bad == n;
+    double worst = 0;
+    const scan_state id = {0, INT64_MIN, -INFINITY, 0};
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int c = 0; c < CH; c++) {
+        sum[c] = id;
+        scan_range(ty, op, excl, x, out, n * (uint64_t)c / CH, n * (uint64_t)(c + 1) / CH, &sum[c], 0, NULL, NULL);
     }
-    ok = bad == n;
-    if (ok) snprintf(note, size, "checked all %" PRIu64, n);
+    start[0] = id;
+    for (int c = 1; c < CH; c++) {
+        start[c] = start[c - 1];
+        start[c].run += sum[c - 1].run;
+        start[c].fix += sum[c - 1].fix;
+        if (sum[c - 1].imax > start[c].imax) start[c].imax = sum[c - 1].imax;
+        if (sum[c - 1].fmax > start[c].fmax) start[c].fmax = sum[c - 1].fmax;
+    }
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : bad) reduction(max : worst)
+    for (int c = 0; c < CH; c++) {
+        scan_state st = start[c];
+        uint64_t b = n;
+        double w = 0;
+        scan_range(ty, op, excl, x, out, n * (uint64_t)c / CH, n * (uint64_t)(c + 1) / CH, &st, 1, &b, &w);
+        if (b < bad) bad = b;
+        if (w > worst) worst = w;
+    }
+    int ok = bad == n;
+    if ((ty == TALLY_F32 || ty == TALLY_F64) && op == TALLY_SUM)
+        snprintf(note, size, "max rel. err %.1e (checked all)%s", worst, ok ? "" : " WRONG");
+    else if (ok) snprintf(note, size, "checked all %" PRIu64, n);
     else snprintf(note, size, "element %" PRIu64 " WRONG", bad);
     return ok;
 }
