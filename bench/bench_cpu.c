@@ -199,7 +199,7 @@ static void ours(void *a) {
 static uint64_t hash_bytes(const void *p, size_t bytes) {
     const uint64_t *w = p;
     uint64_t h = 0;
-#pragma omp parallel for reduction(^ : h)
+#pragma omp parallel for reduction(^ : h) num_threads(omp_get_num_procs())
     for (size_t i = 0; i < bytes / 8; i++) h ^= (w[i] + i) * 0x9E3779B97F4A7C15ull; /* any change shows */
     return h;
 }
@@ -264,7 +264,7 @@ static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const
     uint64_t bad = n; /* the first wrong element */
     double worst = 0;
     const scan_state id = {0, INT64_MIN, -INFINITY, 0};
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(omp_get_num_procs()) /* all cores, whatever -t */
     for (int c = 0; c < CH; c++) {
         sum[c] = id;
         scan_range(ty, op, excl, x, out, n * (uint64_t)c / CH, n * (uint64_t)(c + 1) / CH, &sum[c], 0, NULL, NULL);
@@ -277,7 +277,7 @@ static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const
         if (sum[c - 1].imax > start[c].imax) start[c].imax = sum[c - 1].imax;
         if (sum[c - 1].fmax > start[c].fmax) start[c].fmax = sum[c - 1].fmax;
     }
-#pragma omp parallel for schedule(dynamic, 1) reduction(min : bad) reduction(max : worst)
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : bad) reduction(max : worst) num_threads(omp_get_num_procs())
     for (int c = 0; c < CH; c++) {
         scan_state st = start[c];
         uint64_t b = n;
