@@ -63,7 +63,8 @@
 # Vulkan needs the loader and glslc from Debian (the driver's own ICD manifest names a library
 # that needs a display): fetch them on a networked machine with
 #   mkdir -p .gl && cd .gl && apt-get download libvulkan1 libvulkan-dev glslc libshaderc1
-# and carry .gl with the call. Files under $OUT: h200.log build.log and one log per step.
+# and carry .gl with the call. Files under $OUT: h200.log and all.tgz (build.log, every step's log
+# and table, logs.tgz), since the device tool brings back only a few files.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-build,cuda,adversarial,bench,vulkan}
@@ -495,4 +496,7 @@ if want cpusweep && ls "$OUT"/cpu-tune*.md >/dev/null 2>&1; then
   echo "=== CPU reductions at all cores by TALLY_CPU_TUNE (pf_dist=16384 is the shipped default)"
   for f in $(ls "$OUT"/cpu-tune*.md | sort -V); do cpurows "$(cat "${f%.md}.name")" "$f" | grep -E 'min|max|sum i32|scan'; done
 fi
+# The device tool brings back only a few files: everything but h200.log goes into all.tgz
+(cd "$OUT" && tar czf all.tgz --exclude=./all.tgz --exclude=./h200.log . &&
+  find . -mindepth 1 -maxdepth 1 ! -name all.tgz ! -name h200.log -exec rm -rf {} +)
 exit $rc

@@ -22,7 +22,7 @@
  * otherwise keeps too few lines in flight for its share of a many-core memory bus
  * (docs/performance.md, "CPU: reductions on many cores"). */
 #define TALLY_CPU_PF_MIN_BYTES (2u * 1024u * 1024u)
-#define TALLY_CPU_PF_BYTES 4096u
+#define TALLY_CPU_PF_BYTES 1024u
 #define TALLY_CPU_PF_DIST (16u * 1024u)
 #define TALLY_CPU_CHUNK_MIN (256u * 1024u)
 #define TALLY_CPU_CHUNK_MAX (1024u * 1024u)
