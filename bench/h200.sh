@@ -50,7 +50,7 @@
 #                prefetch distance (0: none), prefetch burst (pf_bytes) and chunk sizes, one bench_cpu
 #                run per setting (CPUSWEEP_S, default 150 s; CPU_TUNES overrides the list,
 #                ';'-separated; tables in cpu-tune<i>.md)
-#   scansweep    the scans' knobs at 2, 4 and 8 threads (SCANSWEEP_THREADS): bench_cpu -s (i32 and f32
+#   scansweep    the scans' knobs at 2 and 4 threads (SCANSWEEP_THREADS): bench_cpu -s (i32 and f32
 #                sum scans, 2^27 elements) per TALLY_CPU_TUNE setting: the piece size (scan_piece,
 #                bytes; default a quarter of L2) and the next piece's prefetch (scan_pf=0: none);
 #                SCANSWEEP_S, default 60 s; SCAN_TUNES overrides the list (';'-separated, '-' = default)
@@ -396,9 +396,9 @@ fi
 if want scansweep; then
   c=$(cap "$(W scansweep)" "$(( $(rest cpusweep) + 5 ))")
   IFS=';' read -r -a stunes <<<"${SCAN_TUNES:--;scan_piece=131072;scan_piece=2097152;scan_pf=0}"
-  log "CPU: the scans' knobs at ${SCANSWEEP_THREADS:-2,4,8} threads, ${#stunes[@]} settings (at most ${c}s)"
+  log "CPU: the scans' knobs at ${SCANSWEEP_THREADS:-2,4} threads, ${#stunes[@]} settings (at most ${c}s)"
   cs3=$(date +%s)
-  for t in $(echo "${SCANSWEEP_THREADS:-2,4,8}" | tr , ' '); do
+  for t in $(echo "${SCANSWEEP_THREADS:-2,4}" | tr , ' '); do
     for tu in "${stunes[@]}"; do
       left=$(( c - ($(date +%s) - cs3) )); [ "$left" -lt 8 ] && break 2
       tag=$(echo "$tu" | tr -c 'a-z0-9\n' '_')
@@ -477,13 +477,13 @@ fi
 if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
   echo "=== where the scans' time goes (perf record of bench_cpu -s: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
   for f in $(ls "$OUT"/cpu-perf-t*.txt | sort -V); do
-    echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles|cache-misses|context' "$f" | head -6; grep -E '^ +[0-9.]+%' "$f" | head -14
+    echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles' "$f" | head -3; grep -E '^ +[0-9.]+%' "$f" | head -8
   done
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
   echo "=== where the scans' time goes by thread count (the scan's own clocks; shares of the threads' summed time)"
   for f in $(ls "$OUT"/cpu-t[0-9]*.md | sort -V); do
-    t=${f##*/cpu-t}; echo "-- ${t%.md} threads"; grep -E '^\| (scan \(phases|inclusive sum|inclusive max scan f32)' "$f" | grep -v 'memcpy'
+    t=${f##*/cpu-t}; echo "-- ${t%.md} threads"; grep -E '^\| (scan \(phases|inclusive sum scan [if]32)' "$f" | grep -v 'memcpy'
   done
 fi
 if want scansweep && ls "$OUT"/cpu-scan-t*.md >/dev/null 2>&1; then
