@@ -10,7 +10,11 @@
  * writes idle in turns (about 0.8 of a copy's speed), so on large outputs it prefetches its
  * next piece into L2 while it writes the current one (through L1 in 1 KiB chunks between the
  * prefetches). Float sum/prod scans do the same: their block kernels take chunks of whole
- * groups (tally.h's order), so they run as fast as the integer ones. */
+ * groups (tally.h's order), so they run as fast as the integer ones; their totals come 16 (f32)
+ * or 8 (f64) blocks at a time where the ISA has a kernel for it (kernels.h, ftot16/ftot8), and
+ * the look-back folds block totals with one op each (fold_total), as the integer ones do: the
+ * threads' time outside scan+write is time their share of the bus sits idle. With a profile set
+ * (cpu.h, tally_cpu_set_scan_profile) each thread clocks those phases. */
 #include <float.h>
 #include <math.h>
 #include <sched.h>
