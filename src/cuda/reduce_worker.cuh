@@ -254,6 +254,24 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (EXACT && (F32SUM || F64SUM)) note_least(mag_key(x));
     }
 
+    /* A whole batch straight from the ring's stage into the bins, not loaded into registers
+     * first, when the thread sends its batches straight to the bins (Bins::skip_fast) and
+     * nothing else needs the values: a sum alone, NaN not omitted (the count then needs
+     * nothing either). The batch then crosses shared memory once instead of twice. Returns
+     * whether it did. */
+    static constexpr bool kBinsDirect = BINS && !OMIT && !(M & ~(unsigned)(TCU_F_SUM | TCU_F_COUNT));
+    __device__ __forceinline__ bool bins_direct(const Vec<T> *stage, unsigned long long vfirst,
+                                                unsigned long long vend, int bins_at, unsigned long long *sacc)
+    {
+        if constexpr (kBinsDirect) {
+            if (Bins<T>::skip_fast(bins_at)) {
+                s.xflags |= bins_batch_out<T, M, OMIT>(stage, vfirst, vend, bins_at, false, sacc);
+                return true;
+            }
+        }
+        return false;
+    }
+
     /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element; vector u
      * is still at vbase[vfirst + u * kThreads] if in range (below vend). REBASE: see the f32
      * sums' fast path (the ring kernels, whose threads sum many batches). */
@@ -272,8 +290,10 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                     for (int k = 0; k < VEC; k++) s.add(v[u].v[k], idx0[u] + k);
                 }
         }
-        /* bins on (bins_at >= 0) and a batch rejected lately: straight to the bins */
-        if constexpr (BINS) {
+        /* bins on (bins_at >= 0) and a batch rejected lately: straight to the bins (where
+         * bins_direct does that before the batch is loaded, not again here: a partial last
+         * batch then tries the fast path, exact or redone like any other) */
+        if constexpr (BINS && !kBinsDirect) {
             if (Bins<T>::skip_fast(bins_at)) {
                 s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, false, sacc);
                 return;
