@@ -26,8 +26,10 @@ namespace tcu {
  * conflict-free whatever bin each lane picks); the last word is the thread's meta word:
  *   bits 0..31  adds since the column was last normalised (f64) or emptied into the block's
  *               superaccumulator (f32: adds per set): the budget ADDS of exact_bins.h
- *   bits 32..39 batches still to send straight to the bins without trying the fast path
  *   bit 62      the column was zeroed (at the thread's first binned batch)
+ * (The batches still to send straight to the bins without trying the fast path are counted in
+ * a register, Worker::bins_skip: a shared-memory word read before each batch's loads delayed
+ * them by its latency.)
  * The kernel zeroes each thread's meta word at its start (Bins::init); the bins are zeroed
  * lazily, so kernels that never bin pay one store. Only the thread itself touches its column
  * until bins_fold, which adds the warp's columns into the block's superaccumulator (then the
@@ -41,8 +43,8 @@ template <typename T> struct Bins {
     static constexpr unsigned ADDS = F64 ? TBINS_F64_ADDS : TBINS_F32_ADDS;
     static constexpr size_t BYTES = (size_t)(WORDS + 1) * kThreads * sizeof(long long);
     static constexpr unsigned long long kZeroed = 1ull << 62;
-    /* batches sent straight to the bins after one the fast path rejected: wide-range data
-     * then tries the fast path on one batch in 16 */
+    /* batches sent straight to the bins after one the fast path rejected (Worker::bins_skip):
+     * wide-range data then tries the fast path on one batch in 16 */
     static constexpr unsigned kSkip = 15;
     static __device__ __forceinline__ int64_t *col(int at)
     {
@@ -51,11 +53,6 @@ template <typename T> struct Bins {
     static __device__ __forceinline__ void init(int at)
     {
         if (at >= 0) col(at)[WORDS * kThreads] = 0;
-    }
-    /* the thread's next batch goes straight to the bins */
-    static __device__ __forceinline__ bool skip_fast(int at)
-    {
-        return at >= 0 && ((unsigned long long)col(at)[WORDS * kThreads] >> 32 & 0xffu) != 0;
     }
 };
 
@@ -104,7 +101,7 @@ template <typename T> static __device__ __noinline__ uint32_t bins_fold(int at, 
 /* A batch into the thread's bins (defined after Worker, whose U it reads). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
-                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long vend, int at,
                                                 unsigned long long *sacc);
 
 /* The third term of a thread's exact sum, which only the slow batches use (slow_batch_out):
@@ -164,6 +161,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     double mean;
     uint32_t emin;
     bool fits; /* f32 sums: the last batch alone fitted the fast path's window (see add_batch) */
+    /* bins on: batches still to send straight to the bins without trying the fast path
+     * (Bins::kSkip after a batch the fast path rejected; 0 while the bins are off) */
+    unsigned bins_skip;
 
     __device__ __forceinline__ void init(double m)
     {
@@ -173,6 +173,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         mean = m;
         emin = kNoExp;
         fits = false;
+        bins_skip = 0;
     }
 
     /* The exactness proofs' view of a value: |x|'s bits shifted out of the sign, minus one, so
@@ -255,7 +256,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     }
 
     /* A whole batch straight from the ring's stage into the bins, not loaded into registers
-     * first, when the thread sends its batches straight to the bins (Bins::skip_fast) and
+     * first, when the thread sends its batches straight to the bins (bins_skip) and
      * nothing else needs the values: a sum alone, NaN not omitted (the count then needs
      * nothing either). The batch then crosses shared memory once instead of twice. Returns
      * whether it did. */
@@ -264,8 +265,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                                                 unsigned long long vend, int bins_at, unsigned long long *sacc)
     {
         if constexpr (kBinsDirect) {
-            if (Bins<T>::skip_fast(bins_at)) {
-                s.xflags |= bins_batch_out<T, M, OMIT>(stage, vfirst, vend, bins_at, false, sacc);
+            if (bins_skip != 0) {
+                bins_skip--;
+                s.xflags |= bins_batch_out<T, M, OMIT>(stage, vfirst, vend, bins_at, sacc);
                 return true;
             }
         }
@@ -294,8 +296,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
          * bins_direct does that before the batch is loaded, not again here: a partial last
          * batch then tries the fast path, exact or redone like any other) */
         if constexpr (BINS && !kBinsDirect) {
-            if (Bins<T>::skip_fast(bins_at)) {
-                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, false, sacc);
+            if (bins_skip != 0) {
+                bins_skip--;
+                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
                 return;
             }
         }
@@ -347,8 +350,12 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
                 ea.a1 = a1_before;
-                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
-                else slow_batch(vbase, vfirst, vend, sacc);
+                if (bins_at >= 0) {
+                    bins_skip = Bins<T>::kSkip;
+                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                } else {
+                    slow_batch(vbase, vfirst, vend, sacc);
+                }
             }
         } else if constexpr (EXACT && F64SUM) {
             /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
@@ -415,8 +422,12 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
-                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
-                else slow_batch(vbase, vfirst, vend, sacc);
+                if (bins_at >= 0) {
+                    bins_skip = Bins<T>::kSkip;
+                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                } else {
+                    slow_batch(vbase, vfirst, vend, sacc);
+                }
             }
         } else if constexpr (EXACT) {
             /* Fast path: plain f64 adds with their errors checked (squares: two terms whose
@@ -562,8 +573,8 @@ __device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long l
     *xflags = w.s.xflags;
 }
 
-/* A batch (vectors vbase[v + u * kThreads] below vend, as slow_batch_out) into the thread's bins;
- * failed: the fast path rejected it (the next kSkip batches then skip the fast path). Returns
+/* A batch (vectors vbase[v + u * kThreads] below vend, as slow_batch_out) into the thread's bins
+ * (the caller counts Worker::bins_skip). Returns
  * exact-sum flags: f64, those of the batch's values (NaN and inf set their flags and add
  * nothing, an omitted NaN counts as -0, every other value not -0 sets NONNEGZERO, as a1 would
  * have shown it); f32, those of the bins emptied here (the values' own flags stay in the bins
@@ -572,7 +583,7 @@ __device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long l
  * into sacc (f32). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
-                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long vend, int at,
                                                 unsigned long long *sacc)
 {
     using B = Bins<T>;
@@ -589,8 +600,6 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
         meta = B::kZeroed;
     }
     unsigned count = (unsigned)meta;
-    unsigned skip = (unsigned)(meta >> 32) & 0xffu;
-    skip = failed ? B::kSkip : skip ? skip - 1 : 0;
     uint32_t flags = 0;
     if (count + kAddsPerBatch > B::ADDS) {
         if constexpr (B::F64) {
@@ -684,7 +693,7 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
         }
         count += (unsigned)nvec * VEC;
     }
-    col[B::WORDS * kThreads] = (long long)(B::kZeroed | ((unsigned long long)skip << 32) | count);
+    col[B::WORDS * kThreads] = (long long)(B::kZeroed | count);
     return flags;
 }
 
