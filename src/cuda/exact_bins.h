@@ -22,49 +22,95 @@
  *   - The top digit takes only carries: |top| 2^(32 * 67 - BIAS) <= |value| < 2^(1024 + 40): below
  *     2^8 for up to 2^40 adds.
  *
- * f32: doubles, one per window of 16 exponents (bin j = exponent field >> 4, 16 bins; the field
- * 255, NaN and inf, never comes). Why every add is exact: the values of window j >= 1 are
+ * f32: doubles, one per window of 16 exponents (bin j = exponent field >> 4, 16 bins), in two
+ * sets of 16 (TBINS_F32_SETS): a batch's values at even positions go to set 0, those at odd
+ * positions to set 1, so that a thread's two adds of a step touch different words and both
+ * loads may go before both stores (two independent chains through shared memory, with no
+ * compare or select per value). Why every add is exact: the values of window j >= 1 are
  * multiples of g = 2^(16 j - 150) (the ulp of the window's least exponent field 16 j) and below
  * 2^(16 j + 15 - 126) = 2^(16 j - 111) = 2^39 g; window 0 (subnormals and fields 1 .. 15) has
- * g = 2^-149 and |x| < 2^-111 = 2^38 g. A sum of at most
- * TBINS_F32_ADDS = 2^14 such values is a multiple of g below 2^14 * 2^39 g = 2^53 g: a double. So
- * every partial sum of a bin is a double and each f64 add returns it exactly (as does the add
- * that combines two values of one window first, below 2^40 g). The caller moves the bins out
- * (exactly, into a superaccumulator) before a bin could take more adds.
- * Zeros add nothing. NaN and inf must not be added (the caller sets flags instead). */
+ * g = 2^-149 and |x| < 2^-111 = 2^38 g. A sum of at most TBINS_F32_ADDS = 2^14 such values (per
+ * set) is a multiple of g below 2^14 * 2^39 g = 2^53 g: a double. So every partial sum of a bin
+ * is a double and each f64 add returns it exactly. The caller moves the bins out (exactly, into
+ * a superaccumulator) before a set could take more adds.
+ * The f32 bins need no check per value (tbins_f32_drain reads what the checks would have said):
+ *   - A bin starts at -0 and stays -0 exactly while every value added to it is -0: in round to
+ *     nearest x + y is -0 only when both are -0 (an exact cancellation gives +0, and the adds are
+ *     exact, so nothing rounds to zero); once not -0 it never returns to -0 (+0 + -0 = +0). So
+ *     "some value not -0 was summed" (NONNEGZERO) is "some bin is not -0".
+ *   - NaN and inf (exponent field 255) fall in window 15 (bits 30..27 all ones), whose finite
+ *     values (fields 240 .. 254, g = 2^90) sum below 2^143: never inf. So bin 15 is NaN or inf
+ *     exactly when NaN or inf went in: NaN when a NaN did, or both +inf and -inf (IEEE), else
+ *     +inf or -inf when only infinities of that sign did, which are the exact sums' flags
+ *     (NaN, PINF, NINF) of its values, and what tally_exact_round makes of them.
+ * (A sum that omits NaN maps each NaN to -0 before the add.) */
 #ifndef TALLY_CUDA_EXACT_BINS_H
 #define TALLY_CUDA_EXACT_BINS_H
 
 #include <stdint.h>
+#include <string.h>
 #include "core/exact_sum.h"
 
 #define TBINS_F64_LO 0
 #define TBINS_F64_DIGITS 68
 #define TBINS_F64_ADDS 1023u
 #define TBINS_F32_BINS 16
+#define TBINS_F32_SETS 2
+#define TBINS_F32_WORDS (TBINS_F32_BINS * TBINS_F32_SETS)
 #define TBINS_F32_ADDS 16384u
+#define TBINS_NEGZERO_BITS 0x8000000000000000ull
+
+/* high 32 bits of (hi:lo) << s, 0 <= s < 32 (the device's funnel shift) */
+static inline TALLY_HD uint32_t tbins_funnel_l(uint32_t lo, uint32_t hi, uint32_t s)
+{
+#if defined(__CUDA_ARCH__)
+    return __funnelshift_l(lo, hi, s);
+#else
+    return (uint32_t)((((uint64_t)hi << 32) | lo) << s >> 32);
+#endif
+}
+
+/* x >> n, arithmetic, 1 <= n <= 32 (n = 32: the sign in every bit; PTX clamps the shift) */
+static inline TALLY_HD int32_t tbins_sra(int32_t x, uint32_t n)
+{
+#if defined(__CUDA_ARCH__)
+    int32_t r;
+    asm("shr.s32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(n));
+    return r;
+#else
+    return (int32_t)((int64_t)x >> n);
+#endif
+}
 
 /* Adds the finite double with bits b to the column (f64 digits). x = m 2^(e - 1075), e >= 1 (1 for
  * subnormals, whose m lacks the implicit bit); its lowest bit sits at bit p = e - 1075 + 1088 =
- * e + 13 (14 .. 2059) of the fixed-point number: digit i = p / 32 (0 .. 64), shift s = p mod 32. */
+ * e + 13 (14 .. 2059) of the fixed-point number: digit i = p / 32 (0 .. 64), shift s = p mod 32.
+ * In 32-bit pieces (the GPU's integer ops are 32 bits wide): the signed mantissa sm = +-m
+ * (|sm| < 2^53) as smh 2^32 + sml; then sm 2^s = hi 2^32 + lo with lo = sml << s (the low 32 bits
+ * of sm 2^s, in [0, 2^32): two's complement, they survive the wrap) and hi = floor(sm 2^s / 2^32)
+ * = sm >> (32 - s) (arithmetic), whose low word is the high word of (smh:sml) << s and whose high
+ * word is smh >> (32 - s), |hi| <= 2^53. */
 static inline TALLY_HD void tbins_add_f64(int64_t *col, int stride, uint64_t b)
 {
-    uint64_t e = (b >> 52) & 0x7ff;
-    uint64_t m = b & 0x000fffffffffffffull;
-    if (e) m |= 0x0010000000000000ull; else e = 1;
-    const int p = (int)e + (TALLY_EXACT_BIAS - 1075);
-    const int i = p >> 5, s = p & 31;
-    /* the signed mantissa sm = +-m times 2^s as hi 2^32 + lo with lo in [0, 2^32): lo is the low
-     * 32 bits of sm << s (two's complement; they survive the wrap), hi = floor(sm 2^s / 2^32) by
-     * an arithmetic shift (s = 0: sm >> 32), |hi| <= 2^53 */
-    const int64_t sm = (b >> 63) ? -(int64_t)m : (int64_t)m;
-    const int64_t lo = (int64_t)(((uint64_t)sm << s) & 0xffffffffu);
-    const int64_t hi = sm >> (32 - s);
-    /* two different digits: both loads may go before both stores */
-    int64_t *d = col + i * stride;
-    const int64_t d0 = d[0], d1 = d[stride];
-    d[0] = d0 + lo;
-    d[stride] = d1 + hi;
+    const uint32_t bh = (uint32_t)(b >> 32), bl = (uint32_t)b;
+    const uint32_t e = (bh >> 20) & 0x7ffu;
+    const uint32_t e1 = e > 1u ? e : 1u;                              /* subnormals: 1 */
+    const uint32_t mh = (bh & 0xfffffu) | ((e < 1u ? e : 1u) << 20); /* the implicit bit */
+    const uint32_t p = e1 + (uint32_t)(TALLY_EXACT_BIAS - 1075);
+    const uint32_t s = p & 31u;
+    const uint64_t m = ((uint64_t)mh << 32) | bl;
+    const uint64_t sm = (bh >> 31) ? 0 - m : m;
+    const uint32_t sml = (uint32_t)sm, smh = (uint32_t)(sm >> 32);
+    const int64_t lo = (int64_t)(uint32_t)(sml << s);
+    const int64_t hi = (int64_t)(((uint64_t)(uint32_t)tbins_sra((int32_t)smh, 32u - s) << 32) |
+                                 tbins_funnel_l(sml, smh, s));
+    /* two different digits: both loads may go before both stores; byte offsets in 32 bits */
+    const uint32_t row = (uint32_t)stride * (uint32_t)sizeof(int64_t);
+    int64_t *d = (int64_t *)((char *)col + (p >> 5) * row);
+    int64_t *d1p = (int64_t *)((char *)d + row);
+    const int64_t d0 = *d, d1 = *d1p;
+    *d = d0 + lo;
+    *d1p = d1 + hi;
 }
 
 /* The f32 value with bits b, as a double (exact). */
@@ -79,28 +125,50 @@ static inline TALLY_HD double tbins_f32_value(uint32_t b)
 #endif
 }
 
-/* Adds the finite float with bits b to its window's bin (f32 layout). */
-static inline TALLY_HD void tbins_add_f32(double *col, int stride, uint32_t b)
+/* The bin (0 .. 15, within its set) of the float with bits b: its exponent field >> 4. */
+static inline TALLY_HD int tbins_f32_bin(uint32_t b)
 {
-    col[(int)((b >> 27) & 15u) * stride] += tbins_f32_value(b);
+    return (int)((b >> 27) & 15u);
 }
 
-/* Adds two finite floats (bits a and b): both loads before both stores, so that a thread's adds
- * are not one long chain through shared memory. When both fall in one window their sum (exact:
- * see above) goes in as one add, which the caller's budget counts as two. The store to b's bin
- * goes first so that with one window the second store (a's, with the combined value) stays. */
-static inline TALLY_HD void tbins_add_f32_pair(double *col, int stride, uint32_t a, uint32_t b)
+/* Adds the float with bits a to set 0 and the one with bits b to set 1 (any floats: NaN and inf
+ * go to bin 15, see above). Different sets, so different words: both loads before both stores. */
+static inline TALLY_HD void tbins_add_f32_2(double *col, int stride, uint32_t a, uint32_t b)
 {
-    const int ia = (int)((a >> 27) & 15u), ib = (int)((b >> 27) & 15u);
-    double va = tbins_f32_value(a), vb = tbins_f32_value(b);
-    if (ia == ib) {
-        va += vb;
-        vb = 0.0;
-    }
-    double *da = col + ia * stride, *db = col + ib * stride;
+    /* byte offsets in 32 bits (the kernels: ((a >> 16) & 0x7800), one shift and one and) */
+    const uint32_t row = (uint32_t)stride * (uint32_t)sizeof(double);
+    double *da = (double *)((char *)col + ((a >> 27) & 15u) * row);
+    double *db = (double *)((char *)col + (TBINS_F32_BINS + ((b >> 27) & 15u)) * row);
     const double xa = *da, xb = *db;
-    *db = xb + vb;
-    *da = xa + va;
+    *da = xa + tbins_f32_value(a);
+    *db = xb + tbins_f32_value(b);
+}
+
+/* Every bin of both sets to -0 (see above: a bin still -0 has had only -0 added). */
+static inline TALLY_HD void tbins_zero_f32(double *col, int stride)
+{
+    for (int k = 0; k < TBINS_F32_WORDS; k++) col[k * stride] = -0.0;
+}
+
+/* What bin value d says of the values added to it, as the exact sums' flags: NONNEGZERO unless
+ * d is -0, and for NaN or inf (bin 15 only) TALLY_EXACT_F_NAN, _PINF or _NINF as
+ * tally_exact_add would have set them for those values. *finite: whether d may be added to a
+ * superaccumulator (it then holds the bin's exact sum). */
+static inline TALLY_HD uint32_t tbins_f32_flags(double d, int *finite)
+{
+    uint64_t b;
+#if defined(__CUDA_ARCH__)
+    b = (uint64_t)__double_as_longlong(d);
+#else
+    memcpy(&b, &d, sizeof b);
+#endif
+    uint32_t f = b != TBINS_NEGZERO_BITS ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u;
+    *finite = ((b >> 52) & 0x7ff) != 0x7ff;
+    if (!*finite) {
+        if (b & 0x000fffffffffffffull) f |= TALLY_EXACT_F_NAN;
+        else f |= (b >> 63) ? TALLY_EXACT_F_NINF : TALLY_EXACT_F_PINF;
+    }
+    return f;
 }
 
 /* Propagates the carries: afterwards digits 0 .. n-2 lie in [0, 2^32) and the top one holds the
@@ -120,11 +188,6 @@ static inline TALLY_HD void tbins_normalize(int64_t *col, int stride, int n)
 static inline TALLY_HD void tbins_zero(int64_t *col, int stride, int n)
 {
     for (int k = 0; k < n; k++) col[k * stride] = 0;
-}
-
-static inline TALLY_HD void tbins_zero_f32(double *col, int stride)
-{
-    for (int k = 0; k < TBINS_F32_BINS; k++) col[k * stride] = 0.0;
 }
 
 #endif

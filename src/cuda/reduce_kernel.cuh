@@ -175,14 +175,18 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
             mbar_wait(&full[k], parity);
             Vec<T> x[U];
             const Vec<T> *stage = ring + k * kBatch;
+            /* a batch that goes straight to the exact sums' bins is read there from the stage,
+             * not loaded here first (Worker::bins_direct: shared memory is what limits them) */
+            if (!w.bins_direct(stage, tid, kBatch, bins_at, sacc)) {
 #pragma unroll
-            for (int u = 0; u < U; u++) x[u] = stage[u * kThreads + tid];
-            /* The exact sums hold stage k until its batch is summed, so that a batch the fast
-             * path rejects is read again from there and not from L2 or memory (with one block
-             * per SM, nothing else hides that latency). Holding always beats holding only once
-             * a batch has gone slow, whose block-wide vote costs every batch
-             * (docs/performance.md, "wide-range data"). */
-            if constexpr (EXACT) whole_batch(x, stage, tid, kBatch);
+                for (int u = 0; u < U; u++) x[u] = stage[u * kThreads + tid];
+                /* The exact sums hold stage k until its batch is summed, so that a batch the
+                 * fast path rejects is read again from there and not from L2 or memory (with
+                 * one block per SM, nothing else hides that latency). Holding always beats
+                 * holding only once a batch has gone slow, whose block-wide vote costs every
+                 * batch (docs/performance.md, "wide-range data"). */
+                if constexpr (EXACT) whole_batch(x, stage, tid, kBatch);
+            }
             __syncthreads(); /* stage k read (and summed, if held) by every thread: it may be refilled */
             if (tid == 0 && i + nst < whole)
                 bulk_load_hint((void *)stage, vdata + vb + (i + nst) * kBatch, kBytes, &full[k], pol);

@@ -83,7 +83,7 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
     if (ring_shape(ring, &per_sm_ring, &stages) &&
         nb >= (unsigned long long)tcu_knob(TCU_KNOB_REDUCE_RING_MIN)) {
         const size_t stage_bytes = per_block * sizeof(Vec<T>);
-        /* with bins: the stages that fit beside them (f32: five; f64: two) */
+        /* with bins: the stages that fit beside them (f32: four; f64: two) */
         if (bins)
             while (stages > 1 && stage_bytes * (size_t)stages + kBinsBytes + kStaticSmem > kBlockSmem) stages--;
         const size_t ring_smem = stage_bytes * (size_t)stages + (bins ? kBinsBytes : 0);

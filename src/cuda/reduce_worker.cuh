@@ -18,15 +18,18 @@ namespace tcu {
  * Where the fast paths cannot prove a batch exact (values spread over more binades than a double
  * holds), the batch goes into the thread's column of exponent-indexed bins (exact_bins.h):
  * f64 values into integer digits (two shared-memory read-modify-writes each), f32 values into
- * one double per window of 16 exponents (one f64 add in shared memory each, two values per
- * dependent step), exact whatever the range, instead of three two-sums per value (and spills
+ * one double per window of 16 exponents in two sets (one f64 add in shared memory each, two
+ * independent values per dependent step, no check per value: NaN, inf and -0 show in the bins
+ * themselves), exact whatever the range, instead of three two-sums per value (and spills
  * into the block superaccumulator's atomics beyond them). Layout in dynamic shared memory from
  * byte p.bins: WORDS + 1 words per thread, interleaved (word k of thread t at k * kThreads + t:
  * conflict-free whatever bin each lane picks); the last word is the thread's meta word:
  *   bits 0..31  adds since the column was last normalised (f64) or emptied into the block's
- *               superaccumulator (f32): the budget ADDS of exact_bins.h
- *   bits 32..39 batches still to send straight to the bins without trying the fast path
+ *               superaccumulator (f32: adds per set): the budget ADDS of exact_bins.h
  *   bit 62      the column was zeroed (at the thread's first binned batch)
+ * (The batches still to send straight to the bins without trying the fast path are counted in
+ * a register, Worker::bins_skip: a shared-memory word read before each batch's loads delayed
+ * them by its latency.)
  * The kernel zeroes each thread's meta word at its start (Bins::init); the bins are zeroed
  * lazily, so kernels that never bin pay one store. Only the thread itself touches its column
  * until bins_fold, which adds the warp's columns into the block's superaccumulator (then the
@@ -35,13 +38,13 @@ namespace tcu {
  * what it spilled. */
 template <typename T> struct Bins {
     static constexpr bool F64 = sizeof(T) == 8;
-    static constexpr int WORDS = F64 ? TBINS_F64_DIGITS : TBINS_F32_BINS; /* bins, then meta */
+    static constexpr int WORDS = F64 ? TBINS_F64_DIGITS : TBINS_F32_WORDS; /* bins, then meta */
     static constexpr int LO = TBINS_F64_LO; /* f64: digit 0's chunk in sacc */
     static constexpr unsigned ADDS = F64 ? TBINS_F64_ADDS : TBINS_F32_ADDS;
     static constexpr size_t BYTES = (size_t)(WORDS + 1) * kThreads * sizeof(long long);
     static constexpr unsigned long long kZeroed = 1ull << 62;
-    /* batches sent straight to the bins after one the fast path rejected: wide-range data
-     * then tries the fast path on one batch in 16 */
+    /* batches sent straight to the bins after one the fast path rejected (Worker::bins_skip):
+     * wide-range data then tries the fast path on one batch in 16 */
     static constexpr unsigned kSkip = 15;
     static __device__ __forceinline__ int64_t *col(int at)
     {
@@ -51,30 +54,33 @@ template <typename T> struct Bins {
     {
         if (at >= 0) col(at)[WORDS * kThreads] = 0;
     }
-    /* the thread's next batch goes straight to the bins */
-    static __device__ __forceinline__ bool skip_fast(int at)
-    {
-        return at >= 0 && ((unsigned long long)col(at)[WORDS * kThreads] >> 32 & 0xffu) != 0;
-    }
 };
 
-/* Every lane of the warp calls it (converged), once, after its last batch. f32: each of the 16
- * bins added into sacc by sacc_add_warp (lanes with nothing binned add 0). f64: each column
+/* Every lane of the warp calls it (converged), once, after its last batch; returns the lane's
+ * exact-sum flags that its bins hold (f32: tbins_f32_flags; f64: 0, its batches returned them).
+ * f32: each of the 32 bins added into sacc by sacc_add_warp (lanes with nothing binned, and
+ * bins holding NaN or inf, add 0). f64: each column
  * normalised (its digits then in [0, 2^32) but the top one, whose magnitude is far below 2^32:
  * exact_bins.h), then lane L sums digit c = L, L + 32, L + 64 over the warp's used columns
  * (visiting column (L + k) mod 32 at step k: the lanes read 32 different columns, no bank
  * conflicts) and adds the sum (|sum| < 32 * 2^32) into sacc's chunk c + LO by one atomic. */
-template <typename T> static __device__ __noinline__ void bins_fold(int at, unsigned long long *sacc)
+template <typename T> static __device__ __noinline__ uint32_t bins_fold(int at, unsigned long long *sacc)
 {
     using B = Bins<T>;
     int64_t *mine = B::col(at);
     const bool used = ((unsigned long long)mine[B::WORDS * kThreads] & B::kZeroed) != 0;
     const unsigned mask = __ballot_sync(0xffffffffu, used);
-    if (!mask) return;
+    if (!mask) return 0u;
     if constexpr (!B::F64) {
         const double *bins = (const double *)mine;
-        for (int j = 0; j < TBINS_F32_BINS; j++) sacc_add_warp(sacc, used ? bins[j * kThreads] : 0.0);
-        return;
+        uint32_t flags = 0;
+        for (int j = 0; j < TBINS_F32_WORDS; j++) {
+            const double d = used ? bins[j * kThreads] : -0.0;
+            int finite;
+            flags |= tbins_f32_flags(d, &finite);
+            sacc_add_warp(sacc, finite ? d : 0.0);
+        }
+        return flags;
     }
     if (used) tbins_normalize(mine, kThreads, B::WORDS);
     __syncwarp(); /* the other lanes' columns, normalised, are visible from here */
@@ -89,12 +95,13 @@ template <typename T> static __device__ __noinline__ void bins_fold(int at, unsi
         }
         if (sum) atomicAdd(&sacc[c + B::LO], (unsigned long long)sum);
     }
+    return 0u;
 }
 
 /* A batch into the thread's bins (defined after Worker, whose U it reads). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
-                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long vend, int at,
                                                 unsigned long long *sacc);
 
 /* The third term of a thread's exact sum, which only the slow batches use (slow_batch_out):
@@ -154,6 +161,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     double mean;
     uint32_t emin;
     bool fits; /* f32 sums: the last batch alone fitted the fast path's window (see add_batch) */
+    /* bins on: batches still to send straight to the bins without trying the fast path
+     * (Bins::kSkip after a batch the fast path rejected; 0 while the bins are off) */
+    unsigned bins_skip;
 
     __device__ __forceinline__ void init(double m)
     {
@@ -163,6 +173,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         mean = m;
         emin = kNoExp;
         fits = false;
+        bins_skip = 0;
     }
 
     /* The exactness proofs' view of a value: |x|'s bits shifted out of the sign, minus one, so
@@ -244,6 +255,25 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (EXACT && (F32SUM || F64SUM)) note_least(mag_key(x));
     }
 
+    /* A whole batch straight from the ring's stage into the bins, not loaded into registers
+     * first, when the thread sends its batches straight to the bins (bins_skip) and
+     * nothing else needs the values: a sum alone, NaN not omitted (the count then needs
+     * nothing either). The batch then crosses shared memory once instead of twice. Returns
+     * whether it did. */
+    static constexpr bool kBinsDirect = BINS && !OMIT && !(M & ~(unsigned)(TCU_F_SUM | TCU_F_COUNT));
+    __device__ __forceinline__ bool bins_direct(const Vec<T> *stage, unsigned long long vfirst,
+                                                unsigned long long vend, int bins_at, unsigned long long *sacc)
+    {
+        if constexpr (kBinsDirect) {
+            if (bins_skip != 0) {
+                bins_skip--;
+                s.xflags |= bins_batch_out<T, M, OMIT>(stage, vfirst, vend, bins_at, sacc);
+                return true;
+            }
+        }
+        return false;
+    }
+
     /* U vectors (ok[u]: vector u is in range); idx0[u]: index of its first element; vector u
      * is still at vbase[vfirst + u * kThreads] if in range (below vend). REBASE: see the f32
      * sums' fast path (the ring kernels, whose threads sum many batches). */
@@ -262,10 +292,13 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                     for (int k = 0; k < VEC; k++) s.add(v[u].v[k], idx0[u] + k);
                 }
         }
-        /* bins on (bins_at >= 0) and a batch rejected lately: straight to the bins */
-        if constexpr (BINS) {
-            if (Bins<T>::skip_fast(bins_at)) {
-                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, false, sacc);
+        /* bins on (bins_at >= 0) and a batch rejected lately: straight to the bins (where
+         * bins_direct does that before the batch is loaded, not again here: a partial last
+         * batch then tries the fast path, exact or redone like any other) */
+        if constexpr (BINS && !kBinsDirect) {
+            if (bins_skip != 0) {
+                bins_skip--;
+                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
                 return;
             }
         }
@@ -317,8 +350,12 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
                 ea.a1 = a1_before;
-                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
-                else slow_batch(vbase, vfirst, vend, sacc);
+                if (bins_at >= 0) {
+                    bins_skip = Bins<T>::kSkip;
+                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                } else {
+                    slow_batch(vbase, vfirst, vend, sacc);
+                }
             }
         } else if constexpr (EXACT && F64SUM) {
             /* Fast path for f64: a two-sum per element into a1; its exact errors e go into a2 by
@@ -385,8 +422,12 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if (bad) {
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
-                if (bins_at >= 0) s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, true, sacc);
-                else slow_batch(vbase, vfirst, vend, sacc);
+                if (bins_at >= 0) {
+                    bins_skip = Bins<T>::kSkip;
+                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                } else {
+                    slow_batch(vbase, vfirst, vend, sacc);
+                }
             }
         } else if constexpr (EXACT) {
             /* Fast path: plain f64 adds with their errors checked (squares: two terms whose
@@ -426,7 +467,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     __device__ __forceinline__ void flush(unsigned long long *sacc, int bins_at)
     {
         if constexpr (BINS) {
-            if (bins_at >= 0) bins_fold<T>(bins_at, sacc);
+            if (bins_at >= 0) s.xflags |= bins_fold<T>(bins_at, sacc);
         }
         if constexpr (EXACT) {
             s.xh = ea.a1;
@@ -532,21 +573,24 @@ __device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long l
     *xflags = w.s.xflags;
 }
 
-/* A batch (vectors vbase[v + u * kThreads] below vend, as slow_batch_out) into the thread's bins;
- * failed: the fast path rejected it (the next kSkip batches then skip the fast path). Returns
- * the exact-sum flags of its values: NaN and inf set their flags and add nothing (an omitted NaN
- * counts as -0); every other value not -0 sets NONNEGZERO, as a1 would have shown it. Before
- * the batch could take a column past its add budget (at most U * VEC adds come), the column is
- * normalised (f64) or emptied into sacc (f32). */
+/* A batch (vectors vbase[v + u * kThreads] below vend, as slow_batch_out) into the thread's bins
+ * (the caller counts Worker::bins_skip). Returns
+ * exact-sum flags: f64, those of the batch's values (NaN and inf set their flags and add
+ * nothing, an omitted NaN counts as -0, every other value not -0 sets NONNEGZERO, as a1 would
+ * have shown it); f32, those of the bins emptied here (the values' own flags stay in the bins
+ * until bins_fold: exact_bins.h). Before the batch could take a column past its add budget (at
+ * most U * VEC adds come, U * VEC / 2 per f32 set), the column is normalised (f64) or emptied
+ * into sacc (f32). */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
-                                                unsigned long long vend, int at, bool failed,
+                                                unsigned long long vend, int at,
                                                 unsigned long long *sacc)
 {
     using B = Bins<T>;
     constexpr int VEC = Traits<T>::vec;
     constexpr int U = Worker<T, M, OMIT>::U;
     static_assert(U * VEC <= 32, "a batch is at most 32 adds (the budget check below)");
+    constexpr unsigned kAddsPerBatch = B::F64 ? U * VEC : U * VEC / TBINS_F32_SETS;
     int64_t *col = B::col(at);
     double *fcol = (double *)col; /* f32: the windows' doubles */
     unsigned long long meta = (unsigned long long)col[B::WORDS * kThreads];
@@ -556,103 +600,101 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
         meta = B::kZeroed;
     }
     unsigned count = (unsigned)meta;
-    unsigned skip = (unsigned)(meta >> 32) & 0xffu;
-    skip = failed ? B::kSkip : skip ? skip - 1 : 0;
-    if (count + U * VEC > B::ADDS) {
+    uint32_t flags = 0;
+    if (count + kAddsPerBatch > B::ADDS) {
         if constexpr (B::F64) {
             tbins_normalize(col, kThreads, B::WORDS);
         } else { /* the bins into the block's superaccumulator, exactly (a thread's own atomics) */
-            for (int j = 0; j < TBINS_F32_BINS; j++) {
+            for (int j = 0; j < TBINS_F32_WORDS; j++) {
                 const double d = fcol[j * kThreads];
-                if (d != 0.0) sacc_add_finite(sacc, d);
-                fcol[j * kThreads] = 0.0;
+                int finite;
+                flags |= tbins_f32_flags(d, &finite);
+                if (finite) sacc_add_finite(sacc, d);
+                fcol[j * kThreads] = -0.0;
             }
         }
         count = 0;
     }
-    int nvec = 0; /* vectors u < nvec are in range */
-    for (int u = 0; u < U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
+    /* vectors u < nvec are in range (all U but in the last, partial batch) */
+    int nvec = U;
+    if (v + (unsigned long long)(U - 1) * kThreads >= vend) {
+        nvec = 0;
+        for (int u = 0; u < U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
+    }
     const Vec<T> *first = vbase + v;
-    uint32_t flags = 0;
-    bool nonneg = false;
-    /* a value's bits for the bins, checked: NaN and inf set flags and become -0 (add nothing);
-     * every value not -0 sets nonneg */
-    auto checked_bits = [&](T x) {
-        if constexpr (B::F64) {
-            uint64_t b = (uint64_t)__double_as_longlong((double)x);
-            if (((b >> 52) & 0x7ff) == 0x7ff) {
-                if (!(OMIT && x != x)) flags |= exact_flags_of((double)x);
-                b = 0x8000000000000000ull;
-            }
-            nonneg |= b != 0x8000000000000000ull;
-            return b;
-        } else {
-            uint32_t b = __float_as_uint((float)x);
-            if (((b >> 23) & 0xffu) == 0xffu) {
-                if (!(OMIT && x != x)) flags |= exact_flags_of((double)x);
-                b = 0x80000000u;
-            }
-            nonneg |= b != 0x80000000u;
-            return b;
-        }
-    };
     /* every load first (generic loads: the ring's stage or global memory, where one at a time
      * would pay the latency eight times) */
     Vec<T> x[U];
 #pragma unroll
     for (int u = 0; u < U; u++)
         if (u < nvec) x[u] = first[u * kThreads];
-    /* One look at the batch's bits (f64: their high words): special, some exponent field all
-     * ones (NaN or inf: ~hi has no exponent bit left, the least of them is 0); nz, some value
-     * not -0 (its bits differ from the sign bit alone). Without specials the adds take the bits
-     * as they are, with no check per value. */
-    uint32_t least = 0xffffffffu, nz = 0;
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        if (u >= nvec) break;
-#pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            uint32_t hi, lo = 0;
-            if constexpr (B::F64) {
-                const uint64_t b = (uint64_t)__double_as_longlong((double)x[u].v[k]);
-                hi = (uint32_t)(b >> 32);
-                lo = (uint32_t)b;
-            } else {
-                hi = __float_as_uint((float)x[u].v[k]);
-            }
-            least = min(least, ~hi & (B::F64 ? 0x7ff00000u : 0x7f800000u));
-            nz |= (hi ^ 0x80000000u) | lo;
-        }
-    }
-    if (least != 0) { /* no NaN, no inf: the bits as they are */
+    if constexpr (!B::F64) {
+        /* no check per value (exact_bins.h): NaN and inf go into bin 15 and -0 keeps a bin -0;
+         * only a sum that omits NaN maps each NaN to -0 first */
+        auto bits = [](T y) {
+            uint32_t b = __float_as_uint((float)y);
+            if (OMIT && (b & 0x7fffffffu) > 0x7f800000u) b = 0x80000000u;
+            return b;
+        };
+        static_assert(VEC % 2 == 0, "f32 values go in pairs, one to each set");
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (u >= nvec) break;
-            if constexpr (B::F64) {
+#pragma unroll
+            for (int k = 0; k < VEC; k += 2)
+                tbins_add_f32_2(fcol, kThreads, bits(x[u].v[k]), bits(x[u].v[k + 1]));
+        }
+        count += (unsigned)nvec * (VEC / TBINS_F32_SETS);
+    } else {
+        /* One look at the batch: the greatest exponent field (the one the adds extract too).
+         * 2047: some NaN or inf; otherwise some field >= 1 means some value is not +-0, so not -0
+         * (NONNEGZERO); only a batch of zeros and subnormals needs a look at every bit. Without
+         * specials the adds take the bits as they are, with no check per value. */
+        uint32_t emax = 0;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (u >= nvec) break;
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                emax = max(emax, (uint32_t)((uint64_t)__double_as_longlong((double)x[u].v[k]) >> 52) & 0x7ffu);
+        }
+        if (emax != 0x7ffu) {
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (u >= nvec) break;
 #pragma unroll
                 for (int k = 0; k < VEC; k++) tbins_add_f64(col, kThreads, (uint64_t)__double_as_longlong((double)x[u].v[k]));
-            } else {
-                static_assert(VEC % 2 == 0, "f32 values go in pairs");
-#pragma unroll
-                for (int k = 0; k < VEC; k += 2)
-                    tbins_add_f32_pair(fcol, kThreads, __float_as_uint((float)x[u].v[k]), __float_as_uint((float)x[u].v[k + 1]));
             }
-        }
-        nonneg = nz != 0;
-    } else { /* rare: each value checked, read again (a second unrolled copy would double the code) */
+            bool nonneg = emax != 0;
+            if (!nonneg) { /* rare: zeros and subnormals only */
 #pragma unroll 1
-        for (int u = 0; u < nvec; u++) {
-            const Vec<T> y = first[u * kThreads];
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                if constexpr (B::F64) tbins_add_f64(col, kThreads, checked_bits(y.v[k]));
-                else tbins_add_f32(fcol, kThreads, checked_bits(y.v[k]));
+                for (int u = 0; u < nvec; u++)
+                    for (int k = 0; k < VEC; k++)
+                        nonneg |= (uint64_t)__double_as_longlong((double)first[u * kThreads].v[k]) != 0x8000000000000000ull;
             }
+            if (nonneg) flags |= TALLY_EXACT_F_NONNEGZERO;
+        } else { /* rare: each value checked, read again (a second unrolled copy would double the code) */
+            bool nonneg = false;
+#pragma unroll 1
+            for (int u = 0; u < nvec; u++) {
+                const Vec<T> y = first[u * kThreads];
+#pragma unroll 1
+                for (int k = 0; k < VEC; k++) {
+                    uint64_t b = (uint64_t)__double_as_longlong((double)y.v[k]);
+                    if (((b >> 52) & 0x7ff) == 0x7ff) {
+                        if (!(OMIT && y.v[k] != y.v[k])) flags |= exact_flags_of((double)y.v[k]);
+                        b = 0x8000000000000000ull;
+                    }
+                    nonneg |= b != 0x8000000000000000ull;
+                    tbins_add_f64(col, kThreads, b);
+                }
+            }
+            if (nonneg) flags |= TALLY_EXACT_F_NONNEGZERO;
         }
+        count += (unsigned)nvec * VEC;
     }
-    count += (unsigned)nvec * VEC;
-    col[B::WORDS * kThreads] = (long long)(B::kZeroed | ((unsigned long long)skip << 32) | count);
-    return flags | (nonneg ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u);
+    col[B::WORDS * kThreads] = (long long)(B::kZeroed | count);
+    return flags;
 }
 
 template <typename T, unsigned M, bool OMIT>

@@ -1,11 +1,15 @@
 /* The CUDA exact sums' per-thread bins (src/cuda/exact_bins.h) run on the host as the kernels
- * run them: 64 "threads" with interleaved columns (stride 64), batches of 32 f32 (as pairs) or
- * 16 f64 values with the carry pass (f64) or the move of the bins into the superaccumulator
- * (f32) due before a batch could pass the add budget; at the end the f32 bins, or each warp's
- * digit sums over its 32 normalised columns, added into one superaccumulator and rounded once. Checked bit for bit against the independent big-integer reference
+ * run them: 64 "threads" with interleaved columns (stride 64), batches of 32 f32 (even
+ * positions to set 0, odd ones to set 1) or 16 f64 values with the carry pass (f64) or the move
+ * of the bins into the superaccumulator (f32) due before a batch could pass the add budget; at
+ * the end the f32 bins, or each warp's digit sums over its 32 normalised columns, added into one
+ * superaccumulator and rounded once. The f32 bins take every value unchecked, and the flags
+ * (NaN, infinities, "some value not -0") come from the bins alone (tbins_f32_flags), as in the
+ * kernels. Checked bit for bit against the independent big-integer reference
  * (tests/support/exact_reference.h) on wide, full-range, cancelling, subnormal and budget-edge
- * data (the same digit hit with the largest addend on every add). Prints its seed; argv[1]
- * sets it, argv[2] the number of arrays. */
+ * data (the same digit hit with the largest addend on every add), and for f32 on NaN and
+ * infinities at random positions and on zeros of both signs. Prints its seed; argv[1] sets it,
+ * argv[2] the number of arrays. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +40,7 @@ static float ffrom(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
 static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned limit)
 {
     static int64_t cols[TBINS_F64_DIGITS * NT];
-    static double fcols[TBINS_F32_BINS * NT];
+    static double fcols[TBINS_F32_WORDS * NT];
     const int f32 = f != NULL;
     const size_t per = f32 ? 32 : 16;
     unsigned count[NT];
@@ -48,32 +52,43 @@ static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned 
         tbins_zero_f32(fcols + t, NT);
     }
     int nonneg = 0;
+    uint32_t flags = 0;
+    /* a bin into the superaccumulator as the kernels move it (flags from its value alone) */
+    #define MOVE_BIN(k)                                                                             \
+        do {                                                                                        \
+            int fin_;                                                                               \
+            flags |= tbins_f32_flags(fcols[k], &fin_);                                              \
+            if (fin_) tally_exact_add_finite_(&acc, fcols[k]);                                      \
+        } while (0)
+    const unsigned per_set = f32 ? (unsigned)per / TBINS_F32_SETS : (unsigned)per;
     for (size_t b0 = 0, batch = 0; b0 < n; b0 += per, batch++) {
         const int t = (int)(batch % NT);
         size_t m = n - b0 < per ? n - b0 : per;
-        if (count[t] + per > limit) {
+        if (count[t] + per_set > limit) {
             if (f32)
-                for (int k = 0; k < TBINS_F32_BINS; k++) {
-                    tally_exact_add_finite_(&acc, fcols[k * NT + t]);
-                    fcols[k * NT + t] = 0.0;
+                for (int k = 0; k < TBINS_F32_WORDS; k++) {
+                    MOVE_BIN(k * NT + t);
+                    fcols[k * NT + t] = -0.0;
                 }
             else
                 tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
             count[t] = 0;
         }
         size_t i = 0;
-        if (f32)
-            for (; i + 1 < m; i += 2) tbins_add_f32_pair(fcols + t, NT, f[b0 + i], f[b0 + i + 1]);
-        for (; i < m; i++) {
-            if (f32) tbins_add_f32(fcols + t, NT, f[b0 + i]);
-            else tbins_add_f64(cols + t, NT, d[b0 + i]);
+        if (f32) {
+            /* an odd last value pairs with -0, which changes no bin (the kernels' batches are
+             * whole vectors of four) */
+            for (; i < m; i += 2) tbins_add_f32_2(fcols + t, NT, f[b0 + i], i + 1 < m ? f[b0 + i + 1] : 0x80000000u);
+            count[t] += (unsigned)(m + 1) / 2;
+        } else {
+            for (; i < m; i++) tbins_add_f64(cols + t, NT, d[b0 + i]);
+            count[t] += (unsigned)m;
+            for (i = 0; i < m; i++) nonneg |= d[b0 + i] != 0x8000000000000000ull;
         }
-        count[t] += (unsigned)m;
-        for (i = 0; i < m; i++)
-            nonneg |= f32 ? f[b0 + i] != 0x80000000u : d[b0 + i] != 0x8000000000000000ull;
     }
     if (f32) { /* the kernel's end: every bin into the block's superaccumulator */
-        for (int k = 0; k < TBINS_F32_BINS * NT; k++) tally_exact_add_finite_(&acc, fcols[k]);
+        for (int k = 0; k < TBINS_F32_WORDS * NT; k++) MOVE_BIN(k);
+        /* zeroed columns only: a column the kernel never used adds nothing */
     } else { /* each column normalised, then each warp's digit sums added in */
         for (int t = 0; t < NT; t++) tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
         for (int w = 0; w < NT / 32; w++)
@@ -83,13 +98,15 @@ static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned 
                 acc.chunk[k + TBINS_F64_LO] += s;
             }
     }
-    acc.flags = TALLY_EXACT_F_ANY | (nonneg ? TALLY_EXACT_F_NONNEGZERO : 0);
+    acc.flags = TALLY_EXACT_F_ANY | flags | (nonneg ? TALLY_EXACT_F_NONNEGZERO : 0);
     return tally_exact_round(&acc);
 }
 
-enum { FAMILIES = 10 };
+enum { FAMILIES = 12 };
 static const char *family_name[FAMILIES] = {"f64 wide", "f64 full", "f64 cancel", "f64 budget", "f64 subnormal",
-                                            "f32 wide", "f32 full", "f32 cancel", "f32 budget", "f32 subnormal"};
+                                            "f32 wide", "f32 full", "f32 cancel", "f32 budget", "f32 subnormal",
+                                            "f32 specials", "f32 zeros"};
+static int g_mode; /* the specials' and zeros' kind for the array (drawn per array) */
 
 static double gen_f64(int fam, size_t i, size_t n, double prev)
 {
@@ -111,10 +128,33 @@ static float gen_f32(int fam, size_t i, size_t n, float prev)
     case 6: return ffrom((uint32_t)rnd() & 0xff7fffffu);
     case 7: return (i & 1) ? -prev : sg * (float)(urand() * ldexp(1.0, (int)(rnd() % 250) - 125)) +
                                      ((i + 1 == n) ? ldexpf(1.0f, -149) : 0.0f);
-    case 8: /* window 9 at its edge: its largest value, and every 64th its grain's odd multiples */
-        return i % 64 ? ffrom(((uint32_t)(16 * 9 + 15) << 23) | 0x7fffffu)
-                      : ffrom(((uint32_t)(16 * 9) << 23) | ((uint32_t)rnd() & 0x7fffffu) | 1u);
-    default: return ffrom(((uint32_t)rnd() & 0x807fffffu) | ((rnd() & 3) == 0 ? (1u << 23) : 0));
+    case 8: /* window 9 at its edge: set 0 (even positions) its largest value L and every 64th its
+             * grain's odd multiples, set 1 (odd positions) -L and every 64th -0, so that the L
+             * cancel and any bit a set lost past its budget shows in the (small) sum */
+        if (i % 64 == 0) return ffrom(((uint32_t)(16 * 9) << 23) | ((uint32_t)rnd() & 0x7fffffu) | 1u);
+        if (i % 64 == 1) return -0.0f;
+        return (i & 1 ? -1.0f : 1.0f) * ffrom(((uint32_t)(16 * 9 + 15) << 23) | 0x7fffffu);
+    case 9: return ffrom(((uint32_t)rnd() & 0x807fffffu) | ((rnd() & 3) == 0 ? (1u << 23) : 0));
+    case 10: /* wide and full-range values, with NaN or infinities at random positions and last:
+              * mode 0 +inf only, 1 -inf only, 2 both, 3 NaN (any payload, either sign), 4 NaN
+              * and infinities, 5 inf and values near the top of window 15 */
+        if (i + 1 == n || rnd() % 97 == 0) {
+            const int m = g_mode == 2 ? (int)(rnd() & 1) : g_mode == 4 ? (int)(rnd() % 3) : g_mode == 5 ? 0 : g_mode;
+            if (m == 0) return INFINITY;
+            if (m == 1) return -INFINITY;
+            return ffrom(0x7f800000u | ((uint32_t)rnd() & 0x807fffffu) | 1u);
+        }
+        if (g_mode == 5) return sg * ffrom(((uint32_t)(240 + rnd() % 15) << 23) | ((uint32_t)rnd() & 0x7fffffu));
+        return (rnd() & 1) ? ffrom((uint32_t)rnd() & 0xff7fffffu) : sg * (float)((1.0 + urand()) * ldexp(1.0, (int)(rnd() % 81) - 40));
+    default: /* zeros: mode 0 all -0; 1 both signs; 2 -0 and cancelling pairs (exact sum +0);
+              * 3 -0 and one +0 last; 4 -0 and one least subnormal (either sign) somewhere */
+        switch (g_mode % 5) {
+        case 0: return -0.0f;
+        case 1: return (rnd() & 1) ? -0.0f : 0.0f;
+        case 2: return (i & 1) ? -prev : (rnd() & 1) ? -0.0f : sg * (float)((1.0 + urand()) * ldexp(1.0, (int)(rnd() % 250) - 125));
+        case 3: return i + 1 == n ? 0.0f : -0.0f;
+        default: return i == n / 3 ? sg * ldexpf(1.0f, -149) : -0.0f;
+        }
     }
 }
 
@@ -126,7 +166,7 @@ int main(int argc, char **argv)
     const char *lim = getenv("TBINS_TEST_LIMIT");
     g_rng = seed;
     printf("test_exact_bins: seed %llu, %d arrays\n", (unsigned long long)seed, arrays);
-    const size_t cap = 1u << 21; /* the f32 budget family: 32768 values per thread, past its budget */
+    const size_t cap = 1u << 22; /* the f32 budget family: 2^15 values per thread and set, twice its budget */
     uint64_t *d = malloc(cap * 8);
     uint32_t *f = malloc(cap * 4);
     int bad = 0, runs = 0;
@@ -134,7 +174,8 @@ int main(int argc, char **argv)
         const int fam = a % FAMILIES;
         const int f32 = fam >= 5;
         const int budget = (fam == 3 || fam == 8) && a < 20; /* the first two of each: at full size */
-        size_t n = budget ? (f32 ? cap : cap / 8) : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
+        size_t n = budget ? (f32 ? cap : cap / 16) : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
+        g_mode = (int)(rnd() % 6);
         bigfix ref;
         bf_init(&ref);
         double prev = 0.0;
