@@ -11,7 +11,8 @@
  * enqueue follows the main one).
  *
  * Segmented sums (tally_reduce_rows against cub::DeviceSegmentedReduce::Sum, rows seg_sum_rows,
- * n = all the rows' elements) run first, at 2^16 rows of 2^10 and 2^10 rows of 2^16.
+ * n = all the rows' elements) run first, 2^26 elements as rows of 2^5 .. 2^16 (the short-segment
+ * kernel below 2^12, the block-per-segment one from there).
  *
  *   bench_cuda [--quick] [--min-log2 N] [--max-log2 N] [--filter NAME[,NAME...]] [--deadline SEC]
  *              [--kind price,wide,full] [--out FILE]
@@ -696,20 +697,22 @@ int main(int argc, char **argv)
     /* first, so that a deadline never cuts it: a few seconds */
     std::string link_table = wanted("host_link") ? bench_host_link() : "";
     fputs(link_table.c_str(), stdout);
-    /* segmented sums (rows), also before any deadline: 2^16 rows of 2^10 and 2^10 rows of 2^16 */
+    /* segmented sums (rows), also before any deadline: 2^26 elements as 2^(26 - k) rows of 2^k,
+     * k = 5, 7, 10, 11 (the short-segment kernel: 4, 16 and 32 lanes per row), 12, 13 and 16
+     * (the block-per-segment kernel; its switch-over is at 2^12, TCU_SEG_SHORT_MAX) */
     if (wanted("seg_sum_rows")) {
+        static const int row_log2[] = {10, 16, 5, 7, 11, 12, 13};
+        const uint64_t most_rows = 1ull << (26 - 5);
         int64_t *doff;
-        CK(cudaMalloc(&doff, ((1u << 16) + 1) * sizeof(int64_t)));
+        CK(cudaMalloc(&doff, (most_rows + 1) * sizeof(int64_t)));
         void *dseg;
-        CK(cudaMalloc(&dseg, (1u << 16) * sizeof(double)));
+        CK(cudaMalloc(&dseg, most_rows * sizeof(double)));
         gen<int32_t><<<2048, 256, 0, g_s>>>((int32_t *)in.base, in.bytes / 4, 0, 1);
-        for (int shape = 0; shape < 2; shape++)
-            bench_segments<int32_t>(in, shape ? 1u << 10 : 1u << 16, shape ? 1u << 16 : 1u << 10, cub_tmp,
-                                    cub_tmp_bytes, doff, (int32_t *)dseg);
+        for (int k : row_log2)
+            bench_segments<int32_t>(in, 1ull << (26 - k), 1ull << k, cub_tmp, cub_tmp_bytes, doff, (int32_t *)dseg);
         gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, 0, 2);
-        for (int shape = 0; shape < 2; shape++)
-            bench_segments<float>(in, shape ? 1u << 10 : 1u << 16, shape ? 1u << 16 : 1u << 10, cub_tmp,
-                                  cub_tmp_bytes, doff, (float *)dseg);
+        for (int k : row_log2)
+            bench_segments<float>(in, 1ull << (26 - k), 1ull << k, cub_tmp, cub_tmp_bytes, doff, (float *)dseg);
         CK(cudaFree(doff));
         CK(cudaFree(dseg));
     }

@@ -4,6 +4,7 @@
 #define TALLY_CUDA_REDUCE_LAUNCH_CUH
 
 #include "cuda/launch.cuh"
+#include "cuda/mask_dispatch.cuh"
 #include "cuda/reduce_kernel.cuh"
 #include "cuda/tuning.h"
 
@@ -148,35 +149,18 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
     return launch_kernel(plain_kernel, grid, 0, stream, pdl, q);
 }
 
-/* The kernel for a feature mask (one of the TCU_MASK_*; anything else runs the ALL kernel). */
-template <typename T, bool OMIT>
-cudaError_t launch_reduce_mask(unsigned mask, const tcu_reduce_params *p, const tcu_device *d, cudaStream_t s)
-{
-    switch (mask) {
-    case TCU_MASK_SUM: return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, d, s);
-    case TCU_MASK_MIN: return launch_reduce_t<T, TCU_MASK_MIN, OMIT>(p, d, s);
-    case TCU_MASK_MAX: return launch_reduce_t<T, TCU_MASK_MAX, OMIT>(p, d, s);
-    case TCU_MASK_SMM: return launch_reduce_t<T, TCU_MASK_SMM, OMIT>(p, d, s);
-    case TCU_MASK_ARGMIN: return launch_reduce_t<T, TCU_MASK_ARGMIN, OMIT>(p, d, s);
-    case TCU_MASK_ARGMAX: return launch_reduce_t<T, TCU_MASK_ARGMAX, OMIT>(p, d, s);
-    case TCU_MASK_SQDEV: return launch_reduce_t<T, TCU_MASK_SQDEV, OMIT>(p, d, s);
-#ifdef TALLY_TUNING
-    case TCU_MASK_FASTSUM: /* the benchmark's yardstick only */
-        if constexpr (Traits<T>::is_float) return launch_reduce_t<T, TCU_MASK_FASTSUM, OMIT>(p, d, s);
-        return launch_reduce_t<T, TCU_MASK_SUM, OMIT>(p, d, s);
-#endif
-    default: return launch_reduce_t<T, TCU_MASK_ALL, OMIT>(p, d, s);
-    }
-}
-
 template <typename T>
 cudaError_t launch_reduce_type(unsigned mask, int omit_nan, const tcu_reduce_params *p, const tcu_device *d,
                                cudaStream_t s)
 {
-    if constexpr (Traits<T>::is_float) {
-        if (omit_nan) return launch_reduce_mask<T, true>(mask, p, d, s);
-    }
-    return launch_reduce_mask<T, false>(mask, p, d, s);
+#ifdef TALLY_TUNING
+    constexpr bool kFastSum = true; /* the benchmark's yardstick only */
+#else
+    constexpr bool kFastSum = false;
+#endif
+    return dispatch_mask<T, kFastSum>(mask, omit_nan, [&](auto m, auto omit) {
+        return launch_reduce_t<T, decltype(m)::value, decltype(omit)::value>(p, d, s);
+    });
 }
 
 } // namespace tcu

@@ -4,10 +4,11 @@
  *  - data may be device, managed or host memory (host memory is staged into device memory,
  *    the span from the first segment's start to the last one's end); offsets are always host
  *    memory (the core reads them to check them) and are copied to the device;
- *  - segments shorter than seg_long_min run in one launch of the block-per-segment kernel
- *    (segments_kernel.cuh; two launches with a variance), each longer one on the device-wide
- *    reduce (enqueue_reduce: many blocks, one launch each), so that one huge segment among
- *    small ones is not left to one block;
+ *  - segments shorter than TCU_SEG_SHORT_MAX run in one launch of the short-segment kernel (a
+ *    group of lanes each; no float product asked for: segments_kernel.cuh), the others below
+ *    seg_long_min in one launch of the block-per-segment kernel (two launches each with a
+ *    variance), each longer one on the device-wide reduce (enqueue_reduce: many blocks, one
+ *    launch each), so that one huge segment among small ones is not left to one block;
  *  - every result lands in device scratch, then comes back to the host in one copy.
  * Both paths reduce a segment with the same per-element, merge and result code as
  * tally_reduce, so each segment's results are those of tally_reduce over it alone. */
@@ -38,6 +39,16 @@ static uint64_t seg_long_min(uint64_t total, int sm_count)
     uint64_t share = total / (2 * (uint64_t)(sm_count > 0 ? sm_count : 1));
     uint64_t m = share > TCU_SEG_LONG_MIN ? share : TCU_SEG_LONG_MIN;
     return m < TCU_SEG_LONG_CAP ? m : TCU_SEG_LONG_CAP;
+}
+
+/* The short kernel's lanes per segment for segments of mean length mean_len: about 8 elements
+ * per lane, at least 4 lanes (segments_short_kernel's superaccumulators are per group of 4),
+ * at most a warp. */
+static int seg_short_lanes(uint64_t mean_len)
+{
+    int lanes = 4;
+    while (lanes < 32 && (uint64_t)lanes * 8 < mean_len) lanes *= 2;
+    return lanes;
 }
 
 /* The batch's device scratch, grown (never shrunk) to bytes. */
@@ -88,9 +99,24 @@ tally_status cuda_reduce_segments(tally_context *ctx, void *state, tally_type ty
     int has_var;
     const unsigned mask = ops_mask(uniq, nu, &has_var);
 
+    /* The short kernel's segments: below TCU_SEG_SHORT_MAX, unless a float product is asked
+     * for (its bits depend on the order of the multiplies: the block kernel keeps tally_reduce's
+     * one-block order; segments_kernel.cuh). */
+    bool float_prod = false;
+    for (size_t i = 0; i < nu; i++) float_prod |= uniq[i] == TALLY_PROD && tally_type_is_float(type);
+    uint64_t short_max = float_prod ? 0 : TCU_SEG_SHORT_MAX;
+    if (short_max > long_min) short_max = long_min;
+
     /* scratch: the results (nu per segment), the means (with a variance), the offsets */
-    uint64_t nshort = 0;
-    for (uint64_t k = 0; k < nseg; k++) nshort += seg_len(k) < long_min;
+    uint64_t nshort = 0, ntiny = 0, tiny_elems = 0; /* below long_min; below short_max */
+    for (uint64_t k = 0; k < nseg; k++) {
+        const uint64_t len = seg_len(k);
+        nshort += len < long_min;
+        if (len < short_max) {
+            ntiny++;
+            tiny_elems += len;
+        }
+    }
     const bool need_offsets = offsets && nshort > 0;
     size_t res_bytes, aux_bytes = 0, off_bytes = 0, bytes;
     if (__builtin_mul_overflow((size_t)nseg, nu * sizeof(tally_result), &res_bytes) ||
@@ -143,13 +169,20 @@ tally_status cuda_reduce_segments(tally_context *ctx, void *state, tally_type ty
         p.row_len = row_len;
         p.row_stride = row_stride;
         p.long_min = long_min;
-        cudaError_t err = tcu_launch_segments(type, mask, p.r.omit_nan, &p, &s->dev, s->stream);
-        if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the segmented reduce kernel launch");
-        if (has_var) {
-            p.r.pass2 = 1;
-            err = tcu_launch_segments(type, TCU_MASK_SQDEV, p.r.omit_nan, &p, &s->dev, s->stream);
-            if (err != cudaSuccess)
-                return cuda_fail(ctx, err, fn, "the segmented variance kernel launch");
+        p.short_max = short_max;
+        /* the short kernel, then the block kernel, each only when it has segments */
+        const int lanes = ntiny ? seg_short_lanes(tiny_elems / ntiny) : 0;
+        for (int pass = 0; pass <= has_var; pass++) {
+            p.r.pass2 = pass;
+            const unsigned m = pass ? TCU_MASK_SQDEV : mask;
+            for (int kernel = 0; kernel < 2; kernel++) {
+                if (kernel == 0 ? ntiny == 0 : ntiny == nshort) continue;
+                p.lanes = kernel == 0 ? lanes : 0;
+                cudaError_t err = tcu_launch_segments(type, m, p.r.omit_nan, &p, &s->dev, s->stream);
+                if (err != cudaSuccess)
+                    return cuda_fail(ctx, err, fn, pass ? "the segmented variance kernel launch"
+                                                        : "the segmented reduce kernel launch");
+            }
         }
     }
     /* the long segments, one device-wide reduce each, after the kernels above on the stream */

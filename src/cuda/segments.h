@@ -15,6 +15,10 @@
  * cannot overflow their 64-bit accumulators (|sum| < 2^31 * 2^32). */
 #define TCU_SEG_LONG_MIN ((uint64_t)1 << 18)
 #define TCU_SEG_LONG_CAP ((uint64_t)1 << 31)
+/* Segments shorter than this run on the short-segment kernel (segments_kernel.cuh,
+ * segments_short_kernel: a group of lanes per segment) instead of a block each, unless a float
+ * product is asked for (segments.cu). */
+#define TCU_SEG_SHORT_MAX ((uint64_t)4096)
 /* The kernel's grid: one block per segment up to this many; blocks then take segments
  * blockIdx.x, blockIdx.x + grid, ... */
 #define TCU_SEG_MAX_GRID (1u << 24)
@@ -30,10 +34,14 @@ typedef struct tcu_seg_params {
     uint64_t nseg;
     uint64_t row_len, row_stride; /* rows: segment s is row_len elements from s * row_stride */
     uint64_t long_min;       /* segments this long or longer are skipped (run by the caller) */
+    uint64_t short_max;      /* segments shorter than this run on the short kernel only */
+    int32_t lanes;           /* 0: the block kernel (short_max <= length < long_min); 4, 8,
+                              * 16 or 32: the short kernel with that many lanes per segment
+                              * (length < short_max) */
 } tcu_seg_params;
 
-/* Launches the block-per-segment reduce (mask one of the TCU_MASK_*, as tcu_launch_reduce) on
- * the current device. */
+/* Launches the block-per-segment reduce or the short-segment one (p->lanes) (mask one of the
+ * TCU_MASK_*, as tcu_launch_reduce) on the current device. */
 cudaError_t tcu_launch_segments(tally_type type, unsigned mask, int omit_nan,
                                 const tcu_seg_params *p, const tcu_device *dev,
                                 cudaStream_t stream);

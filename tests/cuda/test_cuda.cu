@@ -19,6 +19,7 @@
 #include "tally.h"
 #include "tally_cuda.h"
 #include "tally_cuda.cuh"
+#include "../support/check.h"
 
 
 /* Tuning knobs (src/cuda/tuning.h): a tuning build (-DTALLY_TUNING=ON) can set them, so the
@@ -45,23 +46,9 @@ static const bool kTuning = false;
         continue;                                                                                  \
     }
 
-static int g_pass = 0, g_fail = 0, g_skip = 0;
-static int g_fail_printed = 0;
+static int g_skip = 0;
 static int g_scan_fail_printed = 0;
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (cond) {                                                                            \
-            g_pass++;                                                                          \
-        } else {                                                                               \
-            g_fail++;                                                                          \
-            if (g_fail_printed++ < 150) {                                                       \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-                printf(__VA_ARGS__);                                                           \
-                printf("\n");                                                                  \
-            }                                                                                  \
-        }                                                                                      \
-    } while (0)
 
 #define CUDA_OK(call)                                                                          \
     do {                                                                                       \
@@ -223,7 +210,7 @@ static void compare_reduce(tally_type t, const void *hdata, const void *ddata, u
         }
         CHECK(ok, "reduce %s %s n=%llu omit=%d ddof=%d op=%s (%s)", tally_type_name(t), what,
               (unsigned long long)n, omit, ddof, tally_op_name(ops[i]), tally_last_error(g_gpu));
-        if (!ok && g_fail_printed <= 150) {
+        if (!ok && g_check_printed <= g_check_limit) {
             print_result("cuda", gr[i]);
             print_result("cpu ", cr[i]);
         }
@@ -354,7 +341,7 @@ static void compare_scan(tally_type t, tally_op op, const std::vector<unsigned c
         memcpy(&cv, cpu_out.data() + bad * es, es > 8 ? 8 : es);
         printf("    first bad: cuda bits %#llx cpu bits %#llx\n", *(unsigned long long *)&gv, *(unsigned long long *)&cv);
     }
-    if (nbad && g_scan_fail_printed < 60) g_fail_printed = 0; /* let the scan failures print */
+    if (nbad && g_scan_fail_printed < 60) g_check_printed = 0; /* let the scan failures print */
     CHECK(nbad == 0, "scan %s %s %s n=%llu in_off=%zu out_off=%zu inplace=%d excl=%d init=%d: "
           "%llu bad elements, first at %llu", tally_type_name(t), tally_op_name(op), what,
           (unsigned long long)n, in_off / es, out_off / es, (int)inplace, exclusive, has_init,

@@ -3,7 +3,9 @@
  * exact_reference.h: big fixed-point integers, no code shared with the library) and against the
  * CPU backend's batch, bit for bit (float products within a tolerance: tally.h lets backends
  * order them differently). Segment lengths at every kernel boundary (0, 1, warp and block sizes
- * +-1, a batch +-1), thousands of tiny segments, random offsets, one huge segment among small
+ * +-1, a batch +-1; rows at the short-segment kernel's lanes-per-segment steps and its
+ * switch-over to the block kernel +-1), thousands of tiny segments (alone and among block-kernel
+ * ones), random offsets, one huge segment among small
  * ones (the device-wide path) and rows, on random data and on the adversarial harness's
  * families; device, pageable and pinned host data. Plain C with its own checks; without a GPU
  * it exits 77 (ctest: Skipped).
@@ -19,22 +21,9 @@
 #include <cuda_runtime_api.h>
 #include "tally.h"
 #include "support/exact_reference.h"
+#include "../support/check.h"
 #include "adversarial/families.h"
 
-static int g_pass, g_fail, g_printed;
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (cond) {                                                                            \
-            g_pass++;                                                                          \
-        } else {                                                                               \
-            g_fail++;                                                                          \
-            if (g_printed++ < 60) {                                                            \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-                printf(__VA_ARGS__);                                                           \
-                printf("\n");                                                                  \
-            }                                                                                  \
-        }                                                                                      \
-    } while (0)
 
 #define CUDA_OK(call)                                                                          \
     do {                                                                                       \
@@ -223,7 +212,7 @@ static void check_batch(tally_type t, const void *hdata, const void *gdata, cons
         CHECK(ok, "%s %s %s omit=%d ddof=%d: segment %llu (len %llu) %s: cuda != cpu",
               tally_type_name(t), L->name, what, omit, ddof, (unsigned long long)s,
               (unsigned long long)lay_len(L, s), tally_op_name(op));
-        if (!ok && g_printed <= 60) {
+        if (!ok && g_check_printed <= g_check_limit) {
             print_result("cuda", &gr[k]);
             print_result("cpu ", &cr[k]);
         }
@@ -236,7 +225,7 @@ static void check_batch(tally_type t, const void *hdata, const void *gdata, cons
         CHECK(rok, "%s %s %s omit=%d ddof=%d: segment %llu (len %llu) %s: cuda != exact reference",
               tally_type_name(t), L->name, what, omit, ddof, (unsigned long long)s,
               (unsigned long long)len, tally_op_name(op));
-        if (!rok && g_printed <= 60) {
+        if (!rok && g_check_printed <= g_check_limit) {
             print_result("cuda", &gr[k]);
             print_result("ref ", &want);
         }
@@ -284,8 +273,20 @@ static layout from_lengths(const char *name, uint64_t first, const uint64_t *len
     return L;
 }
 
+/* Rows of each length at the short-segment kernel's boundaries (segments_kernel.cuh,
+ * segments_short_kernel; segments.cu picks its lanes per segment from the mean length: 4 up to
+ * 32 elements, 8 up to 64, 16 up to 128, else 32) and at its switch-over to the block kernel
+ * (TCU_SEG_SHORT_MAX = 4096), with odd strides (unaligned rows) every other length. */
+static const uint64_t short_rows[] = {0, 1, 2, 31, 32, 33, 64, 65, 128, 129, 4095, 4096, 4097};
+#define NSHORT_ROWS (sizeof short_rows / sizeof short_rows[0])
+
 static layout make_layout(int which, int quick)
 {
+    if (which >= 11) {
+        const int i = which - 11;
+        layout L = {"rows-short", NULL, quick ? 9 : 67, short_rows[i], short_rows[i] + (uint64_t)(i & 1)};
+        return L;
+    }
     static const uint64_t bounds[] = {0,    1,    31,   32,   33,   255,  256,  257, 0,
                                       4095, 4096, 4097, 2047, 2048, 2049, 8191, 8192, 8193,
                                       16385, 7,   65537, 1,   3};
@@ -314,13 +315,18 @@ static layout make_layout(int which, int quick)
     case 6: { layout L = {"rows-overlap", NULL, 100, 4097, 1000}; return L; }
     case 7: { layout L = {"rows-long", NULL, 3, 300001, 300005}; return L; }
     case 8: { layout L = {"rows-empty", NULL, 9, 0, 5}; return L; }
-    default: {
+    case 9: { /* tiny segments (the short kernel, 4 lanes each) among block-kernel ones */
+        n = quick ? 100 : 1000;
+        for (uint64_t s = 0; s < n; s++) lens[s] = s % 97 == 5 ? 4096 + rnd() % 300 : rnd() % 40;
+        return from_lengths("tiny-mixed", 7, lens, n);
+    }
+    default: { /* 10 */
         uint64_t z[] = {0, 0, 0};
         return from_lengths("all-empty", 4, z, 3);
     }
     }
 }
-#define NLAYOUTS 10
+#define NLAYOUTS (11 + (int)NSHORT_ROWS)
 
 static void test_matrix(int quick)
 {
@@ -349,6 +355,16 @@ static void test_matrix(int quick)
                 nd = 0;
                 if (t_is_float((tally_type)t)) dsets[nd++] = D_SPECIAL;
                 dsets[nd++] = t_is_float((tally_type)t) ? D_TWOSCALE : D_BITS;
+            } else if (li >= 11) { /* rows-short: plain, special and spilling data */
+                nd = 0;
+                if (t_is_float((tally_type)t)) {
+                    dsets[nd++] = D_PRICES;
+                    dsets[nd++] = D_SPECIAL;
+                    dsets[nd++] = D_TWOSCALE;
+                } else {
+                    dsets[nd++] = D_BITS;
+                    dsets[nd++] = D_SMALL;
+                }
             } else if (big) {
                 nd = t_is_float((tally_type)t) ? 3 : 2;
                 dsets[nd - 1] = D_ADV;
@@ -402,6 +418,7 @@ static void test_overflow(void)
 int main(int argc, char **argv)
 {
     int quick = 0;
+    g_check_limit = 60;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = g_quick = 1;
         else if (!strcmp(argv[i], "--cpu")) g_cpu_mode = 1;

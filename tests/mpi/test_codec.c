@@ -12,17 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/internal.h"
+#include "../support/check.h"
 
-static int g_fail, g_checks;
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        g_checks++;                                                                           \
-        if (!(cond) && g_fail++ < 20) {                                                       \
-            fprintf(stderr, "test_codec:%d: ", __LINE__);                                     \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fprintf(stderr, "\n");                                                            \
-        }                                                                                     \
-    } while (0)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -544,6 +535,8 @@ static void merge_refusals(tally_context *ctx)
 
 int main(void)
 {
+    g_check_out = stderr;
+    g_check_limit = 20;
     tally_options o;
     tally_options_init(&o);
     o.backend = TALLY_BACKEND_CPU;
@@ -559,6 +552,6 @@ int main(void)
     merge_refusals(ctx);
     tally_destroy(ctx);
     printf("test_codec: merges checked %d, refused as out of range %d\n", g_merged, g_refused);
-    printf("test_codec: %d checks, %d failed\n", g_checks, g_fail);
+    printf("test_codec: %d checks, %d failed\n", g_pass + g_fail, g_fail);
     return g_fail ? 1 : 0;
 }

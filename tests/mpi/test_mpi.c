@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "../support/exact_reference.h"
 #include "../adversarial/families.h"
+#include "../support/check.h"
 #include "tally_mpi.h"
 
 /* The same sequence on every rank (splits, roots, product data). */
@@ -57,22 +58,11 @@ static const void *adv_array(tally_type t, uint64_t idx, uint64_t max_n, adv_cas
     return adv_case_array(c);
 }
 
-static int g_rank, g_size, g_fail, g_checks;
+static int g_rank, g_size;
 static int g_verbose;
 /* the second algorithm's pass: a third of the sizes (CI runs every rank count on 2 cores) */
 static int g_light;
 
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        g_checks++;                                                                           \
-        if (!(cond)) {                                                                        \
-            if (g_fail++ < 20) {                                                              \
-                fprintf(stderr, "[rank %d/%d] %s:%d: ", g_rank, g_size, __FILE__, __LINE__);  \
-                fprintf(stderr, __VA_ARGS__);                                                 \
-                fprintf(stderr, "\n");                                                        \
-            }                                                                                 \
-        }                                                                                     \
-    } while (0)
 
 /* ---- splits ------------------------------------------------------------------------------- */
 /* A random split of n into g_size slices (the same on every rank: rnd() is seeded alike), with
@@ -537,6 +527,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    g_check_out = stderr;
+    g_check_limit = 20;
+    snprintf(g_check_prefix, sizeof g_check_prefix, "[rank %d/%d] ", g_rank, g_size);
     g_verbose = getenv("TALLY_TEST_VERBOSE") != NULL;
     if (g_size > 63) {
         if (g_rank == 0) fprintf(stderr, "test_mpi: at most 63 ranks\n");
@@ -579,7 +572,8 @@ int main(int argc, char **argv)
         }
     }
     int checks, fails;
-    MPI_Allreduce(&g_checks, &checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int mine = g_pass + g_fail;
+    MPI_Allreduce(&mine, &checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&g_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (g_rank == 0) printf("test_mpi: %d ranks, %d checks, %d failed\n", g_size, checks, fails);
     tally_destroy(ctx);

@@ -10,16 +10,9 @@
 #include <string.h>
 #include <cuda_runtime.h>
 #include "tally_mpi.h"
+#include "../support/check.h"
 
-static int g_rank, g_size, g_fail;
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond) && g_fail++ < 20) {                                                       \
-            fprintf(stderr, "[rank %d/%d] line %d: ", g_rank, g_size, __LINE__);              \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fprintf(stderr, "\n");                                                            \
-        }                                                                                     \
-    } while (0)
+static int g_rank, g_size;
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)
@@ -43,6 +36,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    g_check_out = stderr;
+    g_check_limit = 20;
+    snprintf(g_check_prefix, sizeof g_check_prefix, "[rank %d/%d] ", g_rank, g_size);
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
     int have = ndev > 0 && tally_backend_available(TALLY_BACKEND_CUDA), all;

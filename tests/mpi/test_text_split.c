@@ -15,17 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tally_io.h"
+#include "../support/check.h"
 
-static int g_fail, g_checks;
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        g_checks++;                                                                           \
-        if (!(cond) && g_fail++ < 20) {                                                       \
-            fprintf(stderr, "test_text_split:%d: ", __LINE__);                                \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fprintf(stderr, "\n");                                                            \
-        }                                                                                     \
-    } while (0)
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 static uint64_t rnd(void)
@@ -282,6 +273,8 @@ static void one_case(const char *name, buf *b, tio_text_options o, int nsel)
 
 int main(void)
 {
+    g_check_out = stderr;
+    g_check_limit = 20;
     buf b = {0};
     char name[64];
     for (int it = 0; it < 400; it++) {
@@ -302,6 +295,6 @@ int main(void)
         one_case(name, &b, o, nfields);
     }
     free(b.p);
-    printf("test_text_split: %d checks, %d failed\n", g_checks, g_fail);
+    printf("test_text_split: %d checks, %d failed\n", g_pass + g_fail, g_fail);
     return g_fail != 0;
 }

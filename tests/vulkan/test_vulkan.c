@@ -21,6 +21,7 @@
 #include "tally.h"
 #include "tally_vulkan.h"
 #include "vk_util.h"
+#include "../support/check.h"
 
 /* the library's benchmark hooks (vk_backend.c): device-local buffers, read back */
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
@@ -28,21 +29,8 @@ TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, c
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
                                                uint64_t bytes, void *dst);
 
-static int g_pass, g_fail, g_skip, g_printed;
+static int g_skip;
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (cond) {                                                                             \
-            g_pass++;                                                                           \
-        } else {                                                                                \
-            g_fail++;                                                                           \
-            if (g_printed++ < 100) {                                                            \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                     \
-                printf(__VA_ARGS__);                                                            \
-                printf("\n");                                                                   \
-            }                                                                                   \
-        }                                                                                       \
-    } while (0)
 
 /* ---- random data (as test_cuda.cu) -------------------------------------------------------- */
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
@@ -164,7 +152,7 @@ static void compare_reduce(tally_type t, const unsigned char *h, uint64_t n, con
         CHECK(ok, "reduce %s %s n=%llu omit=%d ddof=%d op=%s via=%s off=%zu (%s)", tally_type_name(t),
               what, (unsigned long long)n, omit, ddof, tally_op_name(ops[i]), via ? "buffer" : "host",
               off, tally_last_error(g_vk));
-        if (!ok && g_printed <= 100) {
+        if (!ok && g_check_printed <= g_check_limit) {
             print_result("vulkan", &gr[i]);
             print_result("cpu   ", &cr[i]);
         }
@@ -611,7 +599,7 @@ static void compare_segments(tally_type t, const unsigned char *h, const uint64_
               (unsigned long long)(off ? off[k / nops + 1] - off[k / nops] : row_len), tally_op_name(ops[k % nops]));
         if (!ok) {
             bad++;
-            if (g_printed <= 100) {
+            if (g_check_printed <= g_check_limit) {
                 print_result("vulkan", &gr[k]);
                 print_result("cpu   ", &cr[k]);
             }
@@ -968,7 +956,7 @@ static void test_batch(void)
             CHECK(ok, "batch call %d: %s n=%llu via=%s off=%zu op=%s omit=%d", i, tally_type_name(c[i].t),
                   (unsigned long long)c[i].n, c[i].via ? "buffer" : "host", c[i].off, tally_op_name(c[i].ops[k]),
                   c[i].omit);
-            if (!ok && g_printed <= 100) {
+            if (!ok && g_check_printed <= g_check_limit) {
                 print_result("vulkan", &c[i].gr[k]);
                 print_result("cpu   ", &c[i].cr[k]);
             }
