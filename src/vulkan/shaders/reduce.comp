@@ -52,7 +52,9 @@
  * the window never overflows: f32: m < 2^24, so each add is below 2^48 in magnitude, and the
  * accumulator is flushed after 2^14 adds: |acc| < 2^62. f64: m < 2^53, each add < 2^93, and a
  * thread makes fewer than 2^31 adds (the host caps each workgroup's share at 2^30 elements):
- * |acc| < 2^124. An element outside the window flushes the accumulator into the workgroup's
+ * |acc| < 2^124 (f64_batch's adds, one per batch of up to 16 values, are below 2^103: with
+ * fewer than 2^20 adds per thread, which a segment of at most 2^30 bytes guarantees, still
+ * below 2^124). An element outside the window flushes the accumulator into the workgroup's
  * shared digits (atomic int64 adds of 32-bit pieces, exactly exact_sum.h's deferred-carry
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
  * plus the window are the exact sum at every step. At the end the workgroup's digits are
@@ -577,11 +579,86 @@ bool f32_batch(uvec4 x[UMAX])
     return true;
 }
 
+/* ---- the f64 sums' batch path ------------------------------------------------------------------
+ * For an f64 sum alone: a batch (UU vectors, at most 16 values) whose nonzero values are normal
+ * and lie within 7 exponent fields (emax - emin <= 6) is summed exactly in one int64 as
+ * +-m << (e - emin) (each below 2^59 in magnitude, 16 of them below 2^63), then added once into
+ * the 128-bit window at emin's position (w_add_wide), instead of a window add per element.
+ * Zeros add nothing (their mantissa is 0 and no implicit bit is set); the signed-zero flags come
+ * from the bits. Other batches (NaN, inf, subnormals, wider spreads) go element by element. */
+#if TSIZE == 8 && TFLOAT
+const bool FAST64 = (FEAT & (N_SUM | N_SQDEV | N_MIN | N_MAX | N_ARGMIN | N_ARGMAX | N_BITS | N_PROD)) == N_SUM;
+#else
+const bool FAST64 = false;
+#endif
+
+/* Adds (neg ? -mag : mag) * 2^(pos - BIAS), mag < 2^64, into the 128-bit window (w_add's
+ * bound: each add below 2^104, fewer than 2^20 of them per thread). */
+void w_add_wide(uint64_t mag, int pos, bool neg)
+{
+    int d = pos - w_P;
+    if (uint(d) > 40u) {
+        w_flush();
+        w_P = max(pos - 20, 0);
+        d = pos - w_P;
+    }
+    uint64_t vlo = mag << d;
+    uint64_t vhi = d == 0 ? 0ul : mag >> (64 - d);
+    if (neg) {
+        vhi = ~vhi + (vlo == 0ul ? 1ul : 0ul);
+        vlo = 0ul - vlo;
+    }
+    uint64_t lo = w_lo + vlo;
+    w_hi += int64_t(vhi + (lo < vlo ? 1ul : 0ul));
+    w_lo = lo;
+}
+
+bool f64_batch(uvec4 x[UMAX])
+{
+    uint emin = 0x7ffu, emax = 0u;
+    bool nonnegz = false;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint hw = x[u][2u * k + 1u], lw = x[u][2u * k];
+            uint mag = hw & 0x7fffffffu;
+            uint e = mag >> 20;
+            bool zero = mag == 0u && lw == 0u;
+            emin = min(emin, zero ? 0x7ffu : e);
+            emax = max(emax, e);
+            nonnegz = nonnegz || hw != 0x80000000u || lw != 0u;
+        }
+    }
+    if (emax == 0u && emin == 0x7ffu) { /* zeros only */
+        t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+        return true;
+    }
+    if (emin == 0u || emax == 0x7ffu || emax - emin > 6u) return false;
+    int64_t acc = 0l;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint hw = x[u][2u * k + 1u], lw = x[u][2u * k];
+            uint e = (hw >> 20) & 0x7ffu;
+            uint mh = (hw & 0x000fffffu) | (e != 0u ? 0x00100000u : 0u);
+            int64_t v = int64_t(pack64(uvec2(lw, mh)) << (e != 0u ? e - emin : 0u));
+            acc += (hw >> 31) != 0u ? -v : v;
+        }
+    }
+    if (acc != 0l) {
+        bool neg = acc < 0l;
+        w_add_wide(neg ? 0ul - uint64_t(acc) : uint64_t(acc), int(emin) + (X_BIAS - 1075), neg);
+    }
+    t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+    return true;
+}
+
 /* One batch of the bulk loop: UU whole vectors, vector u at index v + u * step. */
 void add_batch(uvec4 x[UMAX], uint v, uint step)
 {
     if (FAST32) {
         if (f32_batch(x)) return;
+    }
+    if (FAST64) {
+        if (f64_batch(x)) return;
     }
     for (uint u = 0u; u < UU; u++) add_vec(x[u], v + u * step);
 }
