@@ -218,7 +218,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--segments-only")) seg_only = 1;
         else if (!strcmp(argv[i], "--reduce-only")) reduce_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--out FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--out FILE] [--segments-only] [--reduce-only]\n", argv[0]);
             return 2;
         }
     }
