@@ -58,11 +58,13 @@
  * shared digits (atomic int64 adds of 32-bit pieces, exactly exact_sum.h's deferred-carry
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
  * plus the window are the exact sum at every step. At the end the workgroup's digits are
- * normalised (each in [0, 2^32), the top one signed) and added to the accumulator's (the
- * threads' last windows join the digits by a shared-memory fold of digit columns, not by
- * atomics: x_combine; f32 sums alone take a proved-exact f64 fast path first: f32_batch) with fewer
- * than 2^31 workgroups per call no int64 digit can overflow, and the finish dispatch normalises
- * the sum once more before writing it. Data within the window's span (prices, measurements)
+ * carried once (each below 2^33 in magnitude: its low 32 bits plus the carry out of the digit
+ * below, which is below 2^31 as every shared digit is below 2^63; the top one whole and small)
+ * and added to the accumulator's (the threads' last windows join the digits by a shared-memory
+ * fold of digit columns, not by atomics: x_combine; f32 sums alone take a proved-exact f64
+ * fast path first: f32_batch, f64 sums a batch path: f64_batch): with fewer than 2^30
+ * workgroups per call no int64 digit of the accumulator can overflow, and the finish dispatch
+ * normalises the sum fully before writing it. Data within the window's span (prices, measurements)
  * never flush but at the end; wide-range data flush often and run slower.
  *
  * Variance (SQDEV): the exact sum of (x - mean)^2 with x - mean rounded to f64 (the one float
@@ -944,14 +946,22 @@ void fold_share()
     uint64_t s0, s1, s2;
     combine(s0, s1, s2);
     if (DO_XSUM) {
-        /* every thread's flushes into xs (shared atomics) and its xs_flags are done before
-         * thread 0 rewrites the digits with plain loads and stores: combine() holds no barrier
-         * when the exact sum is the only field (a float sum alone, an integer variance's
-         * pass), and a flush racing the rewrite loses or doubles a 32-bit digit */
+        /* every thread's flushes into xs (shared atomics), x_combine's column sums and the
+         * xs_flags are done before the digits are read (combine() holds no barrier when the
+         * exact sum is the only field: a float sum alone, an integer variance's pass). One
+         * carry round, all digits at once (thread c: the low 32 bits of digit c plus the carry
+         * out of digit c - 1; the top digit whole), instead of thread 0's 68 dependent steps:
+         * the same value, each digit below 2^33 in magnitude (see the header's bound) */
         barrier();
-        if (tid == 0u) normalise_xs();
-        barrier();
-        if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc[g_slot].digit[tid], xs[tid]);
+        if (tid < uint(X_CHUNKS)) {
+            int64_t v = xs[tid];
+            int64_t d = tid == uint(X_CHUNKS - 1) ? v : (v & 0xffffffffl);
+            if (tid > 0u) {
+                int64_t pv = xs[tid - 1u];
+                d += (pv - (pv & 0xffffffffl)) >> 32;
+            }
+            if (d != 0l) atomicAdd(acc[g_slot].digit[tid], d);
+        }
         if (tid == 0u && xs_flags != 0u) atomicOr(acc[g_slot].xflags, xs_flags);
     }
     if (tid == 0u) {
