@@ -21,8 +21,14 @@
  * segment (256 to a command buffer); n is the total element count. --segments-only runs these
  * alone.
  *
+ * Reduce fold shapes (docs/vulkan.md, "Reduction speed"): with TALLY_BENCH_VK_SHAPES set to a
+ * comma-separated list of grid:U:G (grid-stride, U vectors in flight, at most G workgroups) or
+ * share:U (a contiguous share per workgroup, the former plan), the reduce rows of 2^24 and up
+ * run once per shape, each validated, the shape in the note ("shape grid:8:2048"); smaller
+ * sizes and the other rows use the default shape.
+ *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--out FILE]
- *                [--segments-only]
+ *                [--segments-only] [--reduce-only]
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -43,6 +49,7 @@ TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us);
 TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t bytes);
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
+TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
                                                uint64_t bytes, void *dst);
 
@@ -201,7 +208,7 @@ int main(int argc, char **argv)
 {
     int lo = 10, hi = 24, step = 2;
     const char *outp = NULL;
-    int seg_only = 0;
+    int seg_only = 0, reduce_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) lo = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) hi = atoi(argv[++i]);
@@ -209,8 +216,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) g_min_time = atof(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
         else if (!strcmp(argv[i], "--segments-only")) seg_only = 1;
+        else if (!strcmp(argv[i], "--reduce-only")) reduce_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--out FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--out FILE] [--segments-only] [--reduce-only]\n", argv[0]);
             return 2;
         }
     }
@@ -223,6 +231,30 @@ int main(int argc, char **argv)
     }
     o.backend = TALLY_BACKEND_CPU;
     if (tally_create(&g_cpu, &o) != TALLY_OK) return 1;
+    /* the fold shapes to compare (TALLY_BENCH_VK_SHAPES); none: the default alone */
+    enum { MAX_SHAPES = 8 };
+    int sh_grid[MAX_SHAPES], sh_u[MAX_SHAPES];
+    unsigned sh_g[MAX_SHAPES];
+    int nshapes = 0;
+    const char *shenv = getenv("TALLY_BENCH_VK_SHAPES");
+    for (const char *q = shenv; q && *q && nshapes < MAX_SHAPES;) {
+        int grid = !strncmp(q, "grid", 4), u = 8;
+        unsigned g = 0;
+        if (!grid && strncmp(q, "share", 5)) {
+            fprintf(stderr, "TALLY_BENCH_VK_SHAPES: '%s' is not grid:U:G or share:U\n", q);
+            return 2;
+        }
+        const char *c = strchr(q, ':'), *end = strchr(q, ',');
+        if (c && (!end || c < end)) {
+            u = atoi(c + 1);
+            const char *c2 = strchr(c + 1, ':');
+            if (c2 && (!end || c2 < end)) g = (unsigned)atoi(c2 + 1);
+        }
+        if (u != 4 && u != 8) u = 8;
+        sh_grid[nshapes] = grid, sh_u[nshapes] = u, sh_g[nshapes] = g;
+        nshapes++;
+        q = end ? end + 1 : NULL;
+    }
     int ts = tally_vulkan_bench_timing(g_vk, 1);
     int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
     tally_vulkan_device_info info;
@@ -247,7 +279,7 @@ int main(int argc, char **argv)
     }
     /* segmented reductions: 2^16 x 2^10 and 2^10 x 2^16 (2^26 elements: 256 MiB of host
      * memory at most) */
-    {
+    if (!reduce_only) {
         const uint64_t shapes[2][2] = {{1u << 16, 1u << 10}, {1u << 10, 1u << 16}};
         void *sh = malloc(((size_t)1 << 26) * 4);
         tally_result *r1 = malloc(((size_t)1 << 16) * sizeof *r1), *r2 = malloc(((size_t)1 << 16) * sizeof *r2);
@@ -291,7 +323,7 @@ int main(int argc, char **argv)
     /* first (a time limit must not cut them): batched small calls, 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
      * into one command buffer, per call, beside one submit per call */
     for (int l = 10; l <= 16; l += 2) {
-        if (l < lo || l > hi) continue;
+        if (l < lo || l > hi || reduce_only) continue;
         uint64_t n = 1ull << l;
         for (size_t ti = 0; ti < 2; ti++) {
             tally_type t = types[ti];
@@ -349,28 +381,40 @@ int main(int argc, char **argv)
             }
             const tally_op rops[] = {TALLY_SUM, TALLY_MAX};
             const char *rnames[] = {"reduce_sum", "reduce_max"};
-            for (int k = 0; k < 2; k++) {
+            int nsh = l >= 24 && nshapes ? nshapes : 1;
+            double cpu_us[2] = {-1, -1};
+            for (int k = 0; k < 2 * nsh; k++) {
+                char shape[48] = "";
+                if (nsh > 1 || (l >= 24 && nshapes)) {
+                    int j = k / 2;
+                    tally_vulkan_bench_reduce_shape(sh_grid[j], sh_u[j], sh_g[j]);
+                    if (sh_grid[j]) snprintf(shape, sizeof shape, "shape grid:%d:%u; ", sh_u[j], sh_g[j] ? sh_g[j] : 2048u);
+                    else snprintf(shape, sizeof shape, "shape share:%d; ", sh_u[j]);
+                }
                 rcase c;
                 memset(&c, 0, sizeof c);
-                c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = rops[k];
+                c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = rops[k % 2];
                 rcase cc = c;
                 cc.ctx = g_cpu;
                 run_reduce(&c);
                 run_reduce(&cc);
                 if (c.r.status != TALLY_OK || c.r.value.u64 != cc.r.value.u64) {
-                    printf("VALIDATION FAILED: %s %s n=%llu (%s)\n", rnames[k], tally_type_name(t),
-                           (unsigned long long)n, tally_last_error(g_vk));
+                    printf("VALIDATION FAILED: %s %s n=%llu %s(%s)\n", rnames[k % 2], tally_type_name(t),
+                           (unsigned long long)n, shape, tally_last_error(g_vk));
                     g_fail++;
                     continue;
                 }
                 double gpu, call;
                 timeit(run_reduce, &c, &gpu, &call);
-                double cpu = time_cpu(run_reduce, &cc);
-                char note[96];
-                snprintf(note, sizeof note, "%sfolds end at %.1f µs", t == TALLY_I32 || k == 1 ? "" : "correctly rounded; ",
-                         g_fold);
-                row(rnames[k], t, n, gpu, call, cpu, (double)bytes, note);
+                if (cpu_us[k % 2] < 0) cpu_us[k % 2] = time_cpu(run_reduce, &cc); /* once per op */
+                double cpu = cpu_us[k % 2];
+                char note[160];
+                snprintf(note, sizeof note, "%s%sfolds end at %.1f µs", shape,
+                         t == TALLY_I32 || k % 2 == 1 ? "" : "correctly rounded; ", g_fold);
+                row(rnames[k % 2], t, n, gpu, call, cpu, (double)bytes, note);
             }
+            tally_vulkan_bench_reduce_shape(-1, 0, 0);
+            if (reduce_only) continue;
             if (t == TALLY_F64) continue;
             /* integer scans: the one-pass scan (the default where the device has Vulkan's
              * memory model), then for i32 the three-pass reduce-then-scan it replaced */

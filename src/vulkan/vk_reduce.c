@@ -6,6 +6,7 @@
  * mean), the float product fprod.comp (lanes of fixed blocks, multiplied in order here). Data
  * larger than one binding's range is cut into segments, each its own fold dispatch; all of
  * them go to the one finish. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/partial.h"
@@ -24,28 +25,99 @@ static uint64_t seg_count(const tvk_state *s, size_t es, uint64_t n)
     return n ? (n + per - 1) / per : 0;
 }
 
-/* Workgroups: four vectors per invocation at least; past 1024 workgroups, 16 vectors per
- * invocation and up to TVK_MAX_WG (many waves, so the last one's imbalance is small; each
- * workgroup's cost beyond its loads is a few atomics); at most TVK_MAX_WG_PART when partial
- * records travel (the finish dispatch's one workgroup merges them). */
+/* The fold's shape (docs/vulkan.md, "Reduction speed"): grid-stride (every workgroup sweeps
+ * the whole segment together) over at most `groups` workgroups, or the contiguous share per
+ * workgroup it replaced; `u8`: 8 vectors in flight per invocation, else 4. The defaults, or
+ * TALLY_VULKAN_REDUCE_SHAPE=grid|share, TALLY_VULKAN_REDUCE_GROUPS=N, TALLY_VULKAN_REDUCE_U=4|8
+ * (read once), or the benchmark hook below, which wins over both. */
+#define TVK_N_GRID 4096u /* reduce.comp: the bulk loop is grid-stride */
+#define TVK_N_U8 8192u   /* reduce.comp: 8 vectors in flight per invocation (else 4) */
+
+typedef struct fold_shape {
+    int grid, u8;
+    uint32_t groups;
+} fold_shape;
+
+#define TVK_FOLD_GROUPS 2048u /* grid-stride workgroups per segment: a few waves on any GPU */
+
+static pthread_once_t g_shape_once = PTHREAD_ONCE_INIT;
+static fold_shape g_shape_env = {1, 1, TVK_FOLD_GROUPS};
+static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8, groups in g_hook_groups */
+static _Atomic uint32_t g_hook_groups;
+
+static void shape_from_env(void)
+{
+    const char *e = getenv("TALLY_VULKAN_REDUCE_SHAPE");
+    if (e && !strcmp(e, "share")) g_shape_env.grid = 0;
+    e = getenv("TALLY_VULKAN_REDUCE_U");
+    if (e && atoi(e) == 4) g_shape_env.u8 = 0;
+    e = getenv("TALLY_VULKAN_REDUCE_GROUPS");
+    if (e && atoi(e) > 0) g_shape_env.groups = (uint32_t)atoi(e);
+}
+
+static fold_shape shape_now(void)
+{
+    pthread_once(&g_shape_once, shape_from_env);
+    int h = g_shape_hook;
+    if (!h) return g_shape_env;
+    fold_shape f = {(h - 1) & 1, ((h - 1) >> 1) & 1, g_hook_groups};
+    return f;
+}
+
+/* Benchmarks: the fold's shape for every later call of the process (grid 1: grid-stride, 0:
+ * a share per workgroup; u: 4 or 8; groups: the grid-stride cap, 0: the default); grid < 0
+ * goes back to the defaults. Returns 0. */
+TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups)
+{
+    g_hook_groups = groups ? groups : TVK_FOLD_GROUPS;
+    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0);
+    return 0;
+}
+
+/* The shader's shape bits (reduce.comp's N_GRID, N_U8). */
+static uint32_t shape_feat(fold_shape f)
+{
+    return (f.grid ? TVK_N_GRID : 0) | (f.u8 ? TVK_N_U8 : 0);
+}
+
+/* Workgroups. Grid-stride: enough for UU vectors per invocation at least, at most
+ * f.groups. A share per workgroup: four vectors per invocation at least; past 1024
+ * workgroups, 16 vectors per invocation and up to TVK_MAX_WG. Either way at most
+ * TVK_MAX_WG_PART when partial records travel (the finish dispatch's one workgroup merges
+ * them). */
 static seg_plan plan_segment(const tvk_state *s, size_t es, VkDeviceSize off, uint64_t n, uint64_t k,
                              int part)
 {
     seg_plan p;
+    fold_shape f = shape_now();
     uint64_t per = s->seg_bytes / es;
     p.e0 = k * per;
     p.ne = n - p.e0 < per ? n - p.e0 : per;
     uint64_t byte0 = off + p.e0 * es;
     uint64_t head = byte0 & (s->align - 1);
     uint64_t nvec = (head + p.ne * es + 15) / 16;
-    uint64_t g = (nvec + TVK_WG * 4 - 1) / (TVK_WG * 4);
-    if (g < 1) g = 1;
-    if (g > 1024) {
-        uint64_t g16 = (nvec + TVK_WG * 16 - 1) / (TVK_WG * 16);
-        g = g16 > 1024 ? g16 : 1024;
+    uint64_t g;
+    if (f.grid) {
+        uint64_t span = (uint64_t)TVK_WG * (f.u8 ? 8 : 4);
+        g = (nvec + span - 1) / span;
+        if (g > f.groups) g = f.groups;
+        if (g < 1) g = 1;
+    } else {
+        g = (nvec + TVK_WG * 4 - 1) / (TVK_WG * 4);
+        if (g < 1) g = 1;
+        if (g > 1024) {
+            uint64_t g16 = (nvec + TVK_WG * 16 - 1) / (TVK_WG * 16);
+            g = g16 > 1024 ? g16 : 1024;
+        }
     }
     uint64_t cap = part ? TVK_MAX_WG_PART : TVK_MAX_WG;
     if (g > cap) g = cap;
+    if (f.grid) { /* the shader ignores the share; every workgroup sweeps the segment */
+        p.nvec = (uint32_t)nvec;
+        p.vec_per_wg = (uint32_t)nvec;
+        p.groups = (uint32_t)g;
+        return p;
+    }
     uint64_t vpw = (nvec + g - 1) / g;
     p.nvec = (uint32_t)nvec;
     p.vec_per_wg = (uint32_t)vpw;
@@ -115,6 +187,7 @@ static tally_status record_folds(tally_context *ctx, tvk_state *s, const char *f
     size_t es = tally_type_size(type);
     int part = needs_part(type, n, feat);
     if ((feat & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX)) && !part) feat |= TVK_N_PACK;
+    feat |= shape_feat(shape_now());
     uint64_t nseg = seg_count(s, es, n), total = pass_parts(s, type, src.off, n, feat);
     tally_status st;
     VkPipeline pipe;

@@ -38,9 +38,10 @@
  * key << 32 | ~index (ties: the lower index again); an index of 2^32 - 1 never occurs, so the
  * zero (or its complement) means "none".
  *
- * Speed: the bulk of a workgroup's share is read as whole 16-byte vectors, U of them in flight
- * per invocation; only the first and last vectors of a segment, which may hold bytes outside
- * the input, take the general path. Keys of elements of 4 bytes or less are 32-bit. Indices are
+ * Speed: the bulk of a segment is read as whole 16-byte vectors, UU (8, or 4) of them in flight
+ * per invocation, grid-stride (N_GRID: all workgroups sweep the segment together, a few
+ * thousand of them; or, without it, a contiguous share per workgroup); only the first and last
+ * vectors of a segment, which may hold bytes outside the input, take the general path. Keys of elements of 4 bytes or less are 32-bit. Indices are
  * computed only for argmin/argmax/first NaN. The workgroup combine folds 256 values in two
  * levels of 16 (two barriers per group of fields).
  *
@@ -51,13 +52,19 @@
  * the window never overflows: f32: m < 2^24, so each add is below 2^48 in magnitude, and the
  * accumulator is flushed after 2^14 adds: |acc| < 2^62. f64: m < 2^53, each add < 2^93, and a
  * thread makes fewer than 2^31 adds (the host caps each workgroup's share at 2^30 elements):
- * |acc| < 2^124. An element outside the window flushes the accumulator into the workgroup's
+ * |acc| < 2^124 (f64_batch's adds, one per batch of up to 16 values, are below 2^103: with
+ * fewer than 2^20 adds per thread, which a segment of at most 2^30 bytes guarantees, still
+ * below 2^124). An element outside the window flushes the accumulator into the workgroup's
  * shared digits (atomic int64 adds of 32-bit pieces, exactly exact_sum.h's deferred-carry
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
  * plus the window are the exact sum at every step. At the end the workgroup's digits are
- * normalised (each in [0, 2^32), the top one signed) and added to the accumulator's: with fewer
- * than 2^31 workgroups per call no int64 digit can overflow, and the finish dispatch normalises
- * the sum once more before writing it. Data within the window's span (prices, measurements)
+ * carried once (each below 2^33 in magnitude: its low 32 bits plus the carry out of the digit
+ * below, which is below 2^31 as every shared digit is below 2^63; the top one whole and small)
+ * and added to the accumulator's (the threads' last windows join the digits by a shared-memory
+ * fold of digit columns, not by atomics: x_combine; f32 sums alone take a proved-exact f64
+ * fast path first: f32_batch, f64 sums a batch path: f64_batch): with fewer than 2^30
+ * workgroups per call no int64 digit of the accumulator can overflow, and the finish dispatch
+ * normalises the sum fully before writing it. Data within the window's span (prices, measurements)
  * never flush but at the end; wide-range data flush often and run slower.
  *
  * Variance (SQDEV): the exact sum of (x - mean)^2 with x - mean rounded to f64 (the one float
@@ -70,14 +77,19 @@
 #include "common.glsl"
 
 #define WG 256
-#define U 4 /* 16-byte loads in flight per invocation in the bulk loop */
+#define UMAX 8 /* 16-byte loads in flight per invocation in the bulk loop: UU of them (4 or 8) */
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint FEAT = 0;  /* TALLY_NEED_* of core/partial.h, + N_SQDEV */
 layout(constant_id = 1) const uint OMIT = 0;  /* omit NaN */
 layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-digit fields */
 
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
-           N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u;
+           N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
+           N_GRID = 4096u, N_U8 = 8192u;
+/* the bulk loop's shape (vk_reduce.c picks it): grid-stride or a contiguous share per
+ * workgroup; 8 or 4 vectors in flight per invocation */
+const bool GRID = (FEAT & N_GRID) != 0u;
+const uint UU = (FEAT & N_U8) != 0u ? 8u : 4u;
 const bool DO_SUM = (FEAT & N_SUM) != 0u;
 const bool DO_IPROD = (FEAT & N_PROD) != 0u && TFLOAT == 0;
 const bool DO_MIN = (FEAT & (N_MIN | N_ARGMIN)) != 0u;
@@ -94,6 +106,19 @@ const bool NEED_IDX = DO_ARGMIN || DO_ARGMAX || DO_FIRSTNAN;
 const bool PACK = (FEAT & N_PACK) != 0u && TSIZE <= 4; /* argmin/argmax packed in 64 bits */
 const bool PACKMIN = PACK && DO_ARGMIN, PACKMAX = PACK && DO_ARGMAX;
 const bool KEY32 = TSIZE <= 4;
+/* which windows a thread keeps (see fsum_add, w_add): f32 sums f_acc at f_P (and the fast
+ * path's a1), f64 sums and every variance pass the 128-bit w at w_P (the choice by the
+ * preprocessor: glslang mis-compiles spec-constant && with a literal false) */
+#if TSIZE == 4 && TFLOAT
+const bool XF_ON = DO_SUM && !DO_SQDEV;
+const bool XW_ON = DO_SQDEV;
+#elif TSIZE == 4
+const bool XF_ON = false;
+const bool XW_ON = DO_SQDEV;
+#else
+const bool XF_ON = false;
+const bool XW_ON = DO_XSUM;
+#endif
 
 struct Partial {
     uint64_t nans, sum_lo, sum_hi, kmin, kmax, imin, imax, first_nan, band, bor, bxor, pmag;
@@ -141,6 +166,7 @@ layout(push_constant) uniform PC {
 uint g_slot = 0u;   /* accumulator and record entry */
 uint64_t g_n, g_gbase, g_mean;
 uint g_head, g_vpw, g_part0, g_nvec, g_total, g_wg;
+uint g_groups; /* workgroups sweeping this segment (GRID) */
 
 /* ---- thread state ---------------------------------------------------------------------- */
 uint64_t t_nans = 0ul;
@@ -155,6 +181,10 @@ uint t_xflags = 0u;
 int64_t f_acc = 0l;
 int f_P = -100000;
 uint f_cnt = 0u;
+/* the f32 sums' fast path (f32_batch): a running double and the least exponent field of the
+ * values in it (255: none yet) */
+double a1 = 0.0;
+uint a1_emin = 255u;
 uint64_t w_lo = 0ul;
 int64_t w_hi = 0l;
 int w_P = -100000;
@@ -180,6 +210,12 @@ void x_put_mag(uint64_t mag, int p, bool neg)
             atomicAdd(xs[i + k], neg ? -v : v);
         }
     }
+}
+/* Thread 0 after the workgroup's flushes: a column sum into digit i (plain: no other thread
+ * touches xs then). Columns past the top digit hold only zeros (every window lies inside). */
+void x_add_col(int i, uint64_t v)
+{
+    if (v != 0ul && i < X_CHUNKS) xs[i] += int64_t(v);
 }
 void x_put_signed(int64_t v, int p)
 {
@@ -459,6 +495,176 @@ void add_edge_vec(uint v, uint64_t endb)
     }
 }
 
+/* ---- the f32 sums' fast path ----------------------------------------------------------------
+ * For a float sum alone (no other field but NaN counts), a batch of the bulk loop (UU vectors,
+ * at most 32 values, all finite and normal) is added to a running double a1 by plain f64 adds,
+ * after proving from the values' exponents, by integer code and before adding anything, that
+ * every add is exact (the CUDA backend's proof, reduce_worker.cuh):
+ *  - emin (>= 1): the least exponent field of every value in a1, this batch's included; every
+ *    such value is a multiple of 2^q, q = emin - 150, so is every exact partial sum, and a
+ *    multiple of 2^q below 2^(q + 53) = 2^(emin - 97) in magnitude is a double: an add whose
+ *    exact result stays below that returns it exactly under any rounding (and it is a normal
+ *    double, at least 2^-149, so flushing denormals cannot touch it either).
+ *  - every partial sum of the batch is at most |a1| + 32 max|x|, max|x| < 2^(emax - 126) (emax:
+ *    the batch's greatest exponent field), so |a1| + 2^(emax - 121) < 2^(emin - 97) proves every
+ *    add exact; that test is made in f64 too, and it is sound: the threshold is a double and
+ *    rounding is monotone, so a rounded left side below it means the exact one is.
+ *  - the batch's values are normal or zero (emin >= 1 for the nonzero ones, emax <= 254: no NaN,
+ *    inf or subnormal), so float(bits) widened to double is exact on any device.
+ * A batch that fails with a1 nonzero moves a1 exactly into the thread's integer digits first
+ * (a1_spill) and is tested again on its own: |a1| = 0 then, so a batch fits whenever its
+ * nonzero values span fewer than 24 exponent fields. One that still fails (wide ranges, NaN,
+ * inf, subnormals) goes element by element into the integer window (fsum_add), exact by
+ * construction. The order of adds cannot matter: any order's partial sums meet the same bound.
+ * Zeros add nothing; the signed-zero flags come from the bits. At the end a1 joins the
+ * workgroup's digits with the windows (x_combine). */
+#if TSIZE == 4 && TFLOAT
+/* the sum, and no field but NaN counts (one comparison: glslang mis-compiles some spec-constant
+ * && chains) */
+const bool FAST32 = (FEAT & (N_SUM | N_SQDEV | N_MIN | N_MAX | N_ARGMIN | N_ARGMAX | N_BITS | N_PROD)) == N_SUM;
+#else
+const bool FAST32 = false;
+#endif
+
+double pow2d(int k) /* 2^k, -1022 <= k <= 1023 */
+{
+    return uint64BitsToDouble(uint64_t(k + 1023) << 52);
+}
+
+/* a1 into the shared digits (a flush: the thread's other windows are untouched) */
+void a1_spill()
+{
+    uint64_t b = doubleBitsToUint64(a1);
+    if ((b << 1) != 0ul) {
+        uint e = uint(b >> 52) & 0x7ffu; /* a1 is normal: see above */
+        uint64_t m = (b & 0x000ffffffffffffful) | 0x0010000000000000ul;
+        x_put_mag(m, int(e) + (X_BIAS - 1075), (b >> 63) != 0ul);
+    }
+    a1 = 0.0;
+    a1_emin = 255u;
+}
+
+/* The batch x[0 .. UU-1] (whole vectors of the segment) by the fast path; false: not taken
+ * (nothing added). */
+bool f32_batch(uvec4 x[UMAX])
+{
+    uint lo = ~0u, hi = 0u;
+    bool nonnegz = false;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 4u; k++) {
+            uint b = x[u][k];
+            lo = min(lo, (b << 1) - 1u); /* zeros wrap to the top: the least nonzero |x| */
+            hi = max(hi, b << 1);
+            nonnegz = nonnegz || b != 0x80000000u;
+        }
+    }
+    uint emax = hi >> 24;
+    if (lo == ~0u) { /* zeros only */
+        t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+        return true;
+    }
+    uint eb = (lo + 1u) >> 24;
+    if (eb == 0u || emax == 255u) return false; /* subnormal, NaN or inf: the careful path */
+    uint emin = min(a1_emin, eb);
+    precise double lhs = abs(a1) + pow2d(int(emax) - 121);
+    if (!(lhs < pow2d(int(emin) - 97))) {
+        if (emax - eb >= 24u) return false; /* cannot fit even alone */
+        a1_spill();
+        emin = eb;
+    }
+    precise double acc = a1;
+    for (uint u = 0u; u < UU; u++)
+        for (uint k = 0u; k < 4u; k++) acc += double(uintBitsToFloat(x[u][k]));
+    a1 = acc;
+    a1_emin = emin;
+    t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+    return true;
+}
+
+/* ---- the f64 sums' batch path ------------------------------------------------------------------
+ * For an f64 sum alone: a batch (UU vectors, at most 16 values) whose nonzero values are normal
+ * and lie within 7 exponent fields (emax - emin <= 6) is summed exactly in one int64 as
+ * +-m << (e - emin) (each below 2^59 in magnitude, 16 of them below 2^63), then added once into
+ * the 128-bit window at emin's position (w_add_wide), instead of a window add per element.
+ * Zeros add nothing (their mantissa is 0 and no implicit bit is set); the signed-zero flags come
+ * from the bits. Other batches (NaN, inf, subnormals, wider spreads) go element by element. */
+#if TSIZE == 8 && TFLOAT
+const bool FAST64 = (FEAT & (N_SUM | N_SQDEV | N_MIN | N_MAX | N_ARGMIN | N_ARGMAX | N_BITS | N_PROD)) == N_SUM;
+#else
+const bool FAST64 = false;
+#endif
+
+/* Adds (neg ? -mag : mag) * 2^(pos - BIAS), mag < 2^64, into the 128-bit window (w_add's
+ * bound: each add below 2^104, fewer than 2^20 of them per thread). */
+void w_add_wide(uint64_t mag, int pos, bool neg)
+{
+    int d = pos - w_P;
+    if (uint(d) > 40u) {
+        w_flush();
+        w_P = max(pos - 20, 0);
+        d = pos - w_P;
+    }
+    uint64_t vlo = mag << d;
+    uint64_t vhi = d == 0 ? 0ul : mag >> (64 - d);
+    if (neg) {
+        vhi = ~vhi + (vlo == 0ul ? 1ul : 0ul);
+        vlo = 0ul - vlo;
+    }
+    uint64_t lo = w_lo + vlo;
+    w_hi += int64_t(vhi + (lo < vlo ? 1ul : 0ul));
+    w_lo = lo;
+}
+
+bool f64_batch(uvec4 x[UMAX])
+{
+    uint emin = 0x7ffu, emax = 0u;
+    bool nonnegz = false;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint hw = x[u][2u * k + 1u], lw = x[u][2u * k];
+            uint mag = hw & 0x7fffffffu;
+            uint e = mag >> 20;
+            bool zero = mag == 0u && lw == 0u;
+            emin = min(emin, zero ? 0x7ffu : e);
+            emax = max(emax, e);
+            nonnegz = nonnegz || hw != 0x80000000u || lw != 0u;
+        }
+    }
+    if (emax == 0u && emin == 0x7ffu) { /* zeros only */
+        t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+        return true;
+    }
+    if (emin == 0u || emax == 0x7ffu || emax - emin > 6u) return false;
+    int64_t acc = 0l;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint hw = x[u][2u * k + 1u], lw = x[u][2u * k];
+            uint e = (hw >> 20) & 0x7ffu;
+            uint mh = (hw & 0x000fffffu) | (e != 0u ? 0x00100000u : 0u);
+            int64_t v = int64_t(pack64(uvec2(lw, mh)) << (e != 0u ? e - emin : 0u));
+            acc += (hw >> 31) != 0u ? -v : v;
+        }
+    }
+    if (acc != 0l) {
+        bool neg = acc < 0l;
+        w_add_wide(neg ? 0ul - uint64_t(acc) : uint64_t(acc), int(emin) + (X_BIAS - 1075), neg);
+    }
+    t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+    return true;
+}
+
+/* One batch of the bulk loop: UU whole vectors, vector u at index v + u * step. */
+void add_batch(uvec4 x[UMAX], uint v, uint step)
+{
+    if (FAST32) {
+        if (f32_batch(x)) return;
+    }
+    if (FAST64) {
+        if (f64_batch(x)) return;
+    }
+    for (uint u = 0u; u < UU; u++) add_vec(x[u], v + u * step);
+}
+
 /* ---- the workgroup's state ---------------------------------------------------------------- */
 uint tid;
 
@@ -559,6 +765,69 @@ void combine(out uint64_t d0, out uint64_t d1, out uint64_t d2)
     d2 = s2;
 }
 
+/* ---- the threads' windows into the workgroup's digits --------------------------------------
+ * At the end of a fold every thread holds its window (exact: see the header) as a 128-bit
+ * two's complement value (lo, hi) whose bit 0 sits at bit P of the fixed-point number. Adding
+ * them by shared atomics, as the flushes do, makes 256 threads hit the same two or three
+ * digits at once (their windows sit where the data's magnitudes are), and the atomics on one
+ * address run one after another. Instead: each thread writes its value as 5 digits from digit
+ * P >> 5 (four in [0, 2^32), the top one signed), the workgroup finds the least and greatest
+ * first digit, and when they lie within XK - 5 digits the XK digit columns relative to the
+ * least are summed by the shared-memory fold (three columns per WG_FOLD; 256 digits below
+ * 2^32, or small signed top digits, cannot overflow an int64) and thread 0 adds the XK sums
+ * into xs. Wider spreads (windows of wide-range data) take the atomics. Exact either way.
+ * Contains barriers: call in uniform control flow; xs must be complete (no flush in flight) and
+ * the thread's window is its last word. */
+#define XK 9
+shared int s_imin, s_imax;
+
+int64_t x_digit(uint j, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4)
+{
+    return j == 0u ? d0 : j == 1u ? d1 : j == 2u ? d2 : j == 3u ? d3 : j == 4u ? d4 : 0l;
+}
+
+void x_combine(uint64_t lo, int64_t hi, int P)
+{
+    bool has = lo != 0ul || hi != 0l;
+    int base = P >> 5;
+    if (tid == 0u) {
+        s_imin = 0x7fffffff;
+        s_imax = -1;
+    }
+    barrier(); /* initialised before any thread's atomics */
+    if (has) {
+        atomicMin(s_imin, base);
+        atomicMax(s_imax, base);
+    }
+    barrier(); /* every thread's first digit in */
+    int imin = s_imin, imax = s_imax;
+    barrier(); /* read by all before a later call re-initialises them */
+    if (imax < 0) return; /* uniform: no thread holds anything */
+    if (imax - imin > XK - 5) { /* uniform: a wide spread */
+        if (has) {
+            if (lo != 0ul) x_put_mag(lo, P, false);
+            if (hi != 0l) x_put_signed(hi, P + 64);
+        }
+        return;
+    }
+    /* (lo, hi) * 2^(P & 31) as n0 + n1 2^64 + n2 2^128 (n2 signed) */
+    uint sh = uint(P & 31);
+    uint64_t n0 = lo << sh;
+    uint64_t n1 = sh == 0u ? uint64_t(hi) : ((uint64_t(hi) << sh) | (lo >> (64u - sh)));
+    int64_t n2 = sh == 0u ? (hi < 0l ? -1l : 0l) : (hi >> (64u - sh));
+    int64_t d0 = int64_t(n0 & 0xfffffffful), d1 = int64_t(n0 >> 32);
+    int64_t d2 = int64_t(n1 & 0xfffffffful), d3 = int64_t(n1 >> 32), d4 = n2;
+    uint off = has ? uint(base - imin) : uint(XK); /* column of this thread's first digit */
+    for (uint k0 = 0u; k0 < uint(XK); k0 += 3u) {
+        uint64_t s0 = uint64_t(x_digit(k0 - off, d0, d1, d2, d3, d4));
+        uint64_t s1 = uint64_t(x_digit(k0 + 1u - off, d0, d1, d2, d3, d4));
+        uint64_t s2 = uint64_t(x_digit(k0 + 2u - off, d0, d1, d2, d3, d4));
+        WG_FOLD((sa[tid] = s0, sb[tid] = s1, sc[tid] = s2), (s0 = sa[tid * 16u], s1 = sb[tid * 16u], s2 = sc[tid * 16u]),
+                (s0 += sa[j], s1 += sb[j], s2 += sc[j]), (sa[tid * 16u] = s0, sb[tid * 16u] = s1, sc[tid * 16u] = s2),
+                (x_add_col(imin + int(k0), s0), x_add_col(imin + int(k0) + 1, s1), x_add_col(imin + int(k0) + 2, s2)))
+    }
+}
+
 /* The three sum digits as a 128-bit (lo, hi). */
 void digits_to_128(uint64_t s0, uint64_t s1, uint64_t s2, out uint64_t lo, out uint64_t hi)
 {
@@ -629,35 +898,70 @@ void fold_share()
     uint hv = g_head >> 4, lv = uint((endb - 1ul) >> 4);
     bool hp = hv < fv0 || hv >= fv1;                     /* the first vector is partial */
     bool lp = (lv < fv0 || lv >= fv1) && !(hp && lv == hv); /* the last is, and is another one */
-    if (hp && hv >= v0 && hv < v1 && tid == 0u) add_edge_vec(hv, endb);
-    if (a < b) {
-        uint v = a + tid;
-        for (; v + uint((U - 1) * WG) < b; v += uint(U * WG)) {
-            uvec4 x[U];
-            for (uint u = 0u; u < uint(U); u++) x[u] = inv[v + u * uint(WG)];
-            for (uint u = 0u; u < uint(U); u++) add_vec(x[u], v + u * uint(WG));
+    if (GRID) {
+        /* grid-stride: every workgroup of the dispatch sweeps the segment's whole vectors
+         * together (thread t of workgroup g: vectors fv0 + g * WG + t, then every
+         * G * WG), so that the threads resident at any moment read one contiguous window of
+         * the buffer; each thread still meets its vectors in increasing order, the first
+         * partial vector first (workgroup 0's thread 0) and the last one last */
+        uint G = g_groups, stride = G * uint(WG);
+        if (hp && g == 0u && tid == 0u) add_edge_vec(hv, endb);
+        uint v = fv0 + g * uint(WG) + tid;
+        for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
+            uvec4 x[UMAX];
+            for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
+            add_batch(x, v, stride);
         }
-        for (; v < b; v += uint(WG)) add_vec(inv[v], v);
+        for (; v < fv1; v += stride) add_vec(inv[v], v);
+        if (lp && g == G - 1u && tid == uint(WG - 1)) add_edge_vec(lv, endb);
+    } else {
+        if (hp && hv >= v0 && hv < v1 && tid == 0u) add_edge_vec(hv, endb);
+        if (a < b) {
+            uint v = a + tid;
+            for (; v + (UU - 1u) * uint(WG) < b; v += UU * uint(WG)) {
+                uvec4 x[UMAX];
+                for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * uint(WG)];
+                add_batch(x, v, uint(WG));
+            }
+            for (; v < b; v += uint(WG)) add_vec(inv[v], v);
+        }
+        if (lp && lv >= v0 && lv < v1 && tid == uint(WG - 1)) add_edge_vec(lv, endb);
     }
-    if (lp && lv >= v0 && lv < v1 && tid == uint(WG - 1)) add_edge_vec(lv, endb);
 
     /* ---- the workgroup's state into the accumulator (and its partial record) ---- */
     if (DO_XSUM) {
-        f_flush();
-        w_flush();
+        if (XF_ON) x_combine(uint64_t(f_acc), f_acc < 0l ? -1l : 0l, f_P);
+        if (FAST32) {
+            /* a1 = +-m 2^(e - 1075), normal or zero (see f32_batch) */
+            uint64_t b = doubleBitsToUint64(a1);
+            bool nz = (b << 1) != 0ul;
+            uint64_t m = (b & 0x000ffffffffffffful) | 0x0010000000000000ul;
+            bool neg = (b >> 63) != 0ul;
+            int e = int(b >> 52) & 0x7ff;
+            x_combine(nz ? (neg ? 0ul - m : m) : 0ul, nz && neg ? -1l : 0l, e + (X_BIAS - 1075));
+        }
+        if (XW_ON) x_combine(w_lo, w_hi, w_P);
         atomicOr(xs_flags, t_xflags);
     }
     uint64_t s0, s1, s2;
     combine(s0, s1, s2);
     if (DO_XSUM) {
-        /* every thread's flushes into xs (shared atomics) and its xs_flags are done before
-         * thread 0 rewrites the digits with plain loads and stores: combine() holds no barrier
-         * when the exact sum is the only field (a float sum alone, an integer variance's
-         * pass), and a flush racing the rewrite loses or doubles a 32-bit digit */
+        /* every thread's flushes into xs (shared atomics), x_combine's column sums and the
+         * xs_flags are done before the digits are read (combine() holds no barrier when the
+         * exact sum is the only field: a float sum alone, an integer variance's pass). One
+         * carry round, all digits at once (thread c: the low 32 bits of digit c plus the carry
+         * out of digit c - 1; the top digit whole), instead of thread 0's 68 dependent steps:
+         * the same value, each digit below 2^33 in magnitude (see the header's bound) */
         barrier();
-        if (tid == 0u) normalise_xs();
-        barrier();
-        if (tid < uint(X_CHUNKS) && xs[tid] != 0l) atomicAdd(acc[g_slot].digit[tid], xs[tid]);
+        if (tid < uint(X_CHUNKS)) {
+            int64_t v = xs[tid];
+            int64_t d = tid == uint(X_CHUNKS - 1) ? v : (v & 0xffffffffl);
+            if (tid > 0u) {
+                int64_t pv = xs[tid - 1u];
+                d += (pv - (pv & 0xffffffffl)) >> 32;
+            }
+            if (d != 0l) atomicAdd(acc[g_slot].digit[tid], d);
+        }
         if (tid == 0u && xs_flags != 0u) atomicOr(acc[g_slot].xflags, xs_flags);
     }
     if (tid == 0u) {
@@ -826,6 +1130,7 @@ void main()
         g_part0 = j;
         g_total = 1u;
         g_wg = 0u;
+        g_groups = 1u;
     } else {
         g_n = pc.n;
         g_gbase = pc.gbase;
@@ -836,6 +1141,7 @@ void main()
         g_nvec = pc.nvec;
         g_total = pc.total_wg;
         g_wg = gl_WorkGroupID.x;
+        g_groups = gl_NumWorkGroups.x;
     }
     if (pc.fin == 1u || pc.fin == 3u) finish();
     else fold_share();
