@@ -13,6 +13,7 @@
  * the edge flag and the host redoes the scan on the CPU backend. */
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_spirv_intrinsics : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #if TVK_DENORM_PRESERVE && TSIZE == 4
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
@@ -103,8 +104,19 @@ void main()
 {
     if (MODE == 1u) {
         if (gl_GlobalInvocationID.x != 0u) return;
+        /* the chain in order; each run of 16 totals loaded before it is folded (16 loads in
+         * flight instead of one: the fold is one invocation's) */
         FT c = FROM_BITS(pc.start);
-        for (uint b = 0u; b < pc.nblocks; b++) {
+        uint b = 0u;
+        for (; b + 16u <= pc.nblocks; b += 16u) {
+            FT t[16];
+            [[unroll]] for (uint q = 0u; q < 16u; q++) t[q] = FROM_BITS(tot[b + q]);
+            [[unroll]] for (uint q = 0u; q < 16u; q++) {
+                tot[b + q] = TO_BITS(c);
+                c = op2(c, t[q]);
+            }
+        }
+        for (; b < pc.nblocks; b++) {
             FT t = FROM_BITS(tot[b]);
             tot[b] = TO_BITS(c);
             c = op2(c, t);

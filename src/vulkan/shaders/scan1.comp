@@ -310,7 +310,7 @@ void main()
     /* the tile into registers */
     uvec4 d[VPT];
     if (full) {
-        [[unroll]] for (uint j = 0u; j < VPT; j++) d[j] = invc[vindex(k, j)];
+        [[unroll]] for (uint j = 0u; j < VPT; j++) d[j] = inv[vindex(k, j)];
     } else {
         [[unroll]] for (uint j = 0u; j < VPT; j++) d[j] = slow_vec(vindex(k, j));
     }
