@@ -198,6 +198,9 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
             return st;
     s->fd.vkCmdFillBuffer(s->cb, s->aux.buf, flag_off, 4, 0);
     tvk_barrier(s);
+    /* tests: a flushing device emulated (fscan.comp's op2; the shader without DenormPreserve) */
+    const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ");
+    uint32_t flags = !preserve && ftz && *ftz && strcmp(ftz, "0") ? 4u : 0u;
     for (int mode = 0; mode < 3; mode += 2) {
         for (uint64_t k = 0; k < nseg; k++) {
             /* (elements here are whole words, but in place the segments' bindings overlap) */
@@ -208,6 +211,7 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
             b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};
             b[3] = (tvk_range){s->aux.buf, flag_off, 4};
             pc.tile0 = (uint32_t)(e0 / FSCAN_BLOCK);
+            pc.flags = flags;
             uint64_t nb = (pc.n + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
             if ((st = tvk_bind(ctx, s, p[mode], b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
             s->fd.vkCmdDispatch(s->cb, (uint32_t)((nb + 63) / 64), 1, 1);
@@ -218,6 +222,7 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
             memset(&pc, 0, sizeof pc);
             pc.start = tally_scan_start_bits(op, type, opts);
             pc.ntiles = (uint32_t)nblk;
+            pc.flags = flags;
             tvk_range b[4] = {{0}};
             b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};
             b[3] = (tvk_range){s->aux.buf, flag_off, 4};
