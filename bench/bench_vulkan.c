@@ -8,8 +8,10 @@
  * power whatever --step): the sum, 64
  * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
  * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
- * (note "one pass": scan1.comp's decoupled look-back) and, for i32, the three-pass scan too
- * ("three passes"), on the same buffers. Reduce rows note where the fold dispatches end (GPU
+ * (note "one pass, 32 KiB tiles": scan1.comp's decoupled look-back) and, for i32, the three-pass
+ * scan too ("three passes"), on the same buffers; at 2^22 and up the i32 one-pass scan with 16
+ * and 64 KiB tiles as well (TALLY_VULKAN_SCAN_VPT 4 and 16). f32 scans run fscan.comp (the
+ * CPU's block order; on a device without IEEE subnormals a flagged call is redone on the CPU). Reduce rows note where the fold dispatches end (GPU
  * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
  * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
  * before the driver's sleeping wait, against the default (sleep at once) in the note. On the H200 bench/vulkan_gpu.sh joins these rows
@@ -259,7 +261,11 @@ int main(int argc, char **argv)
     int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
     tally_vulkan_device_info info;
     tally_vulkan_get_device_info(o.device, &info);
-    int f32_shaders = info.denorm_preserve32 && info.denorm_preserve64;
+    /* float scans run in the shaders unless TALLY_VULKAN_FLOAT_SHADERS=0; without IEEE
+     * subnormals a call that meets one (or underflows) is redone on the CPU (this data has none) */
+    const char *fse = getenv("TALLY_VULKAN_FLOAT_SHADERS");
+    int f32_cpu = fse && *fse && atoi(fse) <= 0 && !(info.denorm_preserve32 && info.denorm_preserve64);
+    int f32_flagged = !(info.denorm_preserve32 && info.denorm_preserve64);
     if (outp) g_out = fopen(outp, "w");
     char head[1024];
     snprintf(head, sizeof head,
@@ -418,9 +424,15 @@ int main(int argc, char **argv)
             if (t == TALLY_F64) continue;
             /* integer scans: the one-pass scan (the default where the device has Vulkan's
              * memory model), then for i32 the three-pass reduce-then-scan it replaced */
+            /* i32 at 2^22 and up: the one-pass scan's other tile sizes too (TALLY_VULKAN_SCAN_VPT:
+             * 16-byte vectors per invocation, 8 by default: 32 KiB tiles) */
+            static const char *const vpts[] = {"4", "16"};
             int passes = t == TALLY_I32 && one_pass ? 2 : 1;
-            for (int ex = 0; ex < 2 * passes; ex++) {
-                int three = ex >= 2 || !one_pass;
+            int nvar = t == TALLY_I32 && one_pass && l >= 22 ? 2 : 0;
+            for (int ex = 0; ex < 2 * passes + 2 * nvar; ex++) {
+                int three = (ex >= 2 && ex < 4) || !one_pass;
+                const char *vpt = ex >= 4 ? vpts[(ex - 4) / 2] : NULL;
+                if (vpt) setenv("TALLY_VULKAN_SCAN_VPT", vpt, 1);
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
                 rcase c;
                 memset(&c, 0, sizeof c);
@@ -430,21 +442,29 @@ int main(int argc, char **argv)
                 c.hout = ho;
                 rcase cc = c;
                 cc.ctx = g_cpu;
+                char note[96];
+                if (t == TALLY_F32)
+                    snprintf(note, sizeof note, "%s", f32_cpu ? "on the CPU (TALLY_VULKAN_FLOAT_SHADERS=0)"
+                             : f32_flagged ? "CPU's block order; FTZ device: edges flagged" : "CPU's block order");
+                else if (three)
+                    snprintf(note, sizeof note, "three passes");
+                else
+                    snprintf(note, sizeof note, "one pass, %s KiB tiles", vpt ? (vpt[0] == '4' ? "16" : "64") : "32");
                 run_scan(&c);
                 run_scan(&cc);
                 tally_vulkan_bench_read(g_vk, out, 0, bytes, hv);
-                if (memcmp(hv, ho, bytes) != 0) {
+                int bad = memcmp(hv, ho, bytes) != 0;
+                if (bad) {
                     printf("VALIDATION FAILED: scan %s %s n=%llu (%s)\n", ex & 1 ? "excl" : "incl",
-                           tally_type_name(t), (unsigned long long)n, three ? "three passes" : "one pass");
+                           tally_type_name(t), (unsigned long long)n, note);
                     g_fail++;
-                    continue;
+                } else {
+                    double gpu, call;
+                    timeit(run_scan, &c, &gpu, &call);
+                    double cpu = time_cpu(run_scan, &cc);
+                    row(ex & 1 ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes, note);
                 }
-                double gpu, call;
-                timeit(run_scan, &c, &gpu, &call);
-                double cpu = time_cpu(run_scan, &cc);
-                row(ex & 1 ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes,
-                    t == TALLY_F32 ? (f32_shaders ? "CPU's block order" : "on the CPU (no denorm preserve)")
-                    : three ? "three passes" : "one pass");
+                if (vpt) unsetenv("TALLY_VULKAN_SCAN_VPT");
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
         }

@@ -706,8 +706,16 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
             s->fi.vkGetPhysicalDeviceFeatures2(s->phys, &q);
         }
         /* scan1.comp's shared memory: its tile's words, the workgroup scan, the look-back */
+        /* and subgroup shuffles in compute shaders (its rows' scans) */
+        VkPhysicalDeviceSubgroupProperties sgp = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+        VkPhysicalDeviceProperties2 sgp2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sgp};
+        if (s->fi.vkGetPhysicalDeviceProperties2) s->fi.vkGetPhysicalDeviceProperties2(s->phys, &sgp2);
+        VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
+                                      VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
         s->scan1 = vmm.vulkanMemoryModel && vmm.vulkanMemoryModelDeviceScope &&
-                   s->props.limits.maxComputeSharedMemorySize >= 20480;
+                   (sgp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                   (sgp.supportedOperations & need) == need &&
+                   s->props.limits.maxComputeSharedMemorySize >= 16384;
         vmm.pNext = NULL;
         vmm.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;
         if (s->scan1) a64.pNext = &vmm;

@@ -1,8 +1,9 @@
 /* Scans on a Vulkan device: scan1.comp (associative ops in one pass with a decoupled look-back,
- * where the device has Vulkan's memory model) or scan.comp (reduce, then scan, three
- * dispatches: the fallback, TALLY_VULKAN_SCAN=3pass), and fscan.comp (float sums and products in the CPU's fixed block order). Host pointers are
- * copied to device buffers and the output copied back. Where float sum/product scans cannot
- * run in shaders with IEEE subnormals (see tally_vulkan.h), they run on the CPU backend. */
+ * where the device has Vulkan's memory model and subgroup shuffles) or scan.comp (reduce, then
+ * scan, three dispatches: the fallback, TALLY_VULKAN_SCAN=3pass), and fscan.comp (float sums
+ * and products in the CPU's fixed block order). Host pointers are copied to device buffers and
+ * the output copied back. Float sum/product scans on a device without IEEE subnormals run in
+ * the shaders too and are redone on the CPU when the shader flags an edge (see record_scan). */
 #include <stdlib.h>
 #include <string.h>
 #include "core/api_check.h"
@@ -10,18 +11,54 @@
 #include "vulkan/vk_internal.h"
 
 #define SCAN_TB (TVK_WG * 16 * 2) /* scan.comp's tile bytes (WG * 16 * VPT) */
-#define SCAN1_VPT 2
-#define SCAN1_TB (TVK_WG * 16 * SCAN1_VPT) /* scan1.comp's tile bytes */
-#define SCAN1_EPOCHS (1u << 30)  /* scan1's flag words hold (epoch << 2) | status */
+#define SCAN1_VPT 8               /* scan1.comp's 16-byte vectors per invocation (its VPT) */
+#define SCAN1_EPOCHS (1u << 30)   /* scan1's flag words hold (epoch << 2) | status */
 #define FSCAN_BLOCK 4096u         /* the CPU's float scan block (TALLY_SCAN_BLOCK) */
 
 typedef struct scan_pc {
     uint64_t n, start;
     uint32_t in_head, out_head, ntiles, tile0;
-    uint32_t epoch, spins, reverse; /* scan1.comp only */
+    uint32_t epoch, spins, flags; /* scan1.comp only */
 } scan_pc;
 
 static uint64_t seg_elems(const tvk_state *s, size_t es) { return s->seg_bytes / es; }
+
+/* Segment k of a call (per elements each): its bindings' windows in b[0] (input) and b[1]
+ * (output), its count and heads in pc (zeroed otherwise); returns its first element.
+ *
+ * Segments run one after another, a barrier between them (the callers record it): where a
+ * segment boundary falls inside a 4-byte word (an output offset that is not a multiple of 4),
+ * both segments' tiles read, merge and write that word back, and without the barrier the later
+ * segment's dispatch may run alongside the earlier one and lose bytes. In place, the next
+ * segment's input binding also overlaps this one's output binding (offsets round down to the
+ * device's alignment), which the validation layer counts as a hazard. Segments are at most
+ * 2^30 bytes: one barrier per segment costs nothing. */
+static uint64_t seg_window(const tvk_state *s, tvk_src in, VkBuffer out, VkDeviceSize out_off,
+                           size_t es, uint64_t per, uint64_t n, uint64_t k, tvk_range b[4],
+                           scan_pc *pc)
+{
+    uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
+    memset(pc, 0, sizeof *pc);
+    memset(b, 0, 4 * sizeof *b);
+    b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc->in_head);
+    b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc->out_head);
+    pc->n = ne;
+    return e0;
+}
+
+/* Tiles of te elements over every segment (each segment's first tile starts at its output
+ * window's aligned base). */
+static uint64_t count_tiles(const tvk_state *s, VkDeviceSize out_off, size_t es, uint64_t per,
+                            uint64_t n, uint64_t te)
+{
+    uint64_t total = 0;
+    for (uint64_t e0 = 0; e0 < n; e0 += per) {
+        uint64_t ne = n - e0 < per ? n - e0 : per;
+        uint64_t hs = ((out_off + e0 * es) & (s->align - 1)) / es;
+        total += (hs + ne + te - 1) / te;
+    }
+    return total;
+}
 
 /* scan.comp over every segment. */
 static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
@@ -30,12 +67,7 @@ static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *f
 {
     size_t es = tally_type_size(type);
     uint64_t per = seg_elems(s, es), nseg = (n + per - 1) / per;
-    uint64_t te = SCAN_TB / es, total = 0;
-    for (uint64_t k = 0; k < nseg; k++) {
-        uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
-        uint64_t hs = ((out_off + e0 * es) & (s->align - 1)) / es;
-        total += (hs + ne + te - 1) / te;
-    }
+    uint64_t te = SCAN_TB / es, total = count_tiles(s, out_off, es, per, n, te);
     if (total > 0xffffffffull)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
                                (unsigned long long)n);
@@ -50,27 +82,17 @@ static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *f
     for (int mode = 0; mode < 3; mode += 2) {
         uint32_t tile0 = 0;
         for (uint64_t k = 0; k < nseg; k++) {
-            uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
-            /* Segment after segment, a barrier between them: where a segment boundary falls
-             * inside a 4-byte word (an output offset that is not a multiple of 4), both
-             * segments' tiles read, merge and write that word back, and without the barrier
-             * the later segment's dispatch may run alongside the earlier one and lose bytes.
-             * In place, the next segment's input binding also overlaps this one's output
-             * binding (offsets round down to the device's alignment), which the validation
-             * layer counts as a hazard in mode 0 too (the output binding is declared in every
-             * mode). Segments are at most 2^30 bytes: one barrier per segment costs nothing. */
+            /* (the output binding is declared in every mode: in place, mode 0 meets the
+             * segment overlap too) */
             if (k > 0) tvk_barrier(s);
             scan_pc pc;
-            memset(&pc, 0, sizeof pc);
-            tvk_range b[4] = {{0}};
-            b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc.in_head);
-            b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc.out_head);
+            tvk_range b[4];
+            seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
             b[2] = (tvk_range){s->aux.buf, 0, total * 8};
             /* the output binding covers whole tiles' words that exist in the buffer: the
              * shader writes only words holding output bytes */
-            pc.n = ne;
             pc.tile0 = tile0;
-            uint32_t nt = (uint32_t)((pc.out_head / es + ne + te - 1) / te);
+            uint32_t nt = (uint32_t)((pc.out_head / es + pc.n + te - 1) / te);
             if ((st = tvk_bind(ctx, s, mode == 0 ? p0 : p2, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
             s->fd.vkCmdDispatch(s->cb, nt, 1, 1);
             tile0 += nt;
@@ -91,30 +113,37 @@ static tally_status record_assoc(tally_context *ctx, tvk_state *s, const char *f
     return TALLY_OK;
 }
 
+/* scan1.comp's vectors per invocation: SCAN1_VPT, or TALLY_VULKAN_SCAN_VPT (1, 2, 4, 8 or 16;
+ * tuning and tests). */
+static uint32_t scan1_vpt(void)
+{
+    const char *e = getenv("TALLY_VULKAN_SCAN_VPT");
+    uint32_t v = e && *e ? (uint32_t)strtoul(e, NULL, 10) : SCAN1_VPT;
+    return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : SCAN1_VPT;
+}
+
 /* scan1.comp over every segment: one dispatch per segment, a barrier between them (the next
- * segment's tiles look back into this one's, and words at a boundary are merged by both). */
+ * segment's tiles look back into this one's, and words at a boundary are merged by both).
+ * Tile states: one 64-bit word per tile in sflag (flag << 32 | 32-bit value), 64-bit values in
+ * sval; sflag is zeroed when it is new and when the epochs wrap. */
 static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
                                   tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
                                   uint64_t n, const tally_scan_options *opts)
 {
     size_t es = tally_type_size(type);
-    uint64_t te = SCAN1_TB / es;
+    uint32_t vpt = scan1_vpt();
+    uint64_t te = (uint64_t)TVK_WG * 16 * vpt / es;
     /* a dispatch's tiles fit in one dimension of workgroups */
     uint64_t per = seg_elems(s, es), maxwg = s->props.limits.maxComputeWorkGroupCount[0];
     if (per > (maxwg - 1) * te) per = (maxwg - 1) * te;
-    uint64_t nseg = (n + per - 1) / per, total = 0;
-    for (uint64_t k = 0; k < nseg; k++) {
-        uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
-        uint64_t hs = ((out_off + e0 * es) & (s->align - 1)) / es;
-        total += (hs + ne + te - 1) / te;
-    }
+    uint64_t nseg = (n + per - 1) / per, total = count_tiles(s, out_off, es, per, n, te);
     if (total >= 0xffffffffull / 2)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
                                (unsigned long long)n);
     tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
     if (st != TALLY_OK) return st;
     VkBuffer old_flags = s->sflag.buf;
-    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, total * 4, 0, fn)) != TALLY_OK) return st;
+    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, total * 8, 0, fn)) != TALLY_OK) return st;
     if (s->sflag.buf != old_flags) s->scan_epoch = 0; /* a new buffer holds anything */
     if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS) {
         /* no flag word holds epoch 0: every call's epoch is new until the counter wraps */
@@ -124,26 +153,24 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     }
     uint32_t epoch = ++s->scan_epoch;
     VkPipeline p;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN1, type, (uint32_t)op, 0, opts->exclusive ? 1 : 0, &p)) != TALLY_OK)
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN1, type, (uint32_t)op, vpt, opts->exclusive ? 1 : 0, &p)) != TALLY_OK)
         return st;
+    const char *one = getenv("TALLY_VULKAN_SCAN_ONE_LANE"); /* tests: no shuffles */
+    uint32_t flags = (s->scan_reverse ? 1u : 0u) | (one && *one && strcmp(one, "0") ? 2u : 0u);
     uint32_t tile0 = 0;
     for (uint64_t k = 0; k < nseg; k++) {
-        uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
         if (k > 0) tvk_barrier(s);
         scan_pc pc;
-        memset(&pc, 0, sizeof pc);
-        tvk_range b[4] = {{0}};
-        b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc.in_head);
-        b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc.out_head);
+        tvk_range b[4];
+        seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
         b[2] = (tvk_range){s->sval.buf, 0, total * 16};
-        b[3] = (tvk_range){s->sflag.buf, 0, total * 4};
-        pc.n = ne;
+        b[3] = (tvk_range){s->sflag.buf, 0, total * 8};
         pc.start = tally_scan_start_bits(op, type, opts);
         pc.tile0 = tile0;
-        pc.ntiles = (uint32_t)((pc.out_head / es + ne + te - 1) / te);
+        pc.ntiles = (uint32_t)((pc.out_head / es + pc.n + te - 1) / te);
         pc.epoch = epoch;
         pc.spins = s->scan_spins;
-        pc.reverse = (uint32_t)s->scan_reverse;
+        pc.flags = flags;
         if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
         s->fd.vkCmdDispatch(s->cb, pc.ntiles, 1, 1);
         tile0 += pc.ntiles;
@@ -171,23 +198,21 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
             return st;
     s->fd.vkCmdFillBuffer(s->cb, s->aux.buf, flag_off, 4, 0);
     tvk_barrier(s);
+    /* tests: a flushing device emulated (fscan.comp's op2; the shader without DenormPreserve) */
+    const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ");
+    uint32_t flags = !preserve && ftz && *ftz && strcmp(ftz, "0") ? 4u : 0u;
     for (int mode = 0; mode < 3; mode += 2) {
         for (uint64_t k = 0; k < nseg; k++) {
-            uint64_t e0 = k * per, ne = n - e0 < per ? n - e0 : per;
-            /* segment after segment (see record_assoc): elements here are whole words, but in
-             * place the next segment's input binding overlaps this one's output binding (its
-             * offset is rounded down to the device's alignment) */
+            /* (elements here are whole words, but in place the segments' bindings overlap) */
             if (k > 0) tvk_barrier(s);
             scan_pc pc;
-            memset(&pc, 0, sizeof pc);
-            tvk_range b[4] = {{0}};
-            b[0] = tvk_window(s, in.buf, in.off + e0 * es, ne * es, &pc.in_head);
-            b[1] = tvk_window(s, out, out_off + e0 * es, ne * es, &pc.out_head);
+            tvk_range b[4];
+            uint64_t e0 = seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
             b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};
             b[3] = (tvk_range){s->aux.buf, flag_off, 4};
-            pc.n = ne;
             pc.tile0 = (uint32_t)(e0 / FSCAN_BLOCK);
-            uint64_t nb = (ne + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
+            pc.flags = flags;
+            uint64_t nb = (pc.n + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
             if ((st = tvk_bind(ctx, s, p[mode], b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
             s->fd.vkCmdDispatch(s->cb, (uint32_t)((nb + 63) / 64), 1, 1);
         }
@@ -197,6 +222,7 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
             memset(&pc, 0, sizeof pc);
             pc.start = tally_scan_start_bits(op, type, opts);
             pc.ntiles = (uint32_t)nblk;
+            pc.flags = flags;
             tvk_range b[4] = {{0}};
             b[2] = (tvk_range){s->aux.buf, 0, nblk * 8};
             b[3] = (tvk_range){s->aux.buf, flag_off, 4};
@@ -211,12 +237,36 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     return TALLY_OK;
 }
 
-/* Float sums/products: in shaders (1), or on the CPU (0). */
+/* Float sums/products: in shaders (1), or on the CPU (0: TALLY_VULKAN_FLOAT_SHADERS=0).
+ *
+ * On a device without IEEE subnormals (*preserve = 0: the driver may flush subnormal operands
+ * and results to zero, NVIDIA's does) the shader built without TVK_DENORM_PRESERVE runs, and a
+ * call whose edge flag is set is redone on the CPU backend. That gives the CPU's bits on every
+ * call, because every place where flushing could change a bit raises the flag (fscan.comp's
+ * op2, the only float arithmetic of the shader; everything else moves bits):
+ *   - an operand that is subnormal (a flushing device may read it as zero): flagged by its bits,
+ *     which no flush touches (loads, stores and bit casts are moves; operands that are earlier
+ *     results are covered by the next two cases);
+ *   - a result that is subnormal (kept by this device, but it may be flushed elsewhere in the
+ *     chain): flagged by its bits;
+ *   - a result flushed to zero: the IEEE result is nonzero and below the smallest normal. For a
+ *     sum of operands that are normal or zero, the IEEE sum is zero only when a == -b (the exact
+ *     sum of two floats is a multiple of the smallest subnormal, and gradual underflow makes a
+ *     tiny sum exact), so a zero sum of a != -b is flagged; a zero product of two nonzero
+ *     operands is flagged (an IEEE product may round to zero too: the flag is then only a
+ *     needless CPU redo). The comparison a != -b meets only normal numbers or zeros here (a
+ *     subnormal operand is already flagged), which every device compares exactly. A device that
+ *     flushes before rounding (a result that rounds up to the smallest normal) shows a zero
+ *     result: flagged too.
+ * Infinities and NaNs are not subnormal: the same with or without flushing. The ops are
+ * `precise` (no contraction or reassociation), so the device performs the CPU's operations in
+ * the CPU's order (tally.h's fixed float scan order), and without a flag each one is IEEE's. */
 static int fscan_on_device(const tvk_state *s, tally_op op, tally_type type, int *preserve)
 {
     *preserve = type == TALLY_F32 ? s->info.denorm_preserve32 : s->info.denorm_preserve64;
     (void)op;
-    return *preserve || s->float_shaders;
+    const char *e = getenv("TALLY_VULKAN_FLOAT_SHADERS");
+    return *preserve || s->float_shaders || !(e && *e && atoi(e) <= 0);
 }
 
 static int is_fchain(tally_op op, tally_type type)

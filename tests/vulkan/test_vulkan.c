@@ -374,6 +374,34 @@ static void test_scan_matrix(int full)
         compare_scan(t, TALLY_SUM, h, 9000, 1, 1, 0, 0, 1, 0, "subnormal");
         compare_scan(t, TALLY_PROD, h, 9000, 1, 0, 0, 9000 * 8 + 64, 0, 0, "subnormal");
     }
+    /* normal data whose scans underflow: products of small values (through the subnormals to
+     * zero), and sums of normals near the smallest normal that cancel into the subnormals; a
+     * device that flushes them must flag the call (the CPU redoes it) */
+    for (int f = 0; f < 2; f++) {
+        tally_type t = f ? TALLY_F64 : TALLY_F32;
+        int emin = f ? -1022 : -126;
+        for (int kind = 0; kind < 2; kind++) {
+            uint64_t n = kind ? 9001 : 4099;
+            for (uint64_t i = 0; i < n; i++) {
+                double v;
+                if (kind == 0) /* products: 2^-20 .. 2^-19, about 7 (f32) or 52 (f64) to underflow */
+                    v = (1.0 + urand()) * ldexp(1.0, -20);
+                else /* sums: +-(1 + a few ulps) * 2^emin, alternating; a big one now and then */
+                    v = (i & 1 ? -1.0 : 1.0) * (1.0 + (double)(rnd() % 64) * ldexp(1.0, f ? -52 : -23)) *
+                        ldexp(1.0, emin) * (i % 3000 == 2999 ? ldexp(1.0, 60) : 1.0);
+                if (t == TALLY_F32) {
+                    float fv = (float)v;
+                    memcpy(h + i * 4, &fv, 4);
+                } else {
+                    memcpy(h + i * 8, &v, 8);
+                }
+            }
+            tally_op op = kind == 0 ? TALLY_PROD : TALLY_SUM;
+            compare_scan(t, op, h, n, 0, 0, 0, 0, 0, 0, "underflow");
+            compare_scan(t, op, h, n, 1, 1, 0, 0, 1, 0, "underflow");
+            compare_scan(t, op, h, n, 1, 0, 0, n * 8 + 64, 0, 0, "underflow");
+        }
+    }
     /* overlapping ranges of one buffer */
     if (g_have_bufs) {
         buf_at(4096);
@@ -386,7 +414,16 @@ static void test_scan_matrix(int full)
 }
 
 /* ---- the one-pass scan's look-back (scan1.comp) --------------------------------------------- */
-#define SCAN1_TB 8192 /* scan1.comp's tile bytes (256 invocations x 2 x 16 bytes) */
+/* scan1.comp's tile bytes: 256 invocations x VPT 16-byte vectors (TALLY_VULKAN_SCAN_VPT, as
+ * vk_scan.c reads it; 8 by default) */
+static uint64_t scan1_tb(void)
+{
+    const char *e = getenv("TALLY_VULKAN_SCAN_VPT");
+    unsigned long v = e && *e ? strtoul(e, NULL, 10) : 8;
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) v = 8;
+    return 256u * 16u * v;
+}
+#define SCAN1_TB scan1_tb()
 
 /* A wrapping i32 sum scan by a plain loop: a reference that shares no code with the library. */
 static void ref_scan_i32(const int32_t *x, int32_t *y, uint64_t n, int exclusive, uint32_t start)

@@ -2,56 +2,82 @@
 #pragma use_vulkan_memory_model
 /* Single-pass scans of the associative ops (integer sum/prod/min/max/and/or/xor, float
  * min/max): one dispatch, each element read once and written once, with a decoupled look-back
- * that needs no forward progress between workgroups.
+ * that needs no forward progress between workgroups. The model is the CUDA backend's one-pass
+ * scan (src/cuda/scan_lookback.cuh).
  *
- * Each workgroup owns one tile (laid on the output as in scan.comp: TB bytes of the output
- * binding, so every thread owns whole output words). It stages its input, reduces it, and
- * publishes the tile's aggregate A; then it walks back over the earlier tiles' states, LB tiles
- * a step, combining aggregates until it meets an inclusive prefix P; it publishes its own P and
- * writes its outputs. Tile states: flag[t] = (epoch << 2) | status (1: A in val[2t], 2: P in
- * val[2t + 1]); the epoch is the call's, so the states of earlier calls read as "nothing yet"
- * and no buffer is cleared per call. Global tile 0 publishes P (from the start value) at once.
+ * Tile: TB = 256 invocations x VPT 16-byte vectors (VPT a specialization constant, the host's
+ * SCAN1_VPT), laid on the output binding (tile k is its bytes [k TB, (k+1) TB)), so that every
+ * 16-byte output vector, and so every output word, has one writer. The tile is split among the
+ * subgroups: subgroup s owns a contiguous stretch of SG * VPT vectors, and its lane l holds
+ * vectors l, l + SG, ... of it in registers (each row of SG vectors one coalesced load and one
+ * coalesced store). A full tile whose input and output share their alignment is loaded and
+ * stored as whole vectors; a tile at an edge of the data, or an input whose byte offset differs
+ * from the output's modulo 16, goes element by element.
+ *
+ * Scan inside the tile: each vector's elements in registers, each row over the lanes with
+ * subgroup shuffles, the subgroups' totals in shared memory. Values are 32-bit for the 1-, 2-
+ * and 4-byte types (sums and products wrap modulo 2^32, which leaves the element's low bytes
+ * as modulo 2^bits would), 64-bit for the 8-byte ones. Where the workgroup's subgroups are not
+ * all full (Vulkan allows partial ones; no known driver makes them at this size), or the host
+ * asks for it (flags bit 1, tests), every invocation is a "subgroup" of one lane: the same code
+ * without shuffles.
+ *
+ * Look-back: the tile publishes its aggregate A at once and its inclusive prefix P when known.
+ * Subgroup 0 reads its predecessors' states LB (32) at a time, nearest first, one state per lane
+ * (one coalesced load per step and no workgroup barrier), and its lane 0 combines them until it
+ * meets a P. A state is one 64-bit word per tile: the flag (epoch << 2 | status, status 1: A,
+ * 2: P) in its high half and, for 32-bit values, the value in its low half (one load, no
+ * ordering between flag and value); 64-bit values sit in val[2t] (A) and val[2t + 1] (P),
+ * stored before the flag word (release) and loaded after it (acquire). Every state word's high
+ * half is a flag of some call's epoch, whichever value width wrote it, so a call never mistakes
+ * another call's value bits for a flag. The epoch is the call's: earlier calls' states read as
+ * "nothing yet" and no buffer is cleared per call. Global tile 0 publishes P at once.
  *
  * Forward progress (Vulkan promises none between workgroups; lavapipe runs a dispatch's
- * workgroups on a few threads, in any order they are handed out): a workgroup that finds a
- * tile with nothing published, pc.spins steps in a row, reduces that tile itself from the
- * input (the "decoupled fallback") and walks on. So no workgroup ever waits for one that has
- * not started, and a dispatch finishes whatever the scheduling.
+ * workgroups on a few threads, in any order): when the nearest tile without a state has
+ * published nothing for pc.spins steps in a row, the whole workgroup reduces that tile itself
+ * from the input (the "decoupled fallback") and the look-back walks on. So no workgroup ever
+ * waits for one that has not started, and a dispatch finishes whatever the scheduling.
  *
- * In place, the input of a tile is overwritten by its outputs, and a fallback may read a tile
- * whose owner is writing. The owner writes outputs only after publishing P (its flag store
+ * In place, a tile's input is overwritten by its outputs, and a fallback may read a tile whose
+ * owner is writing. The owner writes outputs only after publishing P (its state store
  * happens-before its outputs: a workgroup barrier with buffer semantics, then a device-scope
- * release fence in every invocation before its stores); the fallback re-reads the flag after
+ * release fence in every invocation before its stores); the fallback re-reads the state after
  * its input loads (a device-scope acquire fence in every invocation, then a barrier). If any
- * load saw an output, the re-read flag is P and its value is taken instead (the seqlock
+ * load saw an output, the re-read state is P and its value is taken instead (the seqlock
  * pattern); otherwise every load saw the input.
  *
  * Memory model: Vulkan's (use_vulkan_memory_model; the device needs vulkanMemoryModel and
- * vulkanMemoryModelDeviceScope). Flags are stored with release and loaded with acquire
- * semantics at device scope; values are relaxed device-scope atomics, published before and
- * read after their flag. Segments of one call (data beyond one binding) are separate
- * dispatches with a pipeline barrier between: an earlier segment's tiles all hold P. */
+ * vulkanMemoryModelDeviceScope, and subgroup shuffles in compute shaders). Segments of one call
+ * (data beyond one binding) are separate dispatches with a pipeline barrier between: an
+ * earlier segment's tiles all hold P. */
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 #define WG 256
-#define VPT 2                  /* 16-byte output vectors per thread (vk_scan.c: SCAN1_VPT) */
-#define TB (WG * 16 * VPT)     /* tile bytes */
-#define TE (TB / TSIZE)        /* slots (elements) per tile */
-#define IPT (TE / WG)          /* slots per thread */
 #define LB 32                  /* tile states read per look-back step */
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* tally_op: 0 sum .. 6 xor */
-layout(constant_id = 1) const uint MODE = 0; /* (unused: one mode) */
+layout(constant_id = 1) const uint VPT = 8;  /* 16-byte vectors per invocation */
 layout(constant_id = 2) const uint EXCL = 0; /* exclusive scan */
+const uint TB = WG * 16u * VPT;              /* tile bytes */
+const uint VEC = 16u / uint(TSIZE);          /* elements per vector */
 
-/* coherent: a fallback's loads of a tile's input and that tile's owner's output stores (in
- * place, the same words) take part in the fences above */
+/* The tile's own input is read once, before its outputs are written by the same invocations:
+ * a plain view. The fallback reads other tiles' input while their owners may write there (in
+ * place): coherent views, like the outputs (see the seqlock above). Views of one binding alias. */
+layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
+layout(std430, binding = 0) coherent readonly buffer InVC { uvec4 invc[]; };
 layout(std430, binding = 0) coherent readonly buffer InW { uint inw[]; };
+layout(std430, binding = 1) coherent buffer OutV { uvec4 outv[]; };
 layout(std430, binding = 1) coherent buffer OutW { uint outw[]; };
-layout(std430, binding = 2) buffer Val { uint64_t val[]; };  /* [2t]: A, [2t + 1]: P */
-layout(std430, binding = 3) buffer Flag { uint flag[]; };
+layout(std430, binding = 2) buffer Val { uint64_t val[]; };  /* 64-bit values: [2t] A, [2t + 1] P */
+layout(std430, binding = 3) buffer State { uint64_t st[]; }; /* flag << 32 | 32-bit value */
 
 layout(push_constant) uniform PC {
     uint64_t n;         /* elements of this segment */
@@ -62,262 +88,368 @@ layout(push_constant) uniform PC {
     uint tile0;         /* global index of this segment's first tile */
     uint epoch;         /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;         /* look-back steps without progress before a fallback */
-    uint reverse;       /* tests: workgroup i takes tile ntiles - 1 - i */
+    uint flags;         /* tests: bit 0 workgroup i takes tile ntiles - 1 - i; bit 1 one-lane
+                         * subgroups */
 } pc;
 
-/* Shared memory, about 23 KiB (VPT 2 keeps it within lavapipe's 32 KiB). No word read before a
- * barrier is written by another invocation after it (outputs, the workgroup scan and the
- * fallback each have their own arrays): on lavapipe, whose workgroups run as coroutines switched
- * at barriers, such a read (the outputs staged in the input's words) now and then got the value
- * written after the barrier. */
-shared uint sw[TB / 4 + 8]; /* the tile's input words */
-shared uint so[TB / 4];     /* the tile's output words */
-shared uint64_t sr[WG];     /* the fallback's reduction */
-shared uint lb_stat[LB];
-shared uint64_t lb_val[LB];
-shared uint64_t sh_x;
-shared uint sh_ctl;
-
+#define SCAN_OPS_NO_WG_SCAN
 #include "scan_ops.glsl"
 
-/* The element in slot q of this tile (0 .. TE-1) from the staged input words: its byte is
- * sbase + q * TSIZE in sw (32-bit arithmetic: sbase, set in main, is the staged bytes' offset
- * of slot 0, negative before element 0 in a segment's first tile). */
-int sbase;
-uint64_t staged(uint q)
-{
-    uint byte = uint(sbase + int(q) * TSIZE);
-    uint w = byte >> 2;
 #if TSIZE == 8
-    return pack64(uvec2(sw[w], sw[w + 1u]));
-#elif TSIZE == 4
-    return uint64_t(sw[w]);
+#define W uint64_t
 #else
-    return uint64_t((sw[w] >> ((byte & 3u) * 8u)) & uint(ONES));
+#define W uint
+#endif
+
+/* Shared memory: a few KiB. No word read before a barrier is written by another invocation
+ * after it (the control words and the fallback's totals alternate between two slots): on
+ * lavapipe, whose workgroups run as coroutines switched at barriers, such a read now and then
+ * got the value written after the barrier. */
+shared W stot[WG];        /* each subgroup's total of this tile */
+shared W fr[2][WG];       /* each subgroup's total of a tile reduced by the fallback */
+shared uint lb_f[LB];     /* the look-back step's states (3: before tile 0) */
+shared W lb_v[LB];        /* and their values */
+shared uint lb_ctl, lb_j; /* lane 0's decision for subgroup 0 */
+shared uint sh_ctl[2], sh_j[2], sh_done[2];
+shared W sh_x;
+
+W wid() { return W(identity()); }
+
+W wc(W a, W b) /* a op b, a earlier */
+{
+#if TSIZE == 8
+    return combine(a, b);
+#else
+    if (OP == 0u) return a + b;
+    if (OP == 1u) return a * b;
+    if (OP == 4u) return a & b;
+    if (OP == 5u) return a | b;
+    if (OP == 6u) return a ^ b;
+    return W(combine(uint64_t(a), uint64_t(b))); /* min/max: one of the operands' bits */
 #endif
 }
 
-/* The element at index i read from the input binding (the fallback). */
-uint64_t loaded(uint64_t i)
+/* Element e (0 .. VEC-1) of a vector, and its placement in an output vector (zeroed before) */
+W el(uvec4 v, uint e)
+{
+#if TSIZE == 8
+    return pack64(uvec2(v[2u * e], v[2u * e + 1u]));
+#elif TSIZE == 4
+    return v[e];
+#elif TSIZE == 2
+    return (v[e >> 1] >> ((e & 1u) * 16u)) & 0xffffu;
+#else
+    return (v[e >> 2] >> ((e & 3u) * 8u)) & 0xffu;
+#endif
+}
+
+void put(inout uvec4 v, uint e, W x)
+{
+#if TSIZE == 8
+    v[2u * e] = uint(x);
+    v[2u * e + 1u] = uint(x >> 32);
+#elif TSIZE == 4
+    v[e] = x;
+#elif TSIZE == 2
+    v[e >> 1] |= (x & 0xffffu) << ((e & 1u) * 16u);
+#else
+    v[e >> 2] |= (x & 0xffu) << ((e & 3u) * 8u);
+#endif
+}
+
+/* The subgroup layout (see the top): sgs lanes per subgroup, this invocation's subgroup and
+ * lane. vsub: real subgroups (shuffles allowed); otherwise one lane each. */
+uint sgs, sgid, lane, nsub;
+bool vsub, leader;
+
+W shup(W v, uint d)
+{
+#if TSIZE == 8
+    return pack64(subgroupShuffleUp(unpack32(v), d));
+#else
+    return subgroupShuffleUp(v, d);
+#endif
+}
+
+W shidx(W v, uint i)
+{
+#if TSIZE == 8
+    return pack64(subgroupShuffle(unpack32(v), i));
+#else
+    return subgroupShuffle(v, i);
+#endif
+}
+
+/* Inclusive scan of t over the lanes (lower lanes earlier); called by every lane. */
+W sg_incl(W t)
+{
+    if (vsub) {
+        for (uint d = 1u; d < sgs; d <<= 1) {
+            W o = shup(t, d);
+            if (lane >= d) t = wc(o, t);
+        }
+    }
+    return t;
+}
+
+W sg_last(W t) { return vsub ? shidx(t, sgs - 1u) : t; }
+
+/* The element at index i read from the input binding (coherent: also the fallback's). */
+W loaded(uint64_t i)
 {
     uint64_t byte = uint64_t(pc.in_head) + i * uint64_t(TSIZE);
     uint w = uint(byte >> 2);
 #if TSIZE == 8
     return pack64(uvec2(inw[w], inw[w + 1u]));
 #elif TSIZE == 4
-    return uint64_t(inw[w]);
+    return inw[w];
 #else
-    return uint64_t((inw[w] >> ((uint(byte) & 3u) * 8u)) & uint(ONES));
+    return (inw[w] >> ((uint(byte) & 3u) * 8u)) & uint(ONES);
 #endif
 }
 
-/* Elements [lo, hi) of local tile k. */
-void tile_range(uint k, out uint64_t lo, out uint64_t hi)
+/* Output vector vi's elements from the input, one at a time (the identity where no element is) */
+uvec4 slow_vec(uint vi)
 {
-    int64_t slot0 = int64_t(k) * int64_t(TE);
-    int64_t hs = int64_t(pc.out_head / uint(TSIZE));
-    lo = uint64_t(max(slot0 - hs, 0l));
-    hi = uint64_t(min(slot0 + int64_t(TE) - hs, int64_t(pc.n)));
+    uvec4 o = uvec4(0u);
+    uint64_t lo = uint64_t(pc.out_head), hi = lo + pc.n * uint64_t(TSIZE);
+    [[unroll]] for (uint e = 0u; e < VEC; e++) {
+        uint64_t b = uint64_t(vi) * 16ul + uint64_t(e * uint(TSIZE));
+        W x = wid();
+        if (b >= lo && b < hi) x = loaded((b - lo) / uint64_t(TSIZE));
+        put(o, e, x);
+    }
+    return o;
 }
 
-/* The aggregate of local tile k read straight from the input, in every invocation (called in
- * uniform control flow: it holds barriers). A tree over sr[] in index order: in each step an
- * invocation reads only a slot that no invocation writes in that step or later. */
-uint64_t tile_reduce(uint k)
+/* Local tile kk is whole vectors of elements in both bindings. */
+bool tile_full(uint kk)
 {
-    uint64_t lo, hi;
-    tile_range(k, lo, hi);
-    int64_t s0 = int64_t(k) * int64_t(TE) + int64_t(tid * uint(IPT)) - int64_t(pc.out_head / uint(TSIZE));
-    uint64_t t = identity();
-    for (uint j = 0u; j < uint(IPT); j++) {
-        int64_t i = s0 + int64_t(j);
-        if (i >= int64_t(lo) && i < int64_t(hi)) t = combine(t, loaded(uint64_t(i)));
+    uint lo = kk * TB; /* (segments are at most 2^30 bytes) */
+    return pc.in_head == pc.out_head && lo >= pc.out_head &&
+           uint64_t(lo + TB) <= uint64_t(pc.out_head) + pc.n * uint64_t(TSIZE);
+}
+
+/* This invocation's vector j of local tile kk (an index into the bindings' vectors) */
+uint vindex(uint kk, uint j) { return kk * (WG * VPT) + sgid * sgs * VPT + j * sgs + lane; }
+
+W vtotal(uvec4 v)
+{
+    W t = el(v, 0u);
+    [[unroll]] for (uint e = 1u; e < VEC; e++) t = wc(t, el(v, e));
+    return t;
+}
+
+/* The aggregate of local tile kk read straight from the input (in the leader; called by every
+ * invocation in uniform control flow). Ends with the seqlock's reader side: every invocation's
+ * input loads before the leader's state load. */
+W tile_reduce(uint kk, uint par)
+{
+    bool full = tile_full(kk);
+    W agg = wid();
+    [[unroll]] for (uint j = 0u; j < VPT; j++) {
+        uint vi = vindex(kk, j);
+        uvec4 v = full ? invc[vi] : slow_vec(vi);
+        agg = wc(agg, sg_last(sg_incl(vtotal(v))));
     }
-    sr[tid] = t;
-    barrier();
-    for (uint d = 1u; d < WG; d <<= 1) {
-        if ((tid & (2u * d - 1u)) == 0u) sr[tid] = combine(sr[tid], sr[tid + d]);
-        barrier();
-    }
-    return sr[0];
+    if (lane == 0u) fr[par][sgid] = agg;
+    memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
+    controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup,
+                   gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+    W a = wid();
+    for (uint s = 0u; s < nsub; s++) a = wc(a, fr[par][s]);
+    return a;
 }
 
 uint state_of(uint f) { return (f >> 2) == pc.epoch ? (f & 3u) : 0u; }
 
-/* The exclusive prefix of global tile g > 0 (in invocation 0; the others return garbage).
- * Uniform control flow: every invocation runs every step and takes every barrier, and every
- * decision is invocation 0's, read by all from shared memory after a barrier (one loop exit,
- * no continue: lavapipe runs a workgroup as coroutines switched at barriers, which must meet
- * the same barriers in the same order). */
-#define LB_DONE 1u
-#define LB_FALLBACK 2u
-uint64_t look_back(uint g)
+/* Tile t's state (0: nothing this call) and value. */
+uint read_state(uint t, out W v)
 {
-    uint64_t x = identity(); /* the combined states of tiles (j, g) */
-    uint j = g - 1u;         /* the next tile to combine (the same in every invocation) */
-    uint idle = 0u;          /* invocation 0: steps in a row without progress */
-    uint ctl = 0u;
-    while ((ctl & LB_DONE) == 0u) {
-        barrier(); /* lb_* and sh_ctl are free (read in the step before) */
-        if (tid < uint(LB)) {
-            uint st = 3u; /* before tile 0 (never combined: tile 0 holds P) */
-            uint64_t v = 0ul;
-            if (tid <= j) {
-                uint t = j - tid;
-                st = state_of(atomicLoad(flag[t], gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                                         gl_SemanticsAcquire));
-                if (st != 0u)
-                    v = atomicLoad(val[2u * t + (st - 1u)], gl_ScopeDevice, 0, 0);
-            }
-            lb_stat[tid] = st;
-            lb_val[tid] = v;
-        }
-        barrier();
-        if (tid == 0u) {
-            /* nearest first: aggregates until a prefix, stopping at a tile with nothing */
-            uint m = 0u, c = 0u;
-            for (; m < uint(LB); m++) {
-                uint st = lb_stat[m];
-                if (st == 0u || st == 3u) break;
-                x = combine(lb_val[m], x);
-                if (st == 2u) {
-                    c = LB_DONE;
-                    break;
-                }
-            }
-            idle = m > 0u ? 0u : idle + 1u;
-            /* tile j - m has published nothing for too long: reduce it here. (An earlier
-             * segment's tiles all hold P: only this dispatch's tiles are waited for.) */
-            if (c == 0u && idle > pc.spins && j - m >= pc.tile0) c = LB_FALLBACK;
-            sh_ctl = c | (m << 2);
-        }
-        barrier();
-        ctl = sh_ctl;
-        j -= ctl >> 2;
-        if ((ctl & LB_FALLBACK) != 0u) {
-            uint64_t a = tile_reduce(j - pc.tile0);
-            /* the seqlock's reader side: every invocation's input loads before the flag */
-            memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
-            controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup,
-                           gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-            if (tid == 0u) {
-                uint st = state_of(atomicLoad(flag[j], gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                                              gl_SemanticsAcquire));
-                uint c = 0u;
-                if (st == 2u) { /* its owner published meanwhile (in place, a may be torn) */
-                    x = combine(atomicLoad(val[2u * j + 1u], gl_ScopeDevice, 0, 0), x);
-                    c = LB_DONE;
-                } else if (j == 0u) {
-                    x = combine(combine(pc.start, a), x);
-                    c = LB_DONE;
-                } else {
-                    x = combine(a, x);
-                }
-                idle = 0u;
-                sh_ctl = c;
-            }
-            barrier();
-            ctl = sh_ctl;
-            j -= 1u;
-        }
+    uint64_t w = atomicLoad(st[t], gl_ScopeDevice, 0, 0);
+    uint s = state_of(uint(w >> 32));
+#if TSIZE == 8
+    v = 0ul;
+    if (s != 0u) {
+        memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
+        v = atomicLoad(val[2u * t + (s - 1u)], gl_ScopeDevice, 0, 0);
     }
-    return x;
+#else
+    v = uint(w);
+#endif
+    return s;
 }
+
+void publish(uint t, uint s, W v)
+{
+    uint64_t f = uint64_t((pc.epoch << 2) | s) << 32;
+#if TSIZE == 8
+    atomicStore(val[2u * t + (s - 1u)], v, gl_ScopeDevice, 0, 0);
+    atomicStore(st[t], f, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
+#else
+    atomicStore(st[t], f | uint64_t(v), gl_ScopeDevice, 0, 0);
+#endif
+}
+
+#define C_DONE 1u
+#define C_FALLBACK 2u
 
 void main()
 {
     tid = gl_LocalInvocationID.x;
-    uint k = pc.reverse != 0u ? pc.ntiles - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
+    vsub = gl_NumSubgroups * gl_SubgroupSize == uint(WG) && (pc.flags & 2u) == 0u;
+    sgs = vsub ? gl_SubgroupSize : 1u;
+    sgid = vsub ? gl_SubgroupID : tid;
+    lane = vsub ? gl_SubgroupInvocationID : 0u;
+    nsub = uint(WG) / sgs;
+    leader = sgid == 0u && lane == 0u;
+    uint k = (pc.flags & 1u) != 0u ? pc.ntiles - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint g = pc.tile0 + k;
-    uint hs = pc.out_head / uint(TSIZE); /* slots before element 0 */
-    int64_t slot0 = int64_t(k) * int64_t(TE);
-    uint64_t ilo, ihi;
-    tile_range(k, ilo, ihi);
-    /* (ilo < ihi: the host dispatches covering tiles only) */
-    uint wbase = uint((uint64_t(pc.in_head) + ilo * uint64_t(TSIZE)) >> 2);
-    uint wend = uint((uint64_t(pc.in_head) + ihi * uint64_t(TSIZE) + 3ul) >> 2);
-    for (uint w = tid; w < wend - wbase; w += WG) sw[w] = inw[wbase + w];
+    bool full = tile_full(k);
+
+    /* the tile into registers */
+    uvec4 d[VPT];
+    if (full) {
+        [[unroll]] for (uint j = 0u; j < VPT; j++) d[j] = inv[vindex(k, j)];
+    } else {
+        [[unroll]] for (uint j = 0u; j < VPT; j++) d[j] = slow_vec(vindex(k, j));
+    }
+    /* each row over the lanes: pre[j] = the subgroup's elements before this lane's vector j */
+    W pre[VPT];
+    W sagg = wid();
+    [[unroll]] for (uint j = 0u; j < VPT; j++) {
+        W t = sg_incl(vtotal(d[j]));
+        W ex = vsub ? shup(t, 1u) : wid();
+        if (lane == 0u) ex = wid();
+        pre[j] = wc(sagg, ex);
+        sagg = wc(sagg, sg_last(t));
+    }
+    if (lane == 0u) stot[sgid] = sagg;
     barrier();
-    /* slot q of the tile holds element slot0 + q - hs; the tile's elements are slots
-     * [qlo, qhi); this thread's slots are [tid * IPT, tid * IPT + IPT) */
-    uint qlo = uint(int64_t(ilo) - slot0 + int64_t(hs)), qhi = uint(int64_t(ihi) - slot0 + int64_t(hs));
-    sbase = int(int64_t(pc.in_head) + (slot0 - int64_t(hs)) * int64_t(TSIZE) - int64_t(wbase) * 4l);
-    uint q0 = tid * uint(IPT);
-    uint64_t tot = identity();
-    for (uint j = 0u; j < uint(IPT); j++) {
-        uint q = q0 + j;
-        if (q >= qlo && q < qhi) tot = combine(tot, staged(q));
-    }
-    wg_inclusive(tot);
-    uint64_t mine = tid == 0u ? identity() : ss[tid - 1u]; /* exclusive, inside the tile */
-    uint64_t agg = ss[WG - 1u];
-    uint ep = pc.epoch << 2;
-    if (tid == 0u) {
-        if (g == 0u) {
-            atomicStore(val[1], combine(pc.start, agg), gl_ScopeDevice, 0, 0);
-            atomicStore(flag[0], ep | 2u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
-        } else {
-            atomicStore(val[2u * g], agg, gl_ScopeDevice, 0, 0);
-            atomicStore(flag[g], ep | 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
-        }
-    }
-    uint64_t excl = pc.start;
+    /* (every invocation folds the totals: lavapipe dropped the first SIMD group's output stores
+     * when only the leader ran this loop) */
+    W agg = wid();
+    for (uint s = 0u; s < nsub; s++) agg = wc(agg, stot[s]);
+    if (leader) publish(g, g == 0u ? 2u : 1u, g == 0u ? wc(W(pc.start), agg) : agg);
+
+    /* the look-back: x (in the leader) is the combined states of tiles (j, g). Uniform control
+     * flow: every invocation runs every step and takes every barrier, and every decision is the
+     * leader's, read by all from shared memory after a barrier (lavapipe runs a workgroup as
+     * coroutines switched at barriers, which must meet the same barriers in the same order; it
+     * also lost a SIMD group's later stores after a loop whose trip count differed between
+     * groups, so no loop here has one). */
+    W x = wid();
     if (g != 0u) {
-        uint64_t x = look_back(g); /* (its first barrier orders the reads of ss above) */
-        if (tid == 0u) {
-            atomicStore(val[2u * g + 1u], combine(x, agg), gl_ScopeDevice, 0, 0);
-            atomicStore(flag[g], ep | 2u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
+        uint j = g - 1u; /* the next tile to combine (the same in every invocation) */
+        uint idle = 0u;  /* leader: steps in a row without progress */
+        uint par = 0u;
+        for (;;) {
+            barrier(); /* lb_* are free (read in the step before) */
+            if (tid < uint(LB)) {
+                W v = W(0u);
+                uint s = 3u; /* before tile 0 (never combined: tile 0 holds P) */
+                if (tid <= j) s = read_state(j - tid, v);
+                lb_f[tid] = s;
+                lb_v[tid] = v;
+            }
+            barrier();
+            if (leader) {
+                /* nearest first: aggregates until a prefix, stopping at a tile with nothing */
+                uint m = 0u, cc = 0u;
+                bool stop = false;
+                [[unroll]] for (uint q = 0u; q < uint(LB); q++) {
+                    uint s = lb_f[q];
+                    if (!stop && (s == 0u || s == 3u)) stop = true;
+                    if (!stop) {
+                        x = wc(lb_v[q], x);
+                        m++;
+                        if (s == 2u) {
+                            cc = C_DONE;
+                            stop = true;
+                        }
+                    }
+                }
+                idle = m > 0u ? 0u : idle + 1u;
+                /* tile j - m has published nothing for too long: reduce it here. (An earlier
+                 * segment's tiles all hold P: only this dispatch's are waited for.) */
+                if (cc == 0u && idle > pc.spins && j - m >= pc.tile0) cc = C_FALLBACK;
+                sh_ctl[par] = cc;
+                sh_j[par] = j - m;
+            }
+            barrier();
+            uint c = sh_ctl[par];
+            j = sh_j[par];
+            if (c == C_DONE) break;
+            if (c == C_FALLBACK) {
+                W a = tile_reduce(j - pc.tile0, par);
+                if (leader) {
+                    W v;
+                    uint done = 1u;
+                    if (read_state(j, v) == 2u) /* its owner published meanwhile (in place, a may be torn) */
+                        x = wc(v, x);
+                    else if (j == 0u)
+                        x = wc(wc(W(pc.start), a), x);
+                    else {
+                        x = wc(a, x);
+                        done = 0u;
+                    }
+                    idle = 0u;
+                    sh_done[par] = done;
+                }
+                barrier();
+                if (sh_done[par] != 0u) break;
+                j -= 1u;
+            }
+            par ^= 1u;
+        }
+        if (leader) {
+            publish(g, 2u, wc(x, agg));
             sh_x = x;
         }
     }
     /* the P store before every invocation's output stores (the in-place fallback's seqlock) */
     controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup,
                    gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-    if (g != 0u) excl = sh_x;
+    W run0 = g != 0u ? sh_x : W(pc.start);
+    for (uint s = 0u; s < nsub; s++)
+        if (s < sgid) run0 = wc(run0, stot[s]);
     memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
-    uint64_t run = combine(excl, mine);
-    /* outputs into registers, a 16-byte vector at a time, then into shared words */
-    uint ow[4 * VPT];
-    for (uint q = 0u; q < 4u * uint(VPT); q++) ow[q] = 0u;
-    for (uint j = 0u; j < uint(IPT); j++) {
-        uint q = q0 + j;
-        uint64_t o = 0ul;
-        if (q >= qlo && q < qhi) {
-            uint64_t x = staged(q);
+
+    uint64_t out_lo = uint64_t(pc.out_head), out_hi = out_lo + pc.n * uint64_t(TSIZE);
+    [[unroll]] for (uint j = 0u; j < VPT; j++) {
+        W r = wc(run0, pre[j]);
+        uvec4 o = uvec4(0u);
+        [[unroll]] for (uint e = 0u; e < VEC; e++) {
+            W a = el(d[j], e);
             if (EXCL != 0u) {
-                o = run;
-                run = combine(run, x);
+                put(o, e, r);
+                r = wc(r, a);
             } else {
-                run = combine(run, x);
-                o = run;
+                r = wc(r, a);
+                put(o, e, r);
             }
         }
-        uint byte = j * uint(TSIZE);
-#if TSIZE == 8
-        ow[byte >> 2] = uint(o);
-        ow[(byte >> 2) + 1u] = uint(o >> 32);
-#else
-        ow[byte >> 2] |= (uint(o) & uint(ONES)) << ((byte & 3u) * 8u);
-#endif
-    }
-    for (uint q = 0u; q < 4u * uint(VPT); q++) so[tid * 4u * uint(VPT) + q] = ow[q];
-    barrier();
-    /* coalesced stores of the tile's output words; a word holding bytes outside the output is
-     * merged with what memory holds there (its one writer is this thread) */
-    uint64_t out_lo = uint64_t(pc.out_head), out_hi = uint64_t(pc.out_head) + pc.n * uint64_t(TSIZE);
-    for (uint w = tid; w < uint(TB / 4); w += WG) {
-        uint64_t b0 = uint64_t(k) * uint64_t(TB) + uint64_t(4u * w);
-        if (b0 + 4ul <= out_lo || b0 >= out_hi) continue;
-        uint word = uint(b0 >> 2);
-        if (b0 >= out_lo && b0 + 4ul <= out_hi) {
-            outw[word] = so[w];
+        uint vi = vindex(k, j);
+        if (full) {
+            outv[vi] = o;
         } else {
-            uint keep = 0u; /* bytes of the word outside the output */
-            for (uint b = 0u; b < 4u; b++) {
-                uint64_t at = b0 + uint64_t(b);
-                if (at < out_lo || at >= out_hi) keep |= 0xffu << (8u * b);
+            /* words inside the output whole; a word holding bytes outside it merged with what
+             * memory holds there (its one writer is this invocation) */
+            [[unroll]] for (uint q = 0u; q < 4u; q++) {
+                uint64_t b0 = uint64_t(vi) * 16ul + uint64_t(4u * q);
+                if (b0 + 4ul <= out_lo || b0 >= out_hi) continue;
+                uint word = vi * 4u + q;
+                if (b0 >= out_lo && b0 + 4ul <= out_hi) {
+                    outw[word] = o[q];
+                } else {
+                    uint keep = 0u; /* bytes of the word outside the output */
+                    for (uint b = 0u; b < 4u; b++) {
+                        uint64_t at = b0 + uint64_t(b);
+                        if (at < out_lo || at >= out_hi) keep |= 0xffu << (8u * b);
+                    }
+                    outw[word] = (outw[word] & keep) | (o[q] & ~keep);
+                }
             }
-            outw[word] = (outw[word] & keep) | (so[w] & ~keep);
         }
     }
 }

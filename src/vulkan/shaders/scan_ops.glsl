@@ -1,6 +1,7 @@
 /* Shared by the scans of the associative ops (scan.comp: reduce-then-scan; scan1.comp: one pass
  * with decoupled look-back): the op's identity, order keys and combine, and the workgroup's
- * inclusive scan. The including shader declares OP (tally_op, 0 sum .. 6 xor) and WG first.
+ * inclusive scan (left out where SCAN_OPS_NO_WG_SCAN is defined: scan1.comp has its own). The
+ * including shader declares OP (tally_op, 0 sum .. 6 xor) and WG first.
  * Integer sums and products wrap modulo 2^bits (C's and CUB's rule) and every op here is
  * associative, so the tiles' grouping cannot change a bit. Float min/max follow tally.h: NaN
  * propagates (the first one), -0 < +0. */
@@ -38,9 +39,10 @@ uint64_t combine(uint64_t a, uint64_t b) /* a op b, a earlier */
     return a ^ b;
 }
 
-shared uint64_t ss[WG], ss_alt[WG];
-
 uint tid;
+
+#ifndef SCAN_OPS_NO_WG_SCAN
+shared uint64_t ss[WG], ss_alt[WG];
 
 /* Inclusive scan of v over the workgroup (Hillis-Steele; left operands earlier); the result is
  * in ss[] afterwards (WG a power of 4: an even number of steps). The steps alternate between ss
@@ -66,3 +68,4 @@ uint64_t wg_inclusive(uint64_t v)
     }
     return v;
 }
+#endif
