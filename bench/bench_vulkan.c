@@ -261,10 +261,11 @@ int main(int argc, char **argv)
     int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
     tally_vulkan_device_info info;
     tally_vulkan_get_device_info(o.device, &info);
-    /* float scans run in the shaders unless TALLY_VULKAN_FLOAT_SHADERS=0; without IEEE
-     * subnormals a call that meets one (or underflows) is redone on the CPU (this data has none) */
+    /* float scans run in the shaders where the device keeps IEEE subnormals, or with
+     * TALLY_VULKAN_FLOAT_SHADERS=1 (a call that meets a subnormal, or underflows, is then redone on
+     * the CPU; this data has none); otherwise on the CPU backend */
     const char *fse = getenv("TALLY_VULKAN_FLOAT_SHADERS");
-    int f32_cpu = fse && *fse && atoi(fse) <= 0 && !(info.denorm_preserve32 && info.denorm_preserve64);
+    int f32_cpu = !(fse && atoi(fse) > 0) && !(info.denorm_preserve32 && info.denorm_preserve64);
     int f32_flagged = !(info.denorm_preserve32 && info.denorm_preserve64);
     if (outp) g_out = fopen(outp, "w");
     char head[1024];
@@ -444,7 +445,7 @@ int main(int argc, char **argv)
                 cc.ctx = g_cpu;
                 char note[96];
                 if (t == TALLY_F32)
-                    snprintf(note, sizeof note, "%s", f32_cpu ? "on the CPU (TALLY_VULKAN_FLOAT_SHADERS=0)"
+                    snprintf(note, sizeof note, "%s", f32_cpu ? "on the CPU (no denorm preserve)"
                              : f32_flagged ? "CPU's block order; FTZ device: edges flagged" : "CPU's block order");
                 else if (three)
                     snprintf(note, sizeof note, "three passes");
