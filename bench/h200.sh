@@ -501,6 +501,6 @@ if want cpusweep && ls "$OUT"/cpu-tune*.md >/dev/null 2>&1; then
   for f in $(ls "$OUT"/cpu-tune*.md | sort -V); do cpurows "$(cat "${f%.md}.name")" "$f" | grep -E 'min|max|sum i32|scan'; done
 fi
 # The device tool brings back only a few files: everything but h200.log goes into all.tgz
-(cd "$OUT" && tar czf all.tgz --exclude=./all.tgz --exclude=./h200.log . &&
-  find . -mindepth 1 -maxdepth 1 ! -name all.tgz ! -name h200.log -exec rm -rf {} +)
+(cd "$OUT" && tar czf /tmp/tally-all.tgz --exclude=./h200.log . &&
+  find . -mindepth 1 -maxdepth 1 ! -name h200.log -exec rm -rf {} + && mv /tmp/tally-all.tgz all.tgz)
 exit $rc
