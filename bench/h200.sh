@@ -19,13 +19,14 @@
 #                host data to the GPU (1 GiB pinned/pageable/mmap'd, a few seconds) and tally
 #                against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
-#                reduce_sum_batch rows: 64 calls per command buffer); VK_SHARES="reduce:50
+#                reduce_sum_batch rows: 64 calls per command buffer; VK_BENCH_ARGS its sizes);
+#                VK_SHARES="reduce:50
 #                scan:25 batch:20" adds the batch/segment tests, "big:60" the > 2^32-element
 #                i8 reduce and scan (test_vulkan --big); then the one-pass scan's
 #                look-back test (long chains, VK_SCAN_REPS stress runs; VK_LOOKBACK seconds, 0:
 #                none); VK_LAB=1 builds tally-lab and runs seed 004's kernels on Vulkan (tally
 #                bench --backend vulkan, lab-vulkan.txt); bench_cuda's reduce/scan rows at
-#                2^22-2^30 in the same call (VK_CUDA seconds, 0: none), joined with
+#                2^22-2^30 in the same call (VK_CUDA seconds, 0: none; VK_CUDA_MIN_LOG2), joined with
 #                bench_vulkan's in vulkan-vs-cuda.md and printed in the summary
 #   python       the Python module for the machine's python (the torch venv): pytest with the GPU
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
@@ -295,7 +296,7 @@ if want vulkan && [ $VK = ON ]; then
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
   log "bench_vulkan (at most ${c}s)"
-  timeout "$c" "$B/bench/tally_bench_vulkan" --min-log2 10 --max-log2 30 --step 4 --min-time 0.02 \
+  timeout "$c" "$B/bench/tally_bench_vulkan" ${VK_BENCH_ARGS:---min-log2 10 --max-log2 30 --step 4} --min-time 0.02 \
     --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
   # our CUDA backend and CUB on the same ops and sizes, in the same call, joined by (op, type, n)
@@ -304,7 +305,7 @@ if want vulkan && [ $VK = ON ]; then
   if [ "$vc" -gt 0 ] && [ -x "$BC" ]; then
     c=$(cap "$vc" "$(rest mpi cpu)")
     log "bench_cuda reduce/scan rows at 2^22-2^30 beside Vulkan's (at most ${c}s)"
-    timeout "$c" "$BC" --min-log2 22 --max-log2 30 --filter reduce_sum,reduce_max,scan_incl_sum,scan_excl_sum \
+    timeout "$c" "$BC" --min-log2 ${VK_CUDA_MIN_LOG2:-22} --max-log2 30 --filter reduce_sum,reduce_max,scan_incl_sum,scan_excl_sum \
       --deadline $((c * 2 / 3)) --out "$L/bench-cuda-vk.md" >"$L/bench-cuda-vk.log" 2>&1
     awk -F'|' -f bench/vulkan_join.awk "$L/bench-cuda-vk.md" "$OUT/bench-vulkan.md" >"$OUT/vulkan-vs-cuda.md" 2>/dev/null
   fi
