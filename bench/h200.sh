@@ -20,8 +20,7 @@
 #                against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
 #                reduce_sum_batch rows: 64 calls per command buffer; VK_BENCH_ARGS its sizes);
-#                VK_SHARES="reduce:50
-#                scan:25 batch:20" adds the batch/segment tests, "big:60" the > 2^32-element
+#                VK_SHARES="reduce:50 scan:25 batch:20" adds the batch/segment tests, "big:60" the > 2^32-element
 #                i8 reduce and scan (test_vulkan --big); then the one-pass scan's
 #                look-back test (long chains, VK_SCAN_REPS stress runs; VK_LOOKBACK seconds, 0:
 #                none); VK_LAB=1 builds tally-lab and runs seed 004's kernels on Vulkan (tally
