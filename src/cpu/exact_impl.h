@@ -19,7 +19,8 @@
  *     add[j] = (b & 0x7fffff) + 2^40 (the f32 bins' index and addend, see BINS), by vector ops;
  *     returns 0 if some exponent field is 255 (inf, NaN), else 1.
  *   XB64_PREP(x, idx, sig), XB64_N: for XB64_N doubles at x (as bits b), idx[j] = b >> 52 and
- *     sig[j] = the 52 fraction bits, with 2^52 where the exponent field is not 0.
+ *     sig[j] = the 52 fraction bits, with 2^52 where the exponent field is not 0; returns 0 if
+ *     some exponent field is 2047 (inf, NaN), else 1.
  *   XV_FEED_SUBR(a, b): a - b for the residue r = v - q of a level, as the body likes it (an FMA
  *     form fnmadd(b, 1, a) rounds the exact a - b once: the same bits as XV_SUB, on other ports).
  *   XV_SAE 1, with XV_ADD_NX, XV_SUB_NX, XV_MUL_NX, XV_FMS_NX: the same operations, same results,
@@ -1063,6 +1064,13 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
     return XM_LEV;
 }
 
+/* The bins' loops prefetch XPF_DIST ahead as the other methods' do: without it the scalar adds
+ * into the bins and the reads from memory did not overlap (a call from DRAM took the in-cache
+ * time plus more than a read loop's). */
+#define XBINS_PREFETCH(p, bytes)                                                                 \
+    do {                                                                                         \
+        for (int pf_ = 0; pf_ < (bytes); pf_ += 64) XPREFETCH((const char *)(p) + XPF_DIST + pf_); \
+    } while (0)
 #if defined(XB32_PREP)
 /* tally_xbins32_loop_ with the bin index and the addend of XB32_N floats at a time computed by
  * vector ops (XB32_PREP) into two small arrays: the scalar adds into the bins are then one
@@ -1074,6 +1082,7 @@ static void XFN(bins32_loop)(uint64_t *restrict bin, const uint32_t *restrict x,
     _Alignas(64) uint64_t add[XB32_N];
     uint64_t i = 0;
     for (; i + XB32_N <= n; i += XB32_N) {
+        XBINS_PREFETCH(x + i, XB32_N * 4);
         XB32_PREP(x + i, idx, add);
         for (int j = 0; j < XB32_N; j += 4) {
             bin[idx[j]] += add[j];
@@ -1100,6 +1109,7 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
     _Alignas(64) uint64_t add[XB32_N];
     int i = 0, bad = 0;
     for (; i + XB32_N <= len; i += XB32_N) {
+        XBINS_PREFETCH(x + i, XB32_N * 4);
         if (!XB32_PREP(x + i, idx, add)) {
             bad = 1;
             break;
@@ -1135,7 +1145,8 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     _Alignas(64) uint64_t sig[XB64_N];
     uint64_t i = 0;
     for (; i + XB64_N <= n; i += XB64_N) {
-        XB64_PREP(x + i, idx, sig);
+        XBINS_PREFETCH(x + i, XB64_N * 8);
+        (void)XB64_PREP(x + i, idx, sig); /* finite: the stats said so */
         for (int j = 0; j < XB64_N; j++) {
             const uint64_t ix = idx[j], m = sig[j];
             uint64_t o = bin[ix], t = o + m;
@@ -1149,6 +1160,41 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     tally_xbins64_add_(b, acc, x + i, n - i, 1);
 }
 #define XBINS64_ADD(b, acc, x, n, e0) XFN(bins64_add)((b), (acc), (x), (n))
+
+/* Plain f64 sums in BINS without a stats pass (as bins32_try for f32): the leading elements of a
+ * block of len doubles (as bits) go into the bins, XB64_N at a time, up to the first group that
+ * holds an inf or NaN (the prep says so before any of the group is added). Returns how many
+ * were added (len if all); the caller adds the rest element by element (SLOW), which is exact
+ * whatever the split. Without the stats the call's flush cannot know the exponents seen, so it
+ * runs over all of them (a few thousand cycles a call, in calls of up to 1 MiB). The stats pass
+ * had cost a second pass over every block: from memory, the blocks' time was the stats pass's
+ * read plus the bins' work on the then cached data, instead of the larger of the two. */
+static int XFN(bins64_try)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x, int len) {
+    uint64_t *restrict bin = b->b64;
+    __asm__("" : "+r"(bin));
+    _Alignas(64) uint64_t idx[XB64_N];
+    _Alignas(64) uint64_t sig[XB64_N];
+    int i = 0;
+    b->b64lo = 0;
+    b->b64hi = 2046;
+    for (; i + XB64_N <= len; i += XB64_N) {
+        XBINS_PREFETCH(x + i, XB64_N * 8);
+        if (!XB64_PREP(x + i, idx, sig)) return i;
+        for (int j = 0; j < XB64_N; j++) {
+            const uint64_t ix = idx[j], m = sig[j];
+            uint64_t o = bin[ix], t = o + m;
+            if (__builtin_expect(t < o, 0)) {
+                tally_xbins64_spill_cold_(acc, (unsigned)ix, o);
+                t = m;
+            }
+            bin[ix] = t;
+        }
+    }
+    for (int j = i; j < len; j++)
+        if ((x[j] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return i;
+    tally_xbins64_add_(b, acc, x + i, (uint64_t)(len - i), 1);
+    return len;
+}
 #else
 #define XBINS64_ADD(b, acc, x, n, e0) tally_xbins64_add_((b), (acc), (x), (n), (e0))
 #endif
@@ -1253,7 +1299,8 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         tally_xstats s;
         int have_stats = 0, tries = 0, bm = method, trying = 0;
         double bmax = 0;
-        int direct = 0; /* added to the bins without stats (f32 sums, see bins32_try) */
+        int direct = 0; /* added to the bins without stats (see bins32_try, bins64_try) */
+        int slow_rest = 0; /* of those, the last ones went the SLOW way (see bins64_try) */
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
             dirty = 1;
             const int lsb = bins_blocks++ % 8 == 0;
@@ -1264,10 +1311,26 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 bins32 = 1;
             }
 #endif
+#if defined(XB64_PREP)
+            if (!lsb && kind == XK_SUM_F64 && mode == 0) {
+                const int k = XFN(bins64_try)(bins, acc, (const uint64_t *)xb, len);
+                bins64 = 1;
+                direct = 1;
+                if (k < len) { /* an inf or NaN from element k's group on */
+                    tally_xslow_((const double *)xb + k, (uint64_t)(len - k), kind, mean, omit_nan, acc);
+                    tally_xmethod_n[XM_SLOW] += (uint64_t)(len - k);
+                    slow_rest = len - k;
+                }
+            }
+#endif
             if (!direct) XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
             have_stats = lsb;
-            if (s.nonfinite || s.nans) bm = XM_SLOW;
-            else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            if (direct) {
+            } else if (s.nonfinite || s.nans) {
+                bm = XM_SLOW;
+            } else if (lsb) {
+                bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            }
         } else if (++since_try >= gap) { /* try the next cheaper method; failing costs a rerun */
             since_try = 0;
             gap = gap * 2 < XPROBE_MAX ? gap * 2 : XPROBE_MAX;
@@ -1376,7 +1439,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
             dirty = 1;
             bm = s.nonfinite ? XM_SLOW : XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
         }
-        tally_xmethod_n[bm] += (uint64_t)len;
+        tally_xmethod_n[bm] += (uint64_t)(len - slow_rest);
         /* the flags ANY / NONNEGZERO for what the fast methods added (SLOW sets its own) */
         if (bm != XM_SLOW) {
             if (bmax > 0) {
