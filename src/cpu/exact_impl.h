@@ -328,8 +328,10 @@ static inline int tally_xgexp_(int64_t lsbkey) {
 /* ---- BINS: xsum's large accumulator ---------------------------------------------------------
  * f64: b64[sign+exponent] (the top 12 bits) holds a sum of 53-bit significands (with the implicit
  * bit; none for exponent 0) that all scale by 2^(max(e,1) - 1075): one unsigned add per element.
- * An add that would carry out of 64 bits first spills the bin exactly into the superaccumulator
- * (rare: 2^11 adds of one sign and exponent). The bins from b64lo to b64hi (exponents, both
+ * An add that would carry out of 64 bits first spills the bin exactly into the superaccumulator,
+ * or (the loops fed by XB64_PREP) adds anyway and sends the carry, 2^64 units of the bin, there:
+ * either way the bins plus the superaccumulator hold the exact sum (rare: 2^11 adds of one sign
+ * and exponent). The bins from b64lo to b64hi (exponents, both
  * signs) may be nonzero; the end of a call spills them.
  * f32: b32[sign+exponent] += fraction + 2^40, so bits 40.. count the adds (the implicit bits,
  * count * 2^23 for e != 0, come back at the spill) and bits 0..39 sum the 23-bit fractions,
@@ -356,6 +358,16 @@ __attribute__((noinline, cold))
 #endif
 static void tally_xbins64_spill_cold_(tally_exact *acc, unsigned ix, uint64_t v) {
     tally_xbins64_spill_(acc, ix, v);
+}
+/* A bin's add carried out of 64 bits (the bin kept the low 64 bits of the sum): the carry, 2^64
+ * units of the bin, goes exactly into the superaccumulator. Out of line: rare (2^11 adds of one
+ * sign and exponent at least). */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+__attribute__((unused)) static void tally_xbins64_carry_cold_(tally_exact *acc, unsigned ix) {
+    int e = (int)(ix & 0x7ff);
+    tally_xadd_u64_(acc, 1, (e ? e : 1) - 1075 + 64, (int)(ix >> 11));
 }
 /* n finite doubles (as bits) into the bins. e0: some element may have exponent field 0 (zeros,
  * subnormals); without it the implicit bit is set unconditionally. */
@@ -1135,6 +1147,56 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
 #endif
 
 #if defined(XB64_PREP)
+/* The adds of one prepared group into the bins: bin[idx[j]] += sig[j], and a carry out of 64 bits
+ * (the bin keeps the low 64 bits) goes to the superaccumulator (tally_xbins64_carry_cold_), so
+ * the bins plus what was carried are always the exact sum. On x86 with GCC or clang each add is
+ * one add to memory whose carry flag is tested (asm goto), four per step: the C form (load,
+ * add, compare, branch, store; GCC did not unroll it) took about a third more time. */
+#ifndef TALLY_XBINS64_GROUP_DEFINED
+#define TALLY_XBINS64_GROUP_DEFINED
+#if defined(__GNUC__) && defined(__x86_64__)
+#define XBIN64_ADD_ASM_(bin, idx, sig, j, u, lbl)                                                \
+    __asm__ goto("addq %1, (%0,%2,8)\n\tjc %l[" #lbl "]"                                      \
+                 :                                                                               \
+                 : "r"(bin), "r"((sig)[(j) + (u)]), "r"((idx)[(j) + (u)])                        \
+                 : "cc", "memory"                                                                \
+                 : lbl)
+static inline __attribute__((always_inline)) void tally_xbins64_group_(
+    uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc) {
+    for (int j = 0; j < n; j += 4) {
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 0, cy0);
+    a1:
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 1, cy1);
+    a2:
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 2, cy2);
+    a3:
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 3, cy3);
+        continue;
+    cy0:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
+        goto a1;
+    cy1:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j + 1]);
+        goto a2;
+    cy2:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j + 2]);
+        goto a3;
+    cy3:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j + 3]);
+    }
+}
+#else
+static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, const uint64_t *sig,
+                                        int n, tally_exact *acc) {
+    for (int j = 0; j < n; j++) {
+        const uint64_t o = bin[idx[j]], t = o + sig[j];
+        bin[idx[j]] = t;
+        if (__builtin_expect(t < o, 0)) tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
+    }
+}
+#endif
+#endif
+#define XBINS64_GROUP(bin, idx, sig, acc) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc))
 /* tally_xbins64_add_ (e0 = 1: the implicit bit from the exponent field) with the bin indices and
  * significands of XB64_N doubles at a time computed by vector ops (XB64_PREP), as for f32. */
 static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
@@ -1147,15 +1209,7 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     for (; i + XB64_N <= n; i += XB64_N) {
         XBINS_PREFETCH(x + i, XB64_N * 8);
         (void)XB64_PREP(x + i, idx, sig); /* finite: the stats said so */
-        for (int j = 0; j < XB64_N; j++) {
-            const uint64_t ix = idx[j], m = sig[j];
-            uint64_t o = bin[ix], t = o + m;
-            if (__builtin_expect(t < o, 0)) { /* the bin would carry out: spill it first */
-                tally_xbins64_spill_cold_(acc, (unsigned)ix, o);
-                t = m;
-            }
-            bin[ix] = t;
-        }
+        XBINS64_GROUP(bin, idx, sig, acc);
     }
     tally_xbins64_add_(b, acc, x + i, n - i, 1);
 }
@@ -1180,15 +1234,7 @@ static int XFN(bins64_try)(tally_xbins *b, tally_exact *acc, const uint64_t *res
     for (; i + XB64_N <= len; i += XB64_N) {
         XBINS_PREFETCH(x + i, XB64_N * 8);
         if (!XB64_PREP(x + i, idx, sig)) return i;
-        for (int j = 0; j < XB64_N; j++) {
-            const uint64_t ix = idx[j], m = sig[j];
-            uint64_t o = bin[ix], t = o + m;
-            if (__builtin_expect(t < o, 0)) {
-                tally_xbins64_spill_cold_(acc, (unsigned)ix, o);
-                t = m;
-            }
-            bin[ix] = t;
-        }
+        XBINS64_GROUP(bin, idx, sig, acc);
     }
     for (int j = i; j < len; j++)
         if ((x[j] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return i;
