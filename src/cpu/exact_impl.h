@@ -50,7 +50,7 @@
  * A block is run optimistically with the method of the last one; if the result cannot be trusted
  * (inexact flag, residue, bound exceeded, non-finite), the accumulators are restored, a stats
  * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
- * exact by the proofs below, and the block runs again. After 16 blocks, then 32, .., every 256,
+ * exact by the proofs below, and the block runs again. After 32 blocks, then 64, .., every 256,
  * the next cheaper method is tried (a wrong try costs a rerun); in BINS a stats pass runs on every
  * block anyway. So the cost follows the data: a call on price-like f32 data is W32 throughout,
  * on data over 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of
@@ -127,7 +127,10 @@
  * the same distance (cpu/state.h). Past the end of the data a prefetch is harmless. */
 #define XPF_DIST 16384
 #define XPREFETCH(p) __builtin_prefetch((p), 0, 2)
-#define XPROBE_MIN 16       /* blocks between tries of a cheaper method: at first, */
+/* Blocks between tries of a cheaper method: at first (more than the 16 blocks of the threaded
+ * pass's 1 MiB calls, whose method comes from their own sample and stats: a try there, on data
+ * that stay alike, fails and reruns a block, 1/16 of the call), */
+#define XPROBE_MIN 32
 #define XPROBE_MAX 256      /* and at most (doubling at each try) */
 
 #if defined(__GNUC__)
