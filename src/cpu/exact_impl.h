@@ -51,8 +51,9 @@
  * (inexact flag, residue, bound exceeded, non-finite), the accumulators are restored, a stats
  * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
  * exact by the proofs below, and the block runs again. After 32 blocks, then 64, .., every 256,
- * the next cheaper method is tried (a wrong try costs a rerun); in BINS a stats pass runs on every
- * block anyway. So the cost follows the data: a call on price-like f32 data is W32 throughout,
+ * the next cheaper method is tried (a wrong try costs a rerun); in BINS, plain sums take a block
+ * without a stats pass (the bins' prep finds inf and NaN itself) except every 16th, whose stats
+ * may pick a cheaper method; with extremes or omitted NaNs a stats pass runs on every block. So the cost follows the data: a call on price-like f32 data is W32 throughout,
  * on data over 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of
  * character costs a block or two. A method chosen from stats that still fails (never, by the
  * proofs) leaves the block to SLOW: the checks, not the proofs alone, guard the result.
@@ -1352,7 +1353,10 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         int slow_rest = 0; /* of those, the last ones went the SLOW way (see bins64_try) */
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
             dirty = 1;
-            const int lsb = bins_blocks++ % 8 == 0;
+            /* every 16th block in BINS: not the first (the sample has just chosen BINS; the
+             * stats pass cost a call of 4 blocks a quarter more), and once in a 1 MiB call of the
+             * threaded pass */
+            const int lsb = ++bins_blocks % 16 == 0;
 #if defined(XB32_PREP)
             if (!lsb && kind == XK_SUM_F32 && mode == 0 &&
                 XFN(bins32_try)(bins, acc, (const uint32_t *)xb, len)) {
