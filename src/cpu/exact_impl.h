@@ -53,9 +53,10 @@
  * exact by the proofs below, and the block runs again. After 32 blocks, then 64, .., every 256,
  * the next cheaper method is tried (a wrong try costs a rerun); in BINS, plain sums take a block
  * without a stats pass (the bins' prep finds inf and NaN itself) except every 16th, whose stats
- * may pick a cheaper method; with extremes or omitted NaNs a stats pass runs on every block. So the cost follows the data: a call on price-like f32 data is W32 throughout,
- * on data over 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of
- * character costs a block or two. A method chosen from stats that still fails (never, by the
+ * may pick a cheaper method; with extremes or omitted NaNs a stats pass runs on every block. So
+ * the cost follows the data: a call on price-like f32 data is W32 throughout, on data over
+ * 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of character
+ * costs a block or two. A method chosen from stats that still fails (never, by the
  * proofs) leaves the block to SLOW: the checks, not the proofs alone, guard the result.
  *
  * ---- LEV: the levels --------------------------------------------------------------------------
@@ -367,9 +368,9 @@ static void tally_xbins64_spill_cold_(tally_exact *acc, unsigned ix, uint64_t v)
  * units of the bin, goes exactly into the superaccumulator. Out of line: rare (2^11 adds of one
  * sign and exponent at least). */
 #if defined(__GNUC__)
-__attribute__((noinline, cold))
+__attribute__((noinline, cold, unused))
 #endif
-__attribute__((unused)) static void tally_xbins64_carry_cold_(tally_exact *acc, unsigned ix) {
+static void tally_xbins64_carry_cold_(tally_exact *acc, unsigned ix) {
     int e = (int)(ix & 0x7ff);
     tally_xadd_u64_(acc, 1, (e ? e : 1) - 1075 + 64, (int)(ix >> 11));
 }
@@ -1378,11 +1379,9 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
 #endif
             if (!direct) XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
             have_stats = lsb;
-            if (direct) {
-            } else if (s.nonfinite || s.nans) {
-                bm = XM_SLOW;
-            } else if (lsb) {
-                bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            if (!direct) { /* (s is not set for a direct block) */
+                if (s.nonfinite || s.nans) bm = XM_SLOW;
+                else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
             }
         } else if (++since_try >= gap) { /* try the next cheaper method; failing costs a rerun */
             since_try = 0;
