@@ -1,12 +1,14 @@
 /* tally_bench_cpu: the CPU backend against the memory ceiling, on all cores.
  *
- *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]
+ *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]
  *
- * Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
+ * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
+ * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
  *   - reductions: a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
  *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
- *   - scans: memcpy of the same bytes (one memcpy per thread), since a scan reads n and
- *     writes n elements as a copy does;
+ *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
+ *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
+ *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
  * Each answer is checked once against a reference computed independently here (exact integer
@@ -35,6 +37,7 @@
 #endif
 #include "tally.h"
 #include "core/exact_sum.h"
+#include "cpu/cpu.h" /* tally_cpu_set_scan_profile */
 
 static double now(void) {
     struct timespec t;
@@ -48,6 +51,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static int g_runs = 5;
+static int g_scans_only; /* -S: the scan rows alone; -s (2): the i32 and f32 sum scans alone */
+static int g_quick;      /* -q: no naive OpenMP row, no wide/full-range exact rows (see -x) */
 
 /* Both sides of a row, run alternately (baseline, ours, baseline, ours, ...) so that other load
  * on the machine hits both alike; medians of g_runs runs each, after one warm-up each. */
@@ -169,13 +174,17 @@ typedef struct {
     tally_op ops[3];
     size_t nops;
     tally_result res[3];
-    int scan;
+    int scan; /* 0: reduce; 1: inclusive scan; 2: exclusive scan (op ops[0]) */
 } our_arg;
 
 static void ours(void *a) {
     our_arg *o = a;
     tally_status s;
-    if (o->scan) s = tally_scan(o->ctx, TALLY_SUM, o->type, o->x, o->out, o->n, NULL);
+    if (o->scan) {
+        tally_scan_options so = {0};
+        so.exclusive = o->scan == 2;
+        s = tally_scan(o->ctx, o->ops[0], o->type, o->x, o->out, o->n, &so);
+    }
     else if (o->nops == 1) s = tally_reduce(o->ctx, o->ops[0], o->type, o->x, o->n, NULL, &o->res[0]);
     else s = tally_reduce_many(o->ctx, o->type, o->x, o->n, o->ops, o->nops, NULL, o->res);
     if (s != TALLY_OK) {
@@ -185,9 +194,115 @@ static void ours(void *a) {
     }
 }
 
+
+/* ---- scan answers ----------------------------------------------------------------------------- */
+static uint64_t hash_bytes(const void *p, size_t bytes) {
+    const uint64_t *w = p;
+    uint64_t h = 0;
+#pragma omp parallel for reduction(^ : h) num_threads(omp_get_num_procs())
+    for (size_t i = 0; i < bytes / 8; i++) h ^= (w[i] + i) * 0x9E3779B97F4A7C15ull; /* any change shows */
+    return h;
+}
+
+/* Checks every output of a scan of the bench's data (integers 0..999, prices 5.00..49.99): integer
+ * sums and all maxima exactly; float sums within tally.h's bound of the exact prefix (computed in
+ * fixed point: every input times 2^21 (f32) or 2^50 (f64) is an integer below 2^56, the prefix
+ * in 128 bits), with room: 1e-2 (f32), 1e-9 (f64) relative. In parallel: each chunk's summary
+ * first (its sum, fixed-point sum, maximum), then every chunk checked from the prefix of the
+ * summaries before it. Writes the table's note. */
+typedef struct { uint64_t run; int64_t imax; double fmax; __int128 fix; } scan_state;
+
+static void scan_range(tally_type ty, tally_op op, int excl, const void *x, const void *out, uint64_t lo,
+                       uint64_t hi, scan_state *st, int verify, uint64_t *bad, double *worst) {
+    int is_int = ty == TALLY_I32 || ty == TALLY_I64, f32 = ty == TALLY_F32;
+    double up = f32 ? 0x1p21 : 0x1p50, down = f32 ? 0x1p-21 : 0x1p-50;
+    for (uint64_t i = lo; i < hi; i++) {
+        int64_t iv = 0;
+        double fv = 0;
+        if (is_int) iv = ty == TALLY_I32 ? ((const int32_t *)x)[i] : ((const int64_t *)x)[i];
+        else fv = f32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
+        scan_state before = *st;
+        if (op == TALLY_MAX) {
+            if (iv > st->imax) st->imax = iv;
+            if (fv > st->fmax) st->fmax = fv;
+        } else if (is_int) {
+            st->run += (uint64_t)iv;
+        } else {
+            st->fix += (int64_t)(fv * up);
+        }
+        if (!verify) continue;
+        const scan_state *w = excl ? &before : st;
+        int ok;
+        if (is_int) {
+            int64_t want = op == TALLY_MAX ? w->imax : (int64_t)w->run;
+            ok = ty == TALLY_I32 ? ((const int32_t *)out)[i] == (int32_t)(uint32_t)want
+                                 : ((const int64_t *)out)[i] == want;
+        } else {
+            double o = f32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
+            if (op == TALLY_MAX) {
+                ok = o == w->fmax;
+            } else if (excl && i == 0) {
+                ok = o == 0;
+            } else {
+                double pre = ((double)(int64_t)(w->fix >> 64) * 0x1p64 + (double)(uint64_t)w->fix) * down;
+                double e = fabs(o - pre) / pre;
+                if (e > *worst) *worst = e;
+                ok = e <= (f32 ? 1e-2 : 1e-9);
+            }
+        }
+        if (!ok) {
+            *bad = i;
+            return;
+        }
+    }
+}
+
+static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const void *out, uint64_t n,
+                      char *note, size_t size) {
+    enum { CH = 256 };
+    static scan_state sum[CH], start[CH];
+    uint64_t bad = n; /* the first wrong element */
+    double worst = 0;
+    const scan_state id = {0, INT64_MIN, -INFINITY, 0};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(omp_get_num_procs()) /* all cores, whatever -t */
+    for (int c = 0; c < CH; c++) {
+        sum[c] = id;
+        scan_range(ty, op, excl, x, out, n * (uint64_t)c / CH, n * (uint64_t)(c + 1) / CH, &sum[c], 0, NULL, NULL);
+    }
+    start[0] = id;
+    for (int c = 1; c < CH; c++) {
+        start[c] = start[c - 1];
+        start[c].run += sum[c - 1].run;
+        start[c].fix += sum[c - 1].fix;
+        if (sum[c - 1].imax > start[c].imax) start[c].imax = sum[c - 1].imax;
+        if (sum[c - 1].fmax > start[c].fmax) start[c].fmax = sum[c - 1].fmax;
+    }
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : bad) reduction(max : worst) num_threads(omp_get_num_procs())
+    for (int c = 0; c < CH; c++) {
+        scan_state st = start[c];
+        uint64_t b = n;
+        double w = 0;
+        scan_range(ty, op, excl, x, out, n * (uint64_t)c / CH, n * (uint64_t)(c + 1) / CH, &st, 1, &b, &w);
+        if (b < bad) bad = b;
+        if (w > worst) worst = w;
+    }
+    int ok = bad == n;
+    if ((ty == TALLY_F32 || ty == TALLY_F64) && op == TALLY_SUM)
+        snprintf(note, size, "max rel. err %.1e (checked all)%s", worst, ok ? "" : " WRONG");
+    else if (ok) snprintf(note, size, "checked all %" PRIu64, n);
+    else snprintf(note, size, "element %" PRIu64 " WRONG", bad);
+    return ok;
+}
+
 /* ---- table ------------------------------------------------------------------------------------ */
 static char g_table[16384];
 static size_t g_tlen;
+/* where the scans' time goes (tally_cpu_set_scan_profile): shares of the threads' summed time */
+static char g_ptable[4096];
+static size_t g_plen;
+static const char *g_phead =
+    "| scan (phases, cpu.h)         | ms/call | thr   | pieces | wake% | totals% | lookbk% | scan+write% | tail% |\n"
+    "|------------------------------|--------:|------:|-------:|------:|--------:|--------:|------------:|------:|\n";
 static int g_fail;
 
 static void row(const char *name, double bytes, double t_ours, const char *base, double t_base,
@@ -533,8 +648,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) g_runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) outpath = argv[++i];
+        else if (!strcmp(argv[i], "-S")) g_scans_only = 1;
+        else if (!strcmp(argv[i], "-s")) g_scans_only = 2;
+        else if (!strcmp(argv[i], "-q")) g_quick = 1;
         else {
-            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-o RESULT.md]\n"
+            fprintf(stderr, "usage: %s [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]\n"
                             "       %s -x THREADS,THREADS,... [-n ELEMENTS] [-r RUNS] [-o RESULT.md]\n",
                     argv[0], argv[0]);
             return 2;
@@ -565,9 +683,10 @@ int main(int argc, char **argv) {
     int32_t *xi = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
     float *xf = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
     double *xd = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
-    void *out = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
-    void *cpy = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
-    if (!xi || !xf || !xd || !out || !cpy) {
+    int64_t *xl = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    void *out = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    void *cpy = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    if (!xi || !xf || !xd || !xl || !out || !cpy) {
         fprintf(stderr, "tally_bench_cpu: out of memory for n = %" PRIu64 "\n", n);
         return 1;
     }
@@ -581,8 +700,9 @@ int main(int argc, char **argv) {
         xi[i] = (int32_t)(h >> 40) % 1000;
         xf[i] = (float)cents / 100.0f;
         xd[i] = (double)cents / 100.0;
-        ((int32_t *)out)[i] = 0;
-        ((int32_t *)cpy)[i] = 0;
+        xl[i] = xi[i];
+        ((int64_t *)out)[i] = 0;
+        ((int64_t *)cpy)[i] = 0;
     }
     (void)rnd;
 
@@ -593,7 +713,7 @@ int main(int argc, char **argv) {
     double rd_min = INFINITY, rd_max = -INFINITY;
     int64_t rf_fix = 0;       /* f32 values in [4, 64) are multiples of 2^-21 */
     __int128 rd_fix = 0;      /* f64 values in [4, 64) are multiples of 2^-50 */
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < (g_scans_only ? 0 : n); i++) { /* the scans check themselves */
         ri_sum += xi[i];
         if (xi[i] < ri_min) ri_min = xi[i];
         if (xi[i] > ri_max) ri_max = xi[i];
@@ -633,7 +753,7 @@ int main(int argc, char **argv) {
         {"min f64", TALLY_F64, TALLY_MIN},
         {"max f64", TALLY_F64, TALLY_MAX},
     };
-    for (size_t s = 0; s < sizeof singles / sizeof singles[0]; s++) {
+    for (size_t s = 0; !g_scans_only && s < sizeof singles / sizeof singles[0]; s++) {
         our_arg o = {ctx, singles[s].type, NULL, NULL, n, {singles[s].op}, 1, {{0}}, 0};
         o.x = singles[s].type == TALLY_F32 ? (const void *)xf
             : singles[s].type == TALLY_F64 ? (const void *)xd : (const void *)xi;
@@ -661,7 +781,7 @@ int main(int argc, char **argv) {
         row(singles[s].name, bytes, t, singles[s].type == TALLY_F64 ? "read loop 8n bytes" : "read loop 4n bytes",
             tb, note);
     }
-    {
+    if (!g_scans_only) {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM, TALLY_MIN, TALLY_MAX}, 3, {{0}}, 0};
         ours(&o);
         int ok = o.res[0].value.f64 == rf_sum && o.res[1].value.f64 == rf_min && o.res[2].value.f64 == rf_max;
@@ -672,53 +792,62 @@ int main(int argc, char **argv) {
         timepair(ours, &o, base_read, &b4, &t, &tb);
         row("sum+min+max f32 (fused)", (double)n * 4, t, "read loop 4n bytes", tb, note);
     }
-    /* scans: out of place, against memcpy of the same bytes into another buffer */
+    /* scans: out of place, against memcpy of the same bytes into another buffer; every type,
+     * sum and max (and the exclusive float sum), each answer checked in full first */
     {
-        buf_arg bc = {xi, n * 4, cpy};
-        double t, tb;
-        our_arg o = {ctx, TALLY_I32, xi, out, n, {TALLY_SUM}, 1, {{0}}, 1};
-        ours(&o);
-        uint32_t run = 0;
-        int ok = 1;
-        for (uint64_t i = 0; i < n && ok; i++) {
-            run += (uint32_t)xi[i];
-            ok = ((uint32_t *)out)[i] == run;
+        struct { const char *name; tally_type type; tally_op op; int excl; } scans[] = {
+            {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0},
+            {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0},
+            {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0},
+            {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0},
+            {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0},
+            {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0},
+            {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0},
+            {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0},
+            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1},
+        };
+        for (size_t s = 0; s < (g_scans_only == 2 ? 2 : sizeof scans / sizeof scans[0]); s++) {
+            tally_type ty = scans[s].type;
+            size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
+            const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
+                          : ty == TALLY_F32 ? (const void *)xf : (const void *)xd;
+            our_arg o = {ctx, ty, x, out, n, {scans[s].op}, 1, {{0}}, 1 + scans[s].excl};
+            ours(&o);
+            int ok = check_scan(ty, scans[s].op, scans[s].excl, x, out, n, note, sizeof note);
+            if (ok && (ty == TALLY_F32 || ty == TALLY_F64) && scans[s].op == TALLY_SUM) {
+                /* deterministic: a second run gives the same bits */
+                uint64_t h1 = hash_bytes(out, n * es);
+                ours(&o);
+                ok = hash_bytes(out, n * es) == h1;
+                if (!ok) snprintf(note, sizeof note, "a second run differs WRONG");
+                else strncat(note, ", stable", sizeof note - strlen(note) - 1);
+            }
+            if (!ok) fail(scans[s].name);
+            buf_arg bc = {x, n * es, cpy};
+            double t, tb;
+            timepair(ours, &o, base_memcpy, &bc, &t, &tb);
+            row(scans[s].name, (double)n * (double)es, t, es == 8 ? "memcpy 8n bytes" : "memcpy 4n bytes", tb, note);
+            /* where the time goes: the same calls again, with the scan's per-thread clocks on */
+            tally_cpu_scan_prof pr;
+            memset(&pr, 0, sizeof pr);
+            tally_cpu_set_scan_profile(ctx, &pr);
+            double p0 = now();
+            for (int r = 0; r < g_runs; r++) ours(&o);
+            double pt = (now() - p0) / g_runs;
+            tally_cpu_set_scan_profile(ctx, NULL);
+            double all = pr.wake_ns + pr.totals_ns + pr.lookback_ns + pr.scan_ns + pr.tail_ns;
+            if (all <= 0) all = 1;
+            g_plen += (size_t)snprintf(g_ptable + g_plen, sizeof g_ptable - g_plen,
+                                       "| %-28s | %7.2f | %5.1f | %6.0f | %5.1f | %6.1f | %6.1f | %6.1f | %5.1f |\n",
+                                       scans[s].name, pt * 1e3, (double)pr.thread_calls / (double)pr.calls,
+                                       (double)pr.pieces / (double)pr.calls, 100 * pr.wake_ns / all,
+                                       100 * pr.totals_ns / all, 100 * pr.lookback_ns / all, 100 * pr.scan_ns / all,
+                                       100 * pr.tail_ns / all);
         }
-        if (!ok) fail("inclusive scan i32");
-        snprintf(note, sizeof note, "last %" PRId32 "%s", ((int32_t *)out)[n - 1], ok ? " (checked all)" : " WRONG");
-        timepair(ours, &o, base_memcpy, &bc, &t, &tb);
-        row("inclusive sum scan i32", (double)n * 4, t, "memcpy 4n bytes", tb, note);
-
-        our_arg of = {ctx, TALLY_F32, xf, out, n, {TALLY_SUM}, 1, {{0}}, 1};
-        ours(&of);
-        /* float scans are deterministic but not exact: within 1e-2 relative of the exact prefix
-         * (a float carry chain over 2^28 elements drifts about 1e-4), and bitwise stable */
-        double pre = 0, worst = 0;
-        uint64_t h1 = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            pre += (double)xf[i]; /* within 2^-53 relative of the exact prefix */
-            double e = fabs((double)((float *)out)[i] - pre) / pre;
-            if (e > worst) worst = e;
-            uint32_t w;
-            memcpy(&w, (float *)out + i, 4);
-            h1 = h1 * 31 + w;
-        }
-        ours(&of);
-        uint64_t h2 = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            uint32_t w;
-            memcpy(&w, (float *)out + i, 4);
-            h2 = h2 * 31 + w;
-        }
-        ok = worst < 1e-2 && h1 == h2;
-        if (!ok) fail("inclusive scan f32");
-        snprintf(note, sizeof note, "max rel. err %.1e, stable%s", worst, ok ? "" : " WRONG");
-        bc.p = xf;
-        timepair(ours, &of, base_memcpy, &bc, &t, &tb);
-        row("inclusive sum scan f32", (double)n * 4, t, "memcpy 4n bytes", tb, note);
+        printf("\n%s%s", g_phead, g_ptable);
     }
     /* the naive OpenMP float reduction: fast and wrong */
-    {
+    if (!g_quick && !g_scans_only) {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM}, 1, {{0}}, 0};
         naive_arg na = {xf, n, 0};
         double t_naive, t_ours;
@@ -728,7 +857,7 @@ int main(int argc, char **argv) {
         row("sum f32 vs OpenMP reduction", (double)n * 4, t_ours, "omp reduction(+:s)", t_naive, note);
     }
     /* the correctly rounded sums over the other data shapes of -x (price-like ones are above) */
-    for (int shape = 1; shape <= 2; shape++) {
+    for (int shape = 1; !g_quick && !g_scans_only && shape <= 2; shape++) {
         fill_shape(shape, xf, xd, n);
         for (int f64 = 0; f64 <= 1; f64++) {
             const void *x = f64 ? (const void *)xd : (const void *)xf;
@@ -773,12 +902,22 @@ int main(int argc, char **argv) {
         fprintf(f, "- ratio = baseline time / our time (1.00 = as fast as the baseline)\n\n");
         fputs(head, f);
         fputs(g_table, f);
+        if (g_plen) {
+            fprintf(f, "\nWhere the scans' time goes: each thread's clock in the scan's phases, as shares of the\n"
+                       "threads' summed time (wake: call start to a thread's first piece; totals: the block totals,\n"
+                       "reading the piece; lookbk: waiting for and folding the carries before; scan+write: scanning\n"
+                       "the piece from L2 with streaming stores and the next piece's prefetch; tail: a thread's\n"
+                       "last piece to the call's end). One thread: no totals pass, all of it is scan+write.\n\n");
+            fputs(g_phead, f);
+            fputs(g_ptable, f);
+        }
         fclose(f);
     }
     tally_destroy(ctx);
     free(xi);
     free(xf);
     free(xd);
+    free(xl);
     free(out);
     free(cpy);
     return g_fail;

@@ -35,13 +35,25 @@
 #   cpu          the CPU backend on the host's cores: the reductions/scans against a read loop and
 #                memcpy (bench_cpu; its table is printed last), then the exact sums' scaling
 #                table (bench_cpu -x)
-#   cpuscale     bench_cpu at 16, 8, 4, 2 and 1 threads (CPU_THREADS), 2^28 elements: every row beside
-#                the read loop / memcpy of the same run; prints the reductions' ratios per thread count
-#                (CPUSCALE_S, default 150 s; CPU_N elements; tables in cpu-t<T>.md)
+#   cpuscale     bench_cpu -q at 16, 8, 4, 2 and 1 threads (CPU_THREADS): the reductions and every scan
+#                (i32 i64 f32 f64; sum, max; exclusive f32 sum), each row beside the read loop / memcpy
+#                of the same run; 2^28 elements (CPU_N) from 4 threads, 2^27 (CPU_N_LOW, still 2-4x
+#                the L3) at 1 and 2, as the summary's n row says; prints the ratios per thread count
+#                (CPUSCALE_S, default 150 s; tables in cpu-t<T>.md)
+#   cpuperf      where the scans' time goes at 1, 4 and 16 threads: perf stat and perf record of
+#                bench_cpu -s (the i32 and f32 sum scans, 2^27 elements), perf from the PATH or .perf/
+#                (Debian's linux-perf and its libraries, unpacked under /tmp, not over /: fetch with
+#                mkdir -p .perf && cd .perf && apt-get download linux-perf libbabeltrace1 libdw1
+#                libelf1 libnuma1 libopencsd1 libperl5.36 libpython3.11 libslang2 libunwind8
+#                libglib2.0-0 libexpat1 libpcre2-8-0 libcap2, and carry .perf); files cpu-perf-t<T>.txt (CPUPERF_S, default 60 s)
 #   cpusweep     the reductions' memory knobs at all cores (TALLY_CPU_TUNE, src/cpu/state.h): software
 #                prefetch distance (0: none), prefetch burst (pf_bytes) and chunk sizes, one bench_cpu
 #                run per setting (CPUSWEEP_S, default 150 s; CPU_TUNES overrides the list,
 #                ';'-separated; tables in cpu-tune<i>.md)
+#   scansweep    the scans' knobs at 2 and 4 threads (SCANSWEEP_THREADS): bench_cpu -s (i32 and f32
+#                sum scans, 2^27 elements) per TALLY_CPU_TUNE setting: the piece size (scan_piece,
+#                bytes; default a quarter of L2) and the next piece's prefetch (scan_pf=0: none);
+#                SCANSWEEP_S, default 60 s; SCAN_TUNES overrides the list (';'-separated, '-' = default)
 #   scanio       `tally scan sum` of a 4 GiB float32 .npy in /dev/shm into /dev/shm against `cp` of
 #                it (bench/cli_scan.sh: output checked against the one-call scan first; ~30 s);
 #                makes the build step build the tally command too
@@ -51,7 +63,8 @@
 # Vulkan needs the loader and glslc from Debian (the driver's own ICD manifest names a library
 # that needs a display): fetch them on a networked machine with
 #   mkdir -p .gl && cd .gl && apt-get download libvulkan1 libvulkan-dev glslc libshaderc1
-# and carry .gl with the call. Files under $OUT: h200.log build.log and one log per step.
+# and carry .gl with the call. Files under $OUT: h200.log and all.tgz (build.log, every step's log
+# and table, logs.tgz), since the device tool brings back only a few files.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-build,cuda,adversarial,bench,vulkan}
@@ -78,7 +91,8 @@ W() {
     cuda) echo "${CUDA_S:-90}" ;; seg) echo "${SEG_S:-120}" ;; adversarial) echo "${ADV_S:-120}" ;; bench) echo "${BENCH_S:-130}" ;;
     python) echo "${PY_S:-110}" ;; vulkan) echo "${VK_S:-130}" ;; mpi) echo "${MPI_S:-100}" ;;
     cpu) echo "${CPU_S:-150}" ;; scanio) echo "${SCANIO_S:-60}" ;;
-    cpuscale) echo "${CPUSCALE_S:-150}" ;; cpusweep) echo "${CPUSWEEP_S:-150}" ;; *) echo 0 ;;
+    cpuscale) echo "${CPUSCALE_S:-150}" ;; cpusweep) echo "${CPUSWEEP_S:-150}" ;;
+    cpuperf) echo "${CPUPERF_S:-60}" ;; scansweep) echo "${SCANSWEEP_S:-60}" ;; *) echo 0 ;;
   esac
 }
 rest() { local s=0 x; for x in "$@"; do want "$x" && s=$((s + $(W "$x"))); done; echo "$s"; }
@@ -322,7 +336,7 @@ if want scanio; then
 fi
 
 if want cpu; then
-  c=$(cap "$(W cpu)" "$(( $(rest cpuscale cpusweep) + 5 ))")
+  c=$(cap "$(W cpu)" "$(( $(rest cpuscale cpusweep cpuperf scansweep) + 5 ))")
   log "CPU: reductions and scans at all cores against the read loop and memcpy, then the exact sums' scaling (bench_cpu -x) (at most ${c}s)"
   c1=$((c * 2 / 5)); [ "${CPU_X:-1}" = 0 ] && c1=$c   # CPU_X=0: no thread-scaling table
   timeout "$c1" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
@@ -343,17 +357,66 @@ if want cpu; then
   fi
 fi
 # the reductions' rows of a bench_cpu table, as "label | op | ours GB/s | base GB/s | ratio"
-cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive)[ a-z0-9+().^-]* \|' "$2" | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
+cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive|exclusive)[ a-z0-9+().^-]* \|' "$2" | grep -E 'read loop|memcpy' | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
 if want cpuscale; then
-  c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep) + 5 ))")
-  log "CPU: bench_cpu at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
+  c=$(cap "$(W cpuscale)" "$(( $(rest cpusweep cpuperf scansweep) + 5 ))")
+  log "CPU: bench_cpu -q at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
   ts=${CPU_THREADS:-16,8,4,2,1}   # most cores first: one thread takes longest (its references too)
   cs0=$(date +%s)
   for t in ${ts//,/ }; do
     left=$(( c - ($(date +%s) - cs0) )); [ "$left" -lt 10 ] && break
-    timeout "$left" "$B/bench/tally_bench_cpu" -t "$t" -n "${CPU_N:-268435456}" -r 3 -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
+    n=${CPU_N:-268435456}; [ "$t" -le 2 ] && n=${CPU_N_LOW:-134217728}
+    echo "$n" >"$OUT/cpu-t$t.n"
+    timeout "$left" "$B/bench/tally_bench_cpu" -q -t "$t" -n "$n" -r 3 -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     log "cpuscale: $t threads exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-t$t.log") validation failures"
+  done
+fi
+if want cpuperf; then
+  c=$(cap "$(W cpuperf)" "$(( $(rest cpusweep scansweep) + 5 ))")
+  PERF=$(command -v perf)
+  # the machine's perf may be missing, or a wrapper without the kernel's tools: then the carried one
+  if ! { [ -n "$PERF" ] && "$PERF" stat -e task-clock true >"$L/perf-check.log" 2>&1; } && ls .perf/*.deb >/dev/null 2>&1; then
+    rm -rf /tmp/tally-perf && mkdir -p /tmp/tally-perf
+    for f in .perf/*.deb; do dpkg -x "$f" /tmp/tally-perf; done
+    PERF=/tmp/tally-perf/usr/bin/perf
+    export LD_LIBRARY_PATH=/tmp/tally-perf/usr/lib/x86_64-linux-gnu:/tmp/tally-perf/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  fi
+  log "CPU: perf of the i32/f32 sum scans at ${CPUPERF_THREADS:-1,4,16} threads with ${PERF:-no perf} (at most ${c}s)"
+  if [ -n "$PERF" ] && "$PERF" stat -e task-clock true >"$L/perf-check.log" 2>&1; then
+    cs2=$(date +%s)
+    for t in $(echo "${CPUPERF_THREADS:-1,4,16}" | tr , ' '); do
+      left=$(( c - ($(date +%s) - cs2) )); [ "$left" -lt 15 ] && break
+      f=$OUT/cpu-perf-t$t.txt
+      { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r 3 (i32 and f32 sum scans, their checks and memcpy included)"
+        timeout $((left / 2)) "$PERF" stat -e task-clock,context-switches,cpu-migrations,cycles,instructions,cache-misses \
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 2>&1
+        echo "## perf record (cycles), the symbols above 0.5%"
+        timeout $((left / 2)) "$PERF" record -q -F 499 -o /tmp/tally-perf.data \
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 >/dev/null 2>&1
+        "$PERF" report -i /tmp/tally-perf.data --stdio --sort symbol --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+      } >"$f" 2>&1
+      log "cpuperf: $t threads done ($(grep -c . "$f") lines in ${f##*/})"
+    done
+  else
+    log "cpuperf: no usable perf here ($(tail -1 "$L/perf-check.log" 2>/dev/null)); carry .perf (see the header)"
+  fi
+fi
+if want scansweep; then
+  c=$(cap "$(W scansweep)" "$(( $(rest cpusweep) + 5 ))")
+  IFS=';' read -r -a stunes <<<"${SCAN_TUNES:--;scan_piece=131072;scan_piece=2097152;scan_pf=0}"
+  log "CPU: the scans' knobs at ${SCANSWEEP_THREADS:-2,4} threads, ${#stunes[@]} settings (at most ${c}s)"
+  cs3=$(date +%s)
+  for t in $(echo "${SCANSWEEP_THREADS:-2,4}" | tr , ' '); do
+    for tu in "${stunes[@]}"; do
+      left=$(( c - ($(date +%s) - cs3) )); [ "$left" -lt 8 ] && break 2
+      tag=$(echo "$tu" | tr -c 'a-z0-9\n' '_')
+      echo "$t thr, ${tu}" >"$OUT/cpu-scan-t$t-$tag.name"
+      TALLY_CPU_TUNE="$([ "$tu" = - ] || echo "$tu")" timeout "$left" "$B/bench/tally_bench_cpu" -s -t "$t" -n 134217728 -r 3 \
+        -o "$OUT/cpu-scan-t$t-$tag.md" >"$L/cpu-scan-t$t-$tag.log" 2>&1
+      r=$?; [ "$r" = 0 ] || rc=1
+      log "scansweep: $t threads [$tu] exit $r$([ "$r" = 124 ] && echo ' (timed out)')"
+    done
   done
 fi
 if want cpusweep; then
@@ -415,16 +478,38 @@ if want cpu && [ -s "$OUT/cpu-core.md" ]; then
   cut -d'|' -f2,3,5,7,8,9,11 "$OUT/cpu-core.md"
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
-  echo "=== CPU reductions by thread count: ratio to the read loop of the same run (ours GB/s); bench_cpu -t T, tables in cpu-t<T>.md"
+  echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours GB/s); bench_cpu -q -t T, tables in cpu-t<T>.md"
   files=$(ls "$OUT"/cpu-t[0-9]*.md | sort -V)
   printf '| op |'; for f in $files; do t=${f##*/cpu-t}; printf ' %s thr |' "${t%.md}"; done; echo
+  printf '| n (elements) |'; for f in $files; do printf ' %s |' "$(cat "${f%.md}.n" 2>/dev/null)"; done; echo
   for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' '
     { op = $3; gsub(/^ +| +$/, "", op); if (!(op in seen)) { seen[op] = 1; order[++n] = op }
       cell[op] = cell[op] sprintf(" %.2f (%.1f) |", $6, $4) }
     END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], cell[order[i]] }'
 fi
+if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
+  echo "=== where the scans' time goes (perf record of bench_cpu -s: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
+  for f in $(ls "$OUT"/cpu-perf-t*.txt | sort -V); do
+    echo "-- ${f##*/}"; grep -E 'task-clock|instructions|cycles' "$f" | head -3; grep -E '^ +[0-9.]+%' "$f" | head -8
+  done
+fi
+if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
+  echo "=== where the scans' time goes by thread count (the scan's own clocks; shares of the threads' summed time)"
+  for f in $(ls "$OUT"/cpu-t[0-9]*.md | sort -V); do
+    t=${f##*/cpu-t}; echo "-- ${t%.md} threads"; grep -E '^\| (scan \(phases|inclusive sum scan [if]32)' "$f" | grep -v 'memcpy'
+  done
+fi
+if want scansweep && ls "$OUT"/cpu-scan-t*.md >/dev/null 2>&1; then
+  echo "=== the scans' knobs (TALLY_CPU_TUNE; '-' = the defaults): ratio to memcpy of the same run (ours GB/s)"
+  for f in $(ls "$OUT"/cpu-scan-t*.md | sort -V); do
+    grep -E '^\| inclusive sum scan' "$f" | grep memcpy | awk -F'|' -v l="$(cat "${f%.md}.name")" '{printf "| %s |%s| %s (%s) |\n", l, $2, $8, $4}'
+  done
+fi
 if want cpusweep && ls "$OUT"/cpu-tune*.md >/dev/null 2>&1; then
   echo "=== CPU reductions at all cores by TALLY_CPU_TUNE (pf_dist=16384 is the shipped default)"
   for f in $(ls "$OUT"/cpu-tune*.md | sort -V); do cpurows "$(cat "${f%.md}.name")" "$f" | grep -E 'min|max|sum i32|scan'; done
 fi
+# The device tool brings back only a few files: everything but h200.log goes into all.tgz
+(cd "$OUT" && tar czf all.tgz --exclude=./all.tgz --exclude=./h200.log . &&
+  find . -mindepth 1 -maxdepth 1 ! -name all.tgz ! -name h200.log -exec rm -rf {} +)
 exit $rc

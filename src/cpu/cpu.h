@@ -21,6 +21,20 @@ void tally_cpu_set_scan_piece(tally_context *ctx, uint64_t bytes);
  * every time instead of when the scheduler happens to interleave them. */
 void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interleave);
 
+/* For the benchmarks: where a threaded scan's time goes. Nanoseconds summed over the threads
+ * and the calls: from the call's start to a thread's first piece (the pool's wake-up), in the
+ * block totals (reading the piece), in the look-back (waiting for and folding the carries of
+ * the pieces before), in scanning and writing the pieces (with the next piece's prefetch), and
+ * from a thread's last piece to the call's end (waiting for the slowest). One-thread scans
+ * count all of their time as scanning. */
+typedef struct tally_cpu_scan_prof {
+    uint64_t calls, pieces, thread_calls; /* thread_calls: the threads' runs, summed */
+    double wake_ns, totals_ns, lookback_ns, scan_ns, tail_ns;
+} tally_cpu_scan_prof;
+/* Accumulate into *prof the scans of a CPU context from now on (NULL: stop). Not for scans that
+ * run concurrently on one context (nothing is). */
+void tally_cpu_set_scan_profile(tally_context *ctx, tally_cpu_scan_prof *prof);
+
 /* Adds n elements (global indices base .. base+n-1) into acc, using the state's threads.
  * acc may already hold earlier elements (streams); float products continue its open block.
  * The backend table's accumulate. */

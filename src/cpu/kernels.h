@@ -76,6 +76,13 @@ typedef struct tally_cpu_kernels {
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
     void (*scan_total[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);
+    /* f32 sum [0] and product [1], where the ISA does it faster than scan_total block by block
+     * (else NULL): tot[k] = the total of block k (identity as its carry) for 16 whole blocks
+     * from in, TALLY_SCAN_BLOCK elements apart. The same bits as scan_total. */
+    void (*ftot16[2])(const void *in, tally_carry *tot);
+    /* The same for 8 whole blocks, [op][type] (f32, f64), where the ISA does it faster; NULL
+     * elsewhere. */
+    void (*ftot8[2][TALLY_TYPE_COUNT])(const void *in, tally_carry *tot);
 } tally_cpu_kernels;
 
 extern const tally_cpu_kernels tally_cpu_kernels_scalar;

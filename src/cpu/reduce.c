@@ -34,7 +34,8 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
 }
 
 /* TALLY_CPU_TUNE: "name=bytes,..." for pf_dist, pf_bytes (a power of two), pf_min, chunk_min,
- * chunk_max (see state.h). */
+ * chunk_max, and the scans' scan_piece (bytes) and scan_pf (0: no prefetch of a thread's next
+ * piece) (see state.h). */
 static void tune_from_env(tally_cpu_state *st)
 {
     const char *e = getenv("TALLY_CPU_TUNE");
@@ -49,6 +50,8 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "pf_min")) st->pf_min = v;
             else if (!strcmp(name, "chunk_min") && v >= 4096) st->chunk_min = v;
             else if (!strcmp(name, "chunk_max") && v >= 4096) st->chunk_max = v;
+            else if (!strcmp(name, "scan_piece")) st->scan_piece = v; /* clamped below */
+            else if (!strcmp(name, "scan_pf")) st->scan_pf = v != 0;
         }
         e = strchr(e, ',');
         if (e) e++;
@@ -72,6 +75,7 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->pf_min = TALLY_CPU_PF_MIN_BYTES;
     st->chunk_min = TALLY_CPU_CHUNK_MIN;
     st->chunk_max = TALLY_CPU_CHUNK_MAX;
+    st->scan_pf = 1;
     tune_from_env(st);
     st->parts = aligned_alloc(64, TALLY_CPU_PART_STRIDE * (size_t)threads);
     st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
@@ -86,6 +90,7 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     const char *env = getenv("TALLY_CPU_SCAN_PIECE"); /* docs/tuning.md */
     if (env && *env) piece = strtoull(env, NULL, 10);
 #endif
+    if (st->scan_piece) piece = st->scan_piece; /* TALLY_CPU_TUNE's scan_piece */
     st->scan_piece = scan_piece_bytes(piece);
     if (!st->parts || !st->sq) {
         tally_cpu_state_destroy(st);

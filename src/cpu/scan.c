@@ -10,13 +10,18 @@
  * writes idle in turns (about 0.8 of a copy's speed), so on large outputs it prefetches its
  * next piece into L2 while it writes the current one (through L1 in 1 KiB chunks between the
  * prefetches). Float sum/prod scans do the same: their block kernels take chunks of whole
- * groups (tally.h's order), so they run as fast as the integer ones. */
+ * groups (tally.h's order), so they run as fast as the integer ones; their totals come 16 (f32)
+ * or 8 (f64) blocks at a time where the ISA has a kernel for it (kernels.h, ftot16/ftot8), and
+ * the look-back folds block totals with one op each (fold_total), as the integer ones do: the
+ * threads' time outside scan+write is time their share of the bus sits idle. With a profile set
+ * (cpu.h, tally_cpu_set_scan_profile) each thread clocks those phases. */
 #include <float.h>
 #include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/types.h"
 #include "cpu/state.h"
 
@@ -47,9 +52,28 @@ typedef struct scan_job {
      * local value passed between them */
     void (*fscan)(const void *, void *, uint64_t, const tally_carry *, tally_carry *, int);
     int excl;
+    int fold;            /* how a block total folds into a carry: FOLD_* */
+    void (*totm)(const void *, tally_carry *); /* totm_blocks blocks' totals at once, or NULL */
+    uint64_t totm_blocks;
     tally_carry start;   /* carry into block 0 */
     tally_carry ident;   /* op's identity: totals start from it */
 } scan_job;
+
+/* Folding a block's total t into a carry c: c op t, which is what total(&t, 1, &c) computes
+ * (for float sum/prod: identity op t = t exactly, then c op t), done directly for the float ops,
+ * whose total kernels are a whole group's vector code: the look-back folds up to a piece's worth
+ * of totals per piece between, and on many threads that cost was as much as a piece's totals. */
+enum { FOLD_KERNEL = 0, FOLD_SUM_F32, FOLD_SUM_F64, FOLD_PROD_F32, FOLD_PROD_F64 };
+static inline void fold_total(const scan_job *j, const tally_carry *t, tally_carry *c)
+{
+    switch (j->fold) {
+    case FOLD_SUM_F32: c->f32 = c->f32 + t->f32; break;
+    case FOLD_SUM_F64: c->f64 = c->f64 + t->f64; break;
+    case FOLD_PROD_F32: c->f32 = c->f32 * t->f32; break;
+    case FOLD_PROD_F64: c->f64 = c->f64 * t->f64; break;
+    default: j->total(t, 1, c);
+    }
+}
 
 /* Prefetching: while a thread writes piece p it pulls its next piece into L2, a cache line
  * per line written (pf: the bytes of the next piece at the same offset, NULL for none), so
@@ -111,7 +135,7 @@ static inline void scan_block(const scan_job *j, uint64_t b, tally_carry *c, voi
             j->st->k->stream_copy(j->out + (e + i) * j->size, buf, m * j->size);
             prefetch_bytes(pf, m * j->size);
         }
-        j->total(&l, 1, c); /* c op the block's last local value */
+        fold_total(j, &l, c); /* c op the block's last local value */
     } else if (j->nt) {
         j->kern(j->in + e * j->size, buf, len, c);
         stream_out(j, j->out + e * j->size, buf, len * j->size, pf);
@@ -141,6 +165,12 @@ static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
     uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
     for (uint64_t k = 0; k < nb; k++) {
         uint64_t e = (b0 + k) * B, len = j->n - e < B ? j->n - e : B;
+        const uint64_t m = j->totm_blocks;
+        if (j->totm && k + m <= nb && (b0 + k + m) * B <= j->n) { /* m whole blocks at once */
+            j->totm(j->in + e * j->size, tot + k);
+            k += m - 1;
+            continue;
+        }
         tot[k] = j->ident;
         j->total(j->in + e * j->size, len, &tot[k]);
     }
@@ -166,7 +196,16 @@ typedef struct scan_shared {
     tally_carry *tot;      /* npieces x pblocks */
     tally_carry *steal;    /* threads x threads x pblocks */
     _Atomic uint64_t next; /* the next piece to take */
+    double t0;             /* profiling (st->scan_prof): the call's start, ns */
+    double (*prof)[6];     /* per thread: wake, totals, look-back, scan, end time, pieces */
 } scan_shared;
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
+}
 
 #define STEAL_SPINS 1000
 
@@ -231,11 +270,11 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
     /* fold the totals between, oldest first: block by block, as the definition says */
     for (int i = nbetween - 1; i >= 0; i--) {
         uint64_t nb = piece_blocks(j, p - 1 - (uint64_t)i);
-        for (uint64_t k = 0; k < nb; k++) j->total(&between[i][k], 1, &c);
+        for (uint64_t k = 0; k < nb; k++) fold_total(j, &between[i][k], &c);
     }
     tally_carry out = c;
     uint64_t nb = piece_blocks(j, p);
-    for (uint64_t k = 0; k < nb; k++) j->total(&tot[k], 1, &out);
+    for (uint64_t k = 0; k < nb; k++) fold_total(j, &tot[k], &out);
     sh->rec[p].incl = out;
     atomic_store_explicit(&sh->rec[p].state, PIECE_INCL, memory_order_release);
     return c;
@@ -247,19 +286,37 @@ static void scan_thread(void *arg, int tid, int nth)
     const scan_job *j = sh->j;
     _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
     tally_carry *steal = sh->steal + (size_t)tid * (size_t)nth * j->pblocks;
+    double *prof = sh->prof ? sh->prof[tid] : NULL, t = prof ? now_ns() : 0, t1, t2;
+    if (prof) prof[0] += t - sh->t0;
     uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
     while (p < j->npieces) {
         tally_carry *tot = sh->tot + p * j->pblocks;
         total_piece(j, p, tot);
+        if (prof) t1 = now_ns();
         tally_carry c = look_back(sh, p, tot, steal, nth);
+        if (prof) t2 = now_ns();
         /* take the next piece now, to prefetch it while writing this one */
         uint64_t pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
         pf_range pf;
         next_range(j, pn, &pf);
         scan_piece(j, p, &c, buf, j->pf && pf.left ? &pf : NULL);
+        if (prof) {
+            double t3 = now_ns();
+            prof[1] += t1 - t;
+            prof[2] += t2 - t1;
+            prof[3] += t3 - t2;
+            prof[5] += 1;
+            t = t3;
+        }
         p = pn;
     }
     if (j->nt) j->st->k->stream_fence();
+    if (prof) prof[4] = now_ns();
+}
+
+void tally_cpu_set_scan_profile(tally_context *ctx, tally_cpu_scan_prof *prof)
+{
+    if (ctx && ctx->backend == &tally_cpu_backend) ((tally_cpu_state *)ctx->state)->scan_prof = prof;
 }
 
 tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_type type,
@@ -290,15 +347,35 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     uint64_t t = n * j.size / tmin;
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
     if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
-    j.pf = n * j.size >= TALLY_SCAN_STREAM_BYTES;
+    j.pf = st->scan_pf && n * j.size >= TALLY_SCAN_STREAM_BYTES;
     j.assoc = !(tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD));
-    if (!j.assoc) j.fscan = st->k->fscan[op == TALLY_PROD][type];
+    if (!j.assoc) {
+        j.fscan = st->k->fscan[op == TALLY_PROD][type];
+        j.fold = type == TALLY_F32 ? (op == TALLY_SUM ? FOLD_SUM_F32 : FOLD_PROD_F32)
+               : type == TALLY_F64 ? (op == TALLY_SUM ? FOLD_SUM_F64 : FOLD_PROD_F64)
+                                   : FOLD_KERNEL;
+        if (type == TALLY_F32 && st->k->ftot16[op == TALLY_PROD]) {
+            j.totm = st->k->ftot16[op == TALLY_PROD];
+            j.totm_blocks = 16;
+        } else if (st->k->ftot8[op == TALLY_PROD][type]) {
+            j.totm = st->k->ftot8[op == TALLY_PROD][type];
+            j.totm_blocks = 8;
+        }
+    }
     j.excl = opts->exclusive;
+    tally_cpu_scan_prof *prof = st->scan_prof;
+    double t0 = prof ? now_ns() : 0;
     if (nth == 1) {
         _Alignas(64) char buf[TALLY_SCAN_BLOCK * 8];
         tally_carry c = j.start;
         for (uint64_t b = 0; b < j.nblocks; b++) scan_block(&j, b, &c, buf, NULL);
         if (j.nt) st->k->stream_fence();
+        if (prof) {
+            prof->calls++;
+            prof->thread_calls++;
+            prof->pieces += j.npieces;
+            prof->scan_ns += now_ns() - t0;
+        }
         return TALLY_OK;
     }
     scan_shared sh;
@@ -306,7 +383,8 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     atomic_init(&sh.next, 0);
     size_t nrec = (size_t)j.npieces * sizeof(piece_rec);
     size_t ntot = ((size_t)j.npieces + (size_t)nth * (size_t)nth) * j.pblocks * sizeof(tally_carry);
-    char *mem = calloc(1, nrec + ntot);
+    size_t nprof = prof ? (size_t)nth * sizeof(double[6]) : 0;
+    char *mem = calloc(1, nrec + ntot + nprof);
     if (!mem) {
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
                                "tally_scan: out of memory for %llu piece totals",
@@ -315,7 +393,22 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     sh.rec = (piece_rec *)mem;
     sh.tot = (tally_carry *)(mem + nrec);
     sh.steal = sh.tot + j.npieces * j.pblocks;
+    sh.prof = prof ? (double(*)[6])(mem + nrec + ntot) : NULL;
+    sh.t0 = t0;
     tally_pool_run(st->pool, nth, scan_thread, &sh);
+    if (prof) {
+        double t1 = now_ns();
+        prof->calls++;
+        prof->thread_calls += (uint64_t)nth;
+        for (int t = 0; t < nth; t++) {
+            prof->wake_ns += sh.prof[t][0];
+            prof->totals_ns += sh.prof[t][1];
+            prof->lookback_ns += sh.prof[t][2];
+            prof->scan_ns += sh.prof[t][3];
+            prof->tail_ns += t1 - sh.prof[t][4];
+            prof->pieces += (uint64_t)sh.prof[t][5];
+        }
+    }
     free(mem);
     return TALLY_OK;
 }

@@ -22,7 +22,7 @@
  * otherwise keeps too few lines in flight for its share of a many-core memory bus
  * (docs/performance.md, "CPU: reductions on many cores"). */
 #define TALLY_CPU_PF_MIN_BYTES (2u * 1024u * 1024u)
-#define TALLY_CPU_PF_BYTES 4096u
+#define TALLY_CPU_PF_BYTES 1024u
 #define TALLY_CPU_PF_DIST (16u * 1024u)
 #define TALLY_CPU_CHUNK_MIN (256u * 1024u)
 #define TALLY_CPU_CHUNK_MAX (1024u * 1024u)
@@ -45,6 +45,8 @@ struct tally_cpu_state {
     tally_partial *parts;   /* one per thread, TALLY_CPU_PART_STRIDE bytes apart */
     tally_exact *sq;        /* one per thread (variance pass) */
     uint64_t scan_piece;    /* scans: bytes per piece */
+    struct tally_cpu_scan_prof *scan_prof; /* scans: where the time goes (cpu.h), or NULL */
+    int scan_pf;            /* scans: prefetch a thread's next piece while writing (TALLY_CPU_TUNE) */
     uint64_t chunk_bytes;   /* reductions: bytes per chunk, 0: by size (tests only) */
     int interleave;         /* reductions: fixed round robin, merged last thread first (tests) */
     /* Reductions' memory knobs: the TALLY_CPU_* defaults above, unless TALLY_CPU_TUNE (read once

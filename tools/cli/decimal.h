@@ -16,6 +16,12 @@ typedef struct cli_decimal {
     int broken;                /* a bound was passed (cannot happen below 2^63 values) */
 } cli_decimal;
 
+/* 10^k for k = 0 .. 18: every power of ten in int64. */
+extern const int64_t cli_pow10_i64[19];
+/* out[i] = v[i] * 10^k (0 <= k <= 18; out may be v). 1, or 0 if one does not fit int64 (out is
+ * then partly written). */
+int cli_rescale(const int64_t *v, size_t n, int k, int64_t *out);
+
 /* num / den rounded to the nearest double, ties to even (negated when negative). */
 double cli_big_ratio(const cli_big *num, const cli_big *den, int negative);
 

@@ -22,24 +22,11 @@ void cli_value_text(const cli_value *v, char *buf, size_t len)
     }
 }
 
-/* Length of the valid UTF-8 sequence at s (NUL-terminated), or 0. */
+/* Length of the valid UTF-8 sequence at s (NUL-terminated: a NUL is never a continuation
+ * byte, so at most the 4 bytes up to it are read), or 0. */
 static size_t cli_utf8_len(const unsigned char *s)
 {
-    unsigned c = s[0];
-    size_t k;
-    unsigned min;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) { k = 2; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { k = 3; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { k = 4; min = 0x10000; }
-    else return 0;
-    unsigned cp = c & (0x7f >> k);
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;      /* also stops at the terminating NUL */
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return k;
+    return tio_utf8_len(s, strnlen((const char *)s, 4));
 }
 
 char *cli_escape_name(const char *s)

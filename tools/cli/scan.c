@@ -5,6 +5,7 @@
  * max (each prefix then rounded once to float64), else float64. An exclusive scan of a decimal
  * column starts from the identity of the float64 it is written as (-inf for max, inf for min). */
 #include "cli.h"
+#include "decimal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,21 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const int64_t cli_pow10_i64[19] = {
-    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000, 10000000000,
-    100000000000, 1000000000000, 10000000000000, 100000000000000, 1000000000000000,
-    10000000000000000, 100000000000000000, 1000000000000000000};
-
-/* v * 10^k into out[]; 0 if one does not fit int64 */
-static int cli_rescale(const int64_t *v, size_t n, int k, int64_t *out)
-{
-    const int64_t f = cli_pow10_i64[k];
-    for (size_t i = 0; i < n; i++) {
-        if (v[i] > INT64_MAX / f || v[i] < INT64_MIN / f) return 0;
-        out[i] = v[i] * f;
-    }
-    return 1;
-}
 
 typedef struct cli_column {
     const char *file;

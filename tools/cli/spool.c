@@ -1,6 +1,7 @@
 /* A pipe's bounded copy of integer values (see spool.h). */
 #define _GNU_SOURCE 1
 #include "spool.h"
+#include "decimal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -143,10 +144,6 @@ int cli_spool_replay(cli_spools *s, cli_spool *sp, int (*fn)(void *user, const i
     return sp->tail_n ? fn(user, sp->tail, sp->tail_n) : 0;
 }
 
-static const int64_t cli_pow10_i64[19] = {
-    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000, 10000000000,
-    100000000000, 1000000000000, 10000000000000, 100000000000000, 1000000000000000,
-    10000000000000000, 100000000000000000, 1000000000000000000};
 
 typedef struct { int64_t f; int apply; } cli_scale_job;
 

@@ -47,6 +47,9 @@ double tio_decimal_to_double(int64_t m, int scale);
 /* Shortest text that reads back (strtod / strtof) to the same value, in plain notation for
  * decimal exponents -5..16 and scientific beyond: "0.1", "693720", "1e+300", "nan", "inf",
  * "-inf", "-0". buf needs 32 bytes. Returns buf. */
+/* Length (1-4) of the valid UTF-8 sequence at s[0..n) (n >= 1), or 0: a bad lead or
+ * continuation byte, a truncated, overlong or surrogate sequence, or past U+10FFFF. */
+size_t tio_utf8_len(const unsigned char *s, size_t n);
 char *tio_format_double(double v, char *buf);
 char *tio_format_float(float v, char *buf);
 

@@ -1165,8 +1165,7 @@ static void *tio_worker(void *arg)
     return NULL;
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0. */
-static size_t tio_utf8_len(const unsigned char *s, size_t n)
+size_t tio_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t k;
