@@ -350,6 +350,15 @@ if want cpu; then
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
+  # the exact kernels' per-core cost on this host (one thread; in cache, then from memory):
+  # ns per element for price-like, 2^-40..2^40 and full-range f32/f64 (CPU_CORE=0: none, ~15 s)
+  if [ "${CPU_CORE:-1}" != 0 ]; then
+    for nn in 65536 16777216; do for d in price pm40 full; do
+      timeout 20 "$B/bench/tally_bench_exact" -i avx512 -d "$d" -k sum -n "$nn" -r "$([ $nn = 65536 ] && echo 20 || echo 3)" 2>&1 |
+        grep -E '^\| (price|pm40|full) ' | sed "s/^/| n=$nn /"
+    done; done >"$OUT/cpu-core.md"
+    log "cpu: per-core exact kernels (tally_bench_exact, n = 65536 then 2^24), table in cpu-core.md"
+  fi
 fi
 # the reductions' rows of a bench_cpu table, as "label | op | ours GB/s | base GB/s | ratio"
 cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive|exclusive)[ a-z0-9+().^-]* \|' "$2" | grep -E 'read loop|memcpy' | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
@@ -467,6 +476,10 @@ fi
 if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
   echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
   grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
+fi
+if want cpu && [ -s "$OUT/cpu-core.md" ]; then
+  echo "=== CPU exact kernels, one core (tally_bench_exact; n = 65536 in cache, then 2^24 from memory): ns/elem, GB/s, read GB/s"
+  cut -d'|' -f2,3,5,7,8,9,11 "$OUT/cpu-core.md"
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
   echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours GB/s); bench_cpu -q -t T, tables in cpu-t<T>.md"

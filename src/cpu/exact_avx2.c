@@ -130,16 +130,20 @@ static inline int tally_xavx2_b32prep_(const uint32_t *x, uint32_t *idx, uint64_
 #define XB32_PREP(x, idx, add) tally_xavx2_b32prep_((x), (idx), (add))
 /* the f64 bins' indices and significands, 4 doubles a step */
 #define XB64_N 256
-static inline void tally_xavx2_b64prep_(const uint64_t *x, uint64_t *idx, uint64_t *sig) {
+static inline int tally_xavx2_b64prep_(const uint64_t *x, uint64_t *idx, uint64_t *sig) {
     const __m256i frac = _mm256_set1_epi64x(0x000fffffffffffffll);
     const __m256i expo = _mm256_set1_epi64x(0x7ff0000000000000ll), imp = _mm256_set1_epi64x(1ll << 52);
+    __m256i nonfinite = _mm256_setzero_si256();
     for (int j = 0; j < XB64_N; j += 4) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + j));
         _mm256_store_si256((__m256i *)(void *)(idx + j), _mm256_srli_epi64(v, 52));
-        __m256i zero_e = _mm256_cmpeq_epi64(_mm256_and_si256(v, expo), _mm256_setzero_si256());
+        __m256i e = _mm256_and_si256(v, expo);
+        nonfinite = _mm256_or_si256(nonfinite, _mm256_cmpeq_epi64(e, expo));
+        __m256i zero_e = _mm256_cmpeq_epi64(e, _mm256_setzero_si256());
         _mm256_store_si256((__m256i *)(void *)(sig + j),
                            _mm256_or_si256(_mm256_and_si256(v, frac), _mm256_andnot_si256(zero_e, imp)));
     }
+    return _mm256_testz_si256(nonfinite, nonfinite);
 }
 #define XB64_PREP(x, idx, sig) tally_xavx2_b64prep_((x), (idx), (sig))
 #include "cpu/exact_impl.h"

@@ -126,16 +126,18 @@ static inline int tally_xavx512_b32prep_(const uint32_t *x, uint32_t *idx, uint6
 #define XB32_PREP(x, idx, add) tally_xavx512_b32prep_((x), (idx), (add))
 /* the f64 bins' indices and significands, 8 doubles a step */
 #define XB64_N 256
-static inline void tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint64_t *sig) {
+static inline int tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint64_t *sig) {
     const __m512i frac = _mm512_set1_epi64(0x000fffffffffffffll);
     const __m512i expo = _mm512_set1_epi64(0x7ff0000000000000ll), imp = _mm512_set1_epi64(1ll << 52);
+    __mmask8 nonfinite = 0;
     for (int j = 0; j < XB64_N; j += 8) {
         __m512i v = _mm512_loadu_si512((const void *)(x + j));
         _mm512_store_si512((void *)(idx + j), _mm512_srli_epi64(v, 52));
-        __m512i f = _mm512_and_si512(v, frac);
-        _mm512_store_si512((void *)(sig + j),
-                           _mm512_mask_or_epi64(f, _mm512_test_epi64_mask(v, expo), f, imp));
+        __m512i e = _mm512_and_si512(v, expo), f = _mm512_and_si512(v, frac);
+        nonfinite |= _mm512_cmpeq_epi64_mask(e, expo);
+        _mm512_store_si512((void *)(sig + j), _mm512_mask_or_epi64(f, _mm512_test_epi64_mask(e, e), f, imp));
     }
+    return tally_xmask_((unsigned)nonfinite, 8) == 0;
 }
 #define XB64_PREP(x, idx, sig) tally_xavx512_b64prep_((x), (idx), (sig))
 #include "cpu/exact_impl.h"

@@ -19,7 +19,8 @@
  *     add[j] = (b & 0x7fffff) + 2^40 (the f32 bins' index and addend, see BINS), by vector ops;
  *     returns 0 if some exponent field is 255 (inf, NaN), else 1.
  *   XB64_PREP(x, idx, sig), XB64_N: for XB64_N doubles at x (as bits b), idx[j] = b >> 52 and
- *     sig[j] = the 52 fraction bits, with 2^52 where the exponent field is not 0.
+ *     sig[j] = the 52 fraction bits, with 2^52 where the exponent field is not 0; returns 0 if
+ *     some exponent field is 2047 (inf, NaN), else 1.
  *   XV_FEED_SUBR(a, b): a - b for the residue r = v - q of a level, as the body likes it (an FMA
  *     form fnmadd(b, 1, a) rounds the exact a - b once: the same bits as XV_SUB, on other ports).
  *   XV_SAE 1, with XV_ADD_NX, XV_SUB_NX, XV_MUL_NX, XV_FMS_NX: the same operations, same results,
@@ -49,11 +50,13 @@
  * A block is run optimistically with the method of the last one; if the result cannot be trusted
  * (inexact flag, residue, bound exceeded, non-finite), the accumulators are restored, a stats
  * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
- * exact by the proofs below, and the block runs again. After 16 blocks, then 32, .., every 256,
- * the next cheaper method is tried (a wrong try costs a rerun); in BINS a stats pass runs on every
- * block anyway. So the cost follows the data: a call on price-like f32 data is W32 throughout,
- * on data over 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of
- * character costs a block or two. A method chosen from stats that still fails (never, by the
+ * exact by the proofs below, and the block runs again. After 32 blocks, then 64, .., every 256,
+ * the next cheaper method is tried (a wrong try costs a rerun); in BINS, plain sums take a block
+ * without a stats pass (the bins' prep finds inf and NaN itself) except every 16th, whose stats
+ * may pick a cheaper method; with extremes or omitted NaNs a stats pass runs on every block. So
+ * the cost follows the data: a call on price-like f32 data is W32 throughout, on data over
+ * 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of character
+ * costs a block or two. A method chosen from stats that still fails (never, by the
  * proofs) leaves the block to SLOW: the checks, not the proofs alone, guard the result.
  *
  * ---- LEV: the levels --------------------------------------------------------------------------
@@ -126,7 +129,10 @@
  * the same distance (cpu/state.h). Past the end of the data a prefetch is harmless. */
 #define XPF_DIST 16384
 #define XPREFETCH(p) __builtin_prefetch((p), 0, 2)
-#define XPROBE_MIN 16       /* blocks between tries of a cheaper method: at first, */
+/* Blocks between tries of a cheaper method: at first (more than the 16 blocks of the threaded
+ * pass's 1 MiB calls, whose method comes from their own sample and stats: a try there, on data
+ * that stay alike, fails and reruns a block, 1/16 of the call), */
+#define XPROBE_MIN 32
 #define XPROBE_MAX 256      /* and at most (doubling at each try) */
 
 #if defined(__GNUC__)
@@ -327,8 +333,10 @@ static inline int tally_xgexp_(int64_t lsbkey) {
 /* ---- BINS: xsum's large accumulator ---------------------------------------------------------
  * f64: b64[sign+exponent] (the top 12 bits) holds a sum of 53-bit significands (with the implicit
  * bit; none for exponent 0) that all scale by 2^(max(e,1) - 1075): one unsigned add per element.
- * An add that would carry out of 64 bits first spills the bin exactly into the superaccumulator
- * (rare: 2^11 adds of one sign and exponent). The bins from b64lo to b64hi (exponents, both
+ * An add that would carry out of 64 bits first spills the bin exactly into the superaccumulator,
+ * or (the loops fed by XB64_PREP) adds anyway and sends the carry, 2^64 units of the bin, there:
+ * either way the bins plus the superaccumulator hold the exact sum (rare: 2^11 adds of one sign
+ * and exponent). The bins from b64lo to b64hi (exponents, both
  * signs) may be nonzero; the end of a call spills them.
  * f32: b32[sign+exponent] += fraction + 2^40, so bits 40.. count the adds (the implicit bits,
  * count * 2^23 for e != 0, come back at the spill) and bits 0..39 sum the 23-bit fractions,
@@ -355,6 +363,16 @@ __attribute__((noinline, cold))
 #endif
 static void tally_xbins64_spill_cold_(tally_exact *acc, unsigned ix, uint64_t v) {
     tally_xbins64_spill_(acc, ix, v);
+}
+/* A bin's add carried out of 64 bits (the bin kept the low 64 bits of the sum): the carry, 2^64
+ * units of the bin, goes exactly into the superaccumulator. Out of line: rare (2^11 adds of one
+ * sign and exponent at least). */
+#if defined(__GNUC__)
+__attribute__((noinline, cold, unused))
+#endif
+static void tally_xbins64_carry_cold_(tally_exact *acc, unsigned ix) {
+    int e = (int)(ix & 0x7ff);
+    tally_xadd_u64_(acc, 1, (e ? e : 1) - 1075 + 64, (int)(ix >> 11));
 }
 /* n finite doubles (as bits) into the bins. e0: some element may have exponent field 0 (zeros,
  * subnormals); without it the implicit bit is set unconditionally. */
@@ -1063,6 +1081,13 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
     return XM_LEV;
 }
 
+/* The bins' loops prefetch XPF_DIST ahead as the other methods' do: without it the scalar adds
+ * into the bins and the reads from memory did not overlap (a call from DRAM took the in-cache
+ * time plus more than a read loop's). */
+#define XBINS_PREFETCH(p, bytes)                                                                 \
+    do {                                                                                         \
+        for (int pf_ = 0; pf_ < (bytes); pf_ += 64) XPREFETCH((const char *)(p) + XPF_DIST + pf_); \
+    } while (0)
 #if defined(XB32_PREP)
 /* tally_xbins32_loop_ with the bin index and the addend of XB32_N floats at a time computed by
  * vector ops (XB32_PREP) into two small arrays: the scalar adds into the bins are then one
@@ -1074,6 +1099,7 @@ static void XFN(bins32_loop)(uint64_t *restrict bin, const uint32_t *restrict x,
     _Alignas(64) uint64_t add[XB32_N];
     uint64_t i = 0;
     for (; i + XB32_N <= n; i += XB32_N) {
+        XBINS_PREFETCH(x + i, XB32_N * 4);
         XB32_PREP(x + i, idx, add);
         for (int j = 0; j < XB32_N; j += 4) {
             bin[idx[j]] += add[j];
@@ -1100,6 +1126,7 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
     _Alignas(64) uint64_t add[XB32_N];
     int i = 0, bad = 0;
     for (; i + XB32_N <= len; i += XB32_N) {
+        XBINS_PREFETCH(x + i, XB32_N * 4);
         if (!XB32_PREP(x + i, idx, add)) {
             bad = 1;
             break;
@@ -1125,6 +1152,56 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
 #endif
 
 #if defined(XB64_PREP)
+/* The adds of one prepared group into the bins: bin[idx[j]] += sig[j], and a carry out of 64 bits
+ * (the bin keeps the low 64 bits) goes to the superaccumulator (tally_xbins64_carry_cold_), so
+ * the bins plus what was carried are always the exact sum. On x86 with GCC or clang each add is
+ * one add to memory whose carry flag is tested (asm goto), four per step: the C form (load,
+ * add, compare, branch, store; GCC did not unroll it) took about a third more time. */
+#ifndef TALLY_XBINS64_GROUP_DEFINED
+#define TALLY_XBINS64_GROUP_DEFINED
+#if defined(__GNUC__) && defined(__x86_64__)
+#define XBIN64_ADD_ASM_(bin, idx, sig, j, u, lbl)                                                \
+    __asm__ goto("addq %1, (%0,%2,8)\n\tjc %l[" #lbl "]"                                      \
+                 :                                                                               \
+                 : "r"(bin), "r"((sig)[(j) + (u)]), "r"((idx)[(j) + (u)])                        \
+                 : "cc", "memory"                                                                \
+                 : lbl)
+static inline __attribute__((always_inline)) void tally_xbins64_group_(
+    uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc) {
+    for (int j = 0; j < n; j += 4) {
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 0, cy0);
+    a1:
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 1, cy1);
+    a2:
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 2, cy2);
+    a3:
+        XBIN64_ADD_ASM_(bin, idx, sig, j, 3, cy3);
+        continue;
+    cy0:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
+        goto a1;
+    cy1:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j + 1]);
+        goto a2;
+    cy2:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j + 2]);
+        goto a3;
+    cy3:
+        tally_xbins64_carry_cold_(acc, (unsigned)idx[j + 3]);
+    }
+}
+#else
+static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, const uint64_t *sig,
+                                        int n, tally_exact *acc) {
+    for (int j = 0; j < n; j++) {
+        const uint64_t o = bin[idx[j]], t = o + sig[j];
+        bin[idx[j]] = t;
+        if (__builtin_expect(t < o, 0)) tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
+    }
+}
+#endif
+#endif
+#define XBINS64_GROUP(bin, idx, sig, acc) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc))
 /* tally_xbins64_add_ (e0 = 1: the implicit bit from the exponent field) with the bin indices and
  * significands of XB64_N doubles at a time computed by vector ops (XB64_PREP), as for f32. */
 static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
@@ -1135,20 +1212,40 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     _Alignas(64) uint64_t sig[XB64_N];
     uint64_t i = 0;
     for (; i + XB64_N <= n; i += XB64_N) {
-        XB64_PREP(x + i, idx, sig);
-        for (int j = 0; j < XB64_N; j++) {
-            const uint64_t ix = idx[j], m = sig[j];
-            uint64_t o = bin[ix], t = o + m;
-            if (__builtin_expect(t < o, 0)) { /* the bin would carry out: spill it first */
-                tally_xbins64_spill_cold_(acc, (unsigned)ix, o);
-                t = m;
-            }
-            bin[ix] = t;
-        }
+        XBINS_PREFETCH(x + i, XB64_N * 8);
+        (void)XB64_PREP(x + i, idx, sig); /* finite: the stats said so */
+        XBINS64_GROUP(bin, idx, sig, acc);
     }
     tally_xbins64_add_(b, acc, x + i, n - i, 1);
 }
 #define XBINS64_ADD(b, acc, x, n, e0) XFN(bins64_add)((b), (acc), (x), (n))
+
+/* Plain f64 sums in BINS without a stats pass (as bins32_try for f32): the leading elements of a
+ * block of len doubles (as bits) go into the bins, XB64_N at a time, up to the first group that
+ * holds an inf or NaN (the prep says so before any of the group is added). Returns how many
+ * were added (len if all); the caller adds the rest element by element (SLOW), which is exact
+ * whatever the split. Without the stats the call's flush cannot know the exponents seen, so it
+ * runs over all of them (a few thousand cycles a call, in calls of up to 1 MiB). The stats pass
+ * had cost a second pass over every block: from memory, the blocks' time was the stats pass's
+ * read plus the bins' work on the then cached data, instead of the larger of the two. */
+static int XFN(bins64_try)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x, int len) {
+    uint64_t *restrict bin = b->b64;
+    __asm__("" : "+r"(bin));
+    _Alignas(64) uint64_t idx[XB64_N];
+    _Alignas(64) uint64_t sig[XB64_N];
+    int i = 0;
+    b->b64lo = 0;
+    b->b64hi = 2046;
+    for (; i + XB64_N <= len; i += XB64_N) {
+        XBINS_PREFETCH(x + i, XB64_N * 8);
+        if (!XB64_PREP(x + i, idx, sig)) return i;
+        XBINS64_GROUP(bin, idx, sig, acc);
+    }
+    for (int j = i; j < len; j++)
+        if ((x[j] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return i;
+    tally_xbins64_add_(b, acc, x + i, (uint64_t)(len - i), 1);
+    return len;
+}
 #else
 #define XBINS64_ADD(b, acc, x, n, e0) tally_xbins64_add_((b), (acc), (x), (n), (e0))
 #endif
@@ -1253,10 +1350,14 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         tally_xstats s;
         int have_stats = 0, tries = 0, bm = method, trying = 0;
         double bmax = 0;
-        int direct = 0; /* added to the bins without stats (f32 sums, see bins32_try) */
+        int direct = 0; /* added to the bins without stats (see bins32_try, bins64_try) */
+        int slow_rest = 0; /* of those, the last ones went the SLOW way (see bins64_try) */
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
             dirty = 1;
-            const int lsb = bins_blocks++ % 8 == 0;
+            /* every 16th block in BINS: not the first (the sample has just chosen BINS; the
+             * stats pass cost a call of 4 blocks a quarter more), and once in a 1 MiB call of the
+             * threaded pass */
+            const int lsb = ++bins_blocks % 16 == 0;
 #if defined(XB32_PREP)
             if (!lsb && kind == XK_SUM_F32 && mode == 0 &&
                 XFN(bins32_try)(bins, acc, (const uint32_t *)xb, len)) {
@@ -1264,10 +1365,24 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 bins32 = 1;
             }
 #endif
+#if defined(XB64_PREP)
+            if (!lsb && kind == XK_SUM_F64 && mode == 0) {
+                const int k = XFN(bins64_try)(bins, acc, (const uint64_t *)xb, len);
+                bins64 = 1;
+                direct = 1;
+                if (k < len) { /* an inf or NaN from element k's group on */
+                    tally_xslow_((const double *)xb + k, (uint64_t)(len - k), kind, mean, omit_nan, acc);
+                    tally_xmethod_n[XM_SLOW] += (uint64_t)(len - k);
+                    slow_rest = len - k;
+                }
+            }
+#endif
             if (!direct) XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
             have_stats = lsb;
-            if (s.nonfinite || s.nans) bm = XM_SLOW;
-            else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            if (!direct) { /* (s is not set for a direct block) */
+                if (s.nonfinite || s.nans) bm = XM_SLOW;
+                else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            }
         } else if (++since_try >= gap) { /* try the next cheaper method; failing costs a rerun */
             since_try = 0;
             gap = gap * 2 < XPROBE_MAX ? gap * 2 : XPROBE_MAX;
@@ -1376,7 +1491,7 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
             dirty = 1;
             bm = s.nonfinite ? XM_SLOW : XFN(choose)(&st, &s, kind, w32_ok, 0, acc);
         }
-        tally_xmethod_n[bm] += (uint64_t)len;
+        tally_xmethod_n[bm] += (uint64_t)(len - slow_rest);
         /* the flags ANY / NONNEGZERO for what the fast methods added (SLOW sets its own) */
         if (bm != XM_SLOW) {
             if (bmax > 0) {

@@ -631,6 +631,15 @@ static double g_wide_cancel(uint64_t i, int f32) { /* x, -x over the whole range
 
 static void test_wide_zeros(void **s) { (void)s; run_shape("wide_zeros", g_wide_zeros, 1, 100003); }
 static void test_wide_nan(void **s) { (void)s; run_shape("wide_nan", g_wide_nan, 1, 0); }
+/* Wide data with one inf (arrays past 20001 elements) or two of opposite signs (past 60001) far
+ * into the call: in an f32 block and f64 blocks that the bins take without a stats pass
+ * (bins32_try, bins64_try), where the block's prep meets the inf itself. */
+static double g_wide_late(uint64_t i, int f32) {
+    if (i % 80000 == 20001) return INFINITY;
+    if (i % 80000 == 60001) return -INFINITY;
+    return g_wide(i, f32);
+}
+static void test_wide_late(void **s) { (void)s; run_shape("wide_late", g_wide_late, 1, 0); }
 static void test_bin_overflow(void **s) { (void)s; run_shape("bin_overflow", g_bin_overflow, 1, 60001); }
 static void test_bin_count(void **s) { (void)s; run_shape("bin_count", g_bin_count, 1, 300001); }
 static void test_wide_cancel(void **s) { (void)s; run_shape("wide_cancel", g_wide_cancel, 1, 100003); }
@@ -1017,7 +1026,8 @@ int main(void) {
         cmocka_unit_test(test_far),         cmocka_unit_test(test_negzero_nan),
         cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
         cmocka_unit_test(test_fused_minmax), cmocka_unit_test(test_wide_zeros),
-        cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_bin_overflow),
+        cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_wide_late),
+        cmocka_unit_test(test_bin_overflow),
         cmocka_unit_test(test_wide_long),   cmocka_unit_test(test_phases), cmocka_unit_test(test_huge_squares),
         cmocka_unit_test(test_growing),     cmocka_unit_test(test_w32_edge),
         cmocka_unit_test(test_w32_scale),   cmocka_unit_test(test_methods),
