@@ -24,6 +24,20 @@
 
 namespace tcu {
 
+/* Segment seg's first element (relative to p.r.data) and length: from the offsets, or a row. */
+__device__ __forceinline__ void seg_bounds(const tcu_seg_params &p, unsigned long long seg,
+                                           unsigned long long &start, unsigned long long &n)
+{
+    if (p.offsets) {
+        const unsigned long long o0 = p.offsets[seg], o1 = p.offsets[seg + 1];
+        start = o0 - p.first;
+        n = o1 - o0;
+    } else {
+        start = seg * p.row_stride;
+        n = p.row_len;
+    }
+}
+
 template <typename T, unsigned M, bool OMIT>
 __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, false>()))
 segments_kernel(const __grid_constant__ tcu_seg_params p)
@@ -42,14 +56,7 @@ segments_kernel(const __grid_constant__ tcu_seg_params p)
 
     for (unsigned long long seg = blockIdx.x; seg < p.nseg; seg += gridDim.x) {
         unsigned long long start, n;
-        if (p.offsets) {
-            const unsigned long long o0 = p.offsets[seg], o1 = p.offsets[seg + 1];
-            start = o0 - p.first;
-            n = o1 - o0;
-        } else {
-            start = seg * p.row_stride;
-            n = p.row_len;
-        }
+        seg_bounds(p, seg, start, n);
         /* the short kernel's and the caller's segments; the same in every thread: no barrier
          * is split */
         if (n >= p.long_min || n < p.short_max) continue;
@@ -200,14 +207,7 @@ __global__ void __launch_bounds__(kShortThreads, kShortMinBlocks) segments_short
         unsigned long long start = 0, n = 0;
         bool mine = seg < p.nseg;
         if (mine) {
-            if (p.offsets) {
-                const unsigned long long o0 = p.offsets[seg], o1 = p.offsets[seg + 1];
-                start = o0 - p.first;
-                n = o1 - o0;
-            } else {
-                start = seg * p.row_stride;
-                n = p.row_len;
-            }
+            seg_bounds(p, seg, start, n);
             mine = n < p.short_max;
         }
         /* the whole warp goes on (its shuffles need every lane): groups without a segment of
