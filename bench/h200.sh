@@ -221,7 +221,7 @@ if want adversarial; then
   log "adversarial harness on CUDA (at most ${c}s)"
   odd_env="TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1"
   [ "${H200_TUNING:-ON}" = ON ] || odd_env=""
-  ADV_ODD_ENV=${ADV_ODD_ENV-$odd_env} ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$((c - 10))" \
+  ADV_ODD_ENV=${ADV_ODD_ENV-$odd_env} ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$(( c > 13 ? c - 10 : 3 ))" \
     --max-n "${ADV_MAX_N:-1048576}" >"$L/adversarial-summary.log" 2>&1 || rc=1
   tail -22 "$L/adversarial-summary.log"
   log "adversarial on CUDA: $(tail -1 "$L/adversarial-summary.log")"
