@@ -136,6 +136,20 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     /* a dispatch's tiles fit in one dimension of workgroups */
     uint64_t per = seg_elems(s, es), maxwg = s->props.limits.maxComputeWorkGroupCount[0];
     if (per > (maxwg - 1) * te) per = (maxwg - 1) * te;
+    /* lavapipe (llvmpipe) ends every loop of a shader invocation once the invocation has run
+     * 65,535 loop iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop), so a
+     * look-back longer than that budget would leave its loop early with a partial prefix. A
+     * look-back walks only its own dispatch's tiles (earlier dispatches' tiles all hold their
+     * prefix), and costs per tile at most spins + 2 steps of its loop plus one fallback's loops
+     * (scan1.comp's tile_reduce: the subgroups' totals, <= TVK_WG iterations, and the shuffle
+     * rows, <= 16 vectors x 7 steps, plus a vector's word loop: < 160), while the rest of the
+     * shader loops at most ~1,000 times; so on a CPU device a dispatch takes at most as many
+     * tiles as keep that within 60,000 iterations. */
+    if (s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        uint64_t cap = 59000u / ((uint64_t)s->scan_spins + 2u + TVK_WG + 160u);
+        if (cap < 1) cap = 1;
+        if (per > cap * te) per = cap * te;
+    }
     uint64_t nseg = (n + per - 1) / per, total = count_tiles(s, out_off, es, per, n, te);
     if (total >= 0xffffffffull / 2)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,

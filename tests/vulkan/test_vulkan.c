@@ -10,6 +10,7 @@
  *   test_vulkan --only reduce|scan|batch   one matrix (batch: segments and batches)
  *   test_vulkan --only lookback   the one-pass scan's tile boundaries, long look-back chains
  *                                 and a stress repetition (TALLY_TEST_SCAN_REPS runs)
+ *   test_vulkan --only longchain  one scan whose look-back takes ~1,000 fallbacks in a row
  *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
@@ -515,6 +516,32 @@ static void test_scan_lookback(void)
     free(ref);
     free(y);
     printf("look-back: %d failed\n", g_fail - before);
+}
+
+/* One look-back of about a thousand fallbacks in a row (ctest runs it with every wait a fallback,
+ * one-lane subgroups and 8 KiB tiles): lavapipe ends every loop of an invocation after 65,535
+ * iterations in all, which such a chain used to pass, leaving the second half of the scan wrong.
+ * vk_scan.c now bounds the tiles per dispatch on CPU devices. */
+static void test_scan_long_chain(void)
+{
+    const uint64_t n = 2000u * (SCAN1_TB / 4) + 123; /* 2,000 tiles of 8 KiB */
+    int32_t *x = malloc(n * 4), *ref = malloc(n * 4), *y = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) x[i] = (int32_t)rnd();
+    ref_scan_i32(x, ref, n, 0, 0);
+    tally_status st = tally_scan(g_vk, TALLY_SUM, TALLY_I32, x, y, n, NULL);
+    uint64_t bad = 0, first = n;
+    for (uint64_t i = 0; i < n; i++)
+        if (y[i] != ref[i]) {
+            if (first == n) first = i;
+            bad++;
+        }
+    CHECK(st == TALLY_OK && bad == 0, "long look-back chain (n=%llu): %s, %llu elements differ, first at %llu",
+          (unsigned long long)n, tally_status_name(st), (unsigned long long)bad, (unsigned long long)first);
+    printf("long chain: an i32 sum scan of %llu elements, %llu wrong\n", (unsigned long long)n,
+           (unsigned long long)bad);
+    free(x);
+    free(ref);
+    free(y);
 }
 
 /* ---- more than 2^32 elements (64-bit counts and indices; several segments) ------------------- */
@@ -1131,6 +1158,7 @@ int main(int argc, char **argv)
         printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
     }
     if (!strcmp(only, "lookback")) test_scan_lookback();
+    if (!strcmp(only, "longchain")) test_scan_long_chain();
     test_streams();
     if (big) test_big();
     else g_skip++;
