@@ -38,6 +38,21 @@ __device__ __forceinline__ void seg_bounds(const tcu_seg_params &p, unsigned lon
     }
 }
 
+/* Segment seg's results (n elements, folded state s; the exact sums' superaccumulator sacc and
+ * whether anything spilled there) into its slots of out and aux. */
+template <bool EXACT, typename T, unsigned M, bool OMIT>
+__device__ __forceinline__ void seg_write(const tcu_seg_params &p, unsigned long long seg, unsigned long long n,
+                                          const State<T, M, OMIT> &s, unsigned long long *sacc, bool spilled)
+{
+    tcu_reduce_params q = p.r;
+    q.n = n;
+    q.out = p.r.out + seg * (unsigned long long)p.r.nops;
+    q.aux = p.r.aux ? p.r.aux + seg : nullptr;
+    double xr = 0.0;
+    if constexpr (EXACT) xr = exact_result(s, q, sacc, spilled);
+    write_results(q, s, xr);
+}
+
 template <typename T, unsigned M, bool OMIT>
 __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, false>()))
 segments_kernel(const __grid_constant__ tcu_seg_params p)
@@ -126,15 +141,7 @@ segments_kernel(const __grid_constant__ tcu_seg_params p)
         }
         bool spilled = false;
         if constexpr (EXACT) spilled = block_spilled(sacc); /* every thread: two barriers */
-        if (tid == 0) {
-            tcu_reduce_params q = p.r;
-            q.n = n;
-            q.out = p.r.out + seg * (unsigned long long)p.r.nops;
-            q.aux = p.r.aux ? p.r.aux + seg : nullptr;
-            double xr = 0.0;
-            if constexpr (EXACT) xr = exact_result(s, q, sacc, spilled);
-            write_results(q, s, xr);
-        }
+        if (tid == 0) seg_write<EXACT>(p, seg, n, s, sacc, spilled);
         (void)spilled;
     }
 }
@@ -246,15 +253,7 @@ __global__ void __launch_bounds__(kShortThreads, kShortMinBlocks) segments_short
             const unsigned gmask = (lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u) << (group * lanes);
             spilled = (__ballot_sync(0xffffffffu, nz) & gmask) != 0;
         }
-        if (mine && glane == 0) {
-            tcu_reduce_params q = p.r;
-            q.n = n;
-            q.out = p.r.out + seg * (unsigned long long)p.r.nops;
-            q.aux = p.r.aux ? p.r.aux + seg : nullptr;
-            double xr = 0.0;
-            if constexpr (EXACT) xr = exact_result(s, q, sacc, spilled);
-            write_results(q, s, xr);
-        }
+        if (mine && glane == 0) seg_write<EXACT>(p, seg, n, s, sacc, spilled);
         if constexpr (EXACT) {
             *wide_tail(sacc) = 0.0; /* the lane's own third term (flush has taken it) */
             __syncwarp();           /* the rounding's reads of the digits are done */
