@@ -215,6 +215,17 @@ tally_status ensure_scan_status(tally_context *ctx, State *s, tally_type type, u
     return TALLY_OK;
 }
 
+size_t unique_ops(const tally_op *ops, size_t nops, tally_op *uniq)
+{
+    size_t nu = 0;
+    for (size_t i = 0; i < nops; i++) {
+        size_t j = 0;
+        while (j < nu && uniq[j] != ops[i]) j++;
+        if (j == nu) uniq[nu++] = ops[i];
+    }
+    return nu;
+}
+
 /* The kernel features the ops need (the op table's needs: a mean, and the variance's first
  * pass, need the count of the values summed), and the kernel mask that covers them; *has_var:
  * a second pass follows (the exact sum of squared deviations). */
@@ -305,12 +316,7 @@ tally_status cuda_reduce(tally_context *ctx, void *state, tally_type type, const
     }
     /* each distinct op once, then spread back */
     tally_op uniq[TALLY_OP_COUNT];
-    size_t nu = 0;
-    for (size_t i = 0; i < nops; i++) {
-        size_t j = 0;
-        while (j < nu && uniq[j] != ops[i]) j++;
-        if (j == nu) uniq[nu++] = ops[i];
-    }
+    const size_t nu = unique_ops(ops, nops, uniq);
     tally_status st = enqueue_reduce(ctx, s, fn, type, d, n, uniq, nu, opts, s->h_results);
     if (st != TALLY_OK) return st;
     TCU_TRY(ctx, fn, cudaStreamSynchronize(s->stream));

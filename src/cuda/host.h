@@ -72,6 +72,9 @@ int device_accessible(const void *p, const void **dev);
 int read_in_place(const void *p, size_t bytes, const void **dev);
 /* Host memory to be staged: into the context's staging buffer, grown to bytes if need be. */
 tally_status ensure_staging(tally_context *ctx, State *s, size_t bytes, const char *fn);
+/* ops[0..nops) without repeats, in first-seen order, into uniq (TALLY_OP_COUNT slots); their
+ * count. The kernels compute each op once; the caller spreads the results back. */
+size_t unique_ops(const tally_op *ops, size_t nops, tally_op *uniq);
 /* The kernel mask (TCU_MASK_*) that covers ops; *has_var: a variance pass follows. */
 unsigned ops_mask(const tally_op *ops, size_t nops, int *has_var);
 /* The backend's reduce_segments hook (segments.cu; core/backend.h). */

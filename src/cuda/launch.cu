@@ -2,6 +2,7 @@
  * and the scan's geometry (its tile shape and tile state for a size). */
 #include "cuda/cuda_internal.h"
 #include "cuda/scan_lookback.cuh"
+#include "cuda/segments.h"
 
 cudaError_t tcu_launch_reduce(tally_type type, unsigned mask, int omit_nan,
                               const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
@@ -9,6 +10,18 @@ cudaError_t tcu_launch_reduce(tally_type type, unsigned mask, int omit_nan,
     switch (type) {
 #define X(E, name, C, is_int, is_signed, W)                                                      \
     case TALLY_##E: return tcu_launch_reduce_##name(mask, omit_nan, p, dev, stream);
+        TALLY_TYPES(X)
+#undef X
+    }
+    return cudaErrorInvalidValue;
+}
+
+cudaError_t tcu_launch_segments(tally_type type, unsigned mask, int omit_nan,
+                                const tcu_seg_params *p, const tcu_device *dev, cudaStream_t stream)
+{
+    switch (type) {
+#define X(E, name, C, is_int, is_signed, W)                                                      \
+    case TALLY_##E: return tcu_launch_segments_##name(mask, omit_nan, p, dev, stream);
         TALLY_TYPES(X)
 #undef X
     }

@@ -17,18 +17,6 @@
 #include "cuda/host.h"
 #include "cuda/segments.h"
 
-cudaError_t tcu_launch_segments(tally_type type, unsigned mask, int omit_nan,
-                                const tcu_seg_params *p, const tcu_device *dev, cudaStream_t stream)
-{
-    switch (type) {
-#define X(E, name, C, is_int, is_signed, W)                                                      \
-    case TALLY_##E: return tcu_launch_segments_##name(mask, omit_nan, p, dev, stream);
-        TALLY_TYPES(X)
-#undef X
-    }
-    return cudaErrorInvalidValue;
-}
-
 namespace tcu_host {
 
 /* The length from which a segment runs on the device-wide reduce: at least TCU_SEG_LONG_MIN,
@@ -90,12 +78,7 @@ tally_status cuda_reduce_segments(tally_context *ctx, void *state, tally_type ty
 
     /* each distinct op once (as cuda_reduce), spread back at the end */
     tally_op uniq[TALLY_OP_COUNT];
-    size_t nu = 0;
-    for (size_t i = 0; i < nops; i++) {
-        size_t j = 0;
-        while (j < nu && uniq[j] != ops[i]) j++;
-        if (j == nu) uniq[nu++] = ops[i];
-    }
+    const size_t nu = unique_ops(ops, nops, uniq);
     int has_var;
     const unsigned mask = ops_mask(uniq, nu, &has_var);
 
