@@ -60,15 +60,7 @@ static int g_scan_fail_printed = 0;
     } while (0)
 
 /* ---- random data -------------------------------------------------------------------------- */
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd()
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-static double urand() { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+#include "../support/rng.h"
 
 enum Dataset { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_NEAR1, D_TWOSCALE, D_COUNT };
 static const char *dname[] = {"bits", "small", "prices", "wide", "special", "negzero", "near1", "twoscale"};

@@ -62,15 +62,8 @@ static void dev_put(void *d, const void *h, size_t bytes)
     if (g_cpu_mode) memcpy(d, h, bytes);
     else CUDA_OK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
 }
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-static double urand(void) { return (double)(rnd() >> 11) * 0x1p-53; }
+#define TALLY_TEST_RNG_SEED 0x2545f4914f6cdd1dull
+#include "../support/rng.h"
 
 /* ---- data ------------------------------------------------------------------------------------ */
 enum { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_TWOSCALE, D_ADV, D_COUNT };

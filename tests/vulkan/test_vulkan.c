@@ -33,16 +33,8 @@ TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf,
 static int g_skip;
 
 
-/* ---- random data (as test_cuda.cu) -------------------------------------------------------- */
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-static double urand(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+/* ---- random data (tests/support/rng.h) ---------------------------------------------------- */
+#include "../support/rng.h"
 
 enum { D_BITS, D_SMALL, D_PRICES, D_WIDE, D_SPECIAL, D_NEGZERO, D_NEAR1, D_TWOSCALE, D_SUBNORMAL,
        D_HUGE, D_COUNT };
