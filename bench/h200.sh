@@ -78,12 +78,25 @@ BUDGET=${H200_BUDGET:-540}
 export PATH=$PATH:/usr/local/cuda/bin
 log() { echo "== [$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/h200.log"; }
 want() { [[ ",$steps," == *",$1,"* ]]; }
-# cap WANT RESERVE: seconds for a step, at most WANT, leaving RESERVE for the steps after it
+# cap WANT RESERVE: seconds for a step, at most WANT; when WANT + RESERVE (the steps after it) no
+# longer fit in what is left of the budget, the step gets its proportional part of what is left
+# (a fixed reserve left the first steps 5 s when an earlier step ran long)
 cap() {
-  local left=$(( BUDGET - ($(date +%s) - T0) - $2 ))
-  [ "$left" -gt "$1" ] && left=$1
-  [ "$left" -lt 5 ] && left=5
-  echo "$left"
+  local rem=$(( BUDGET - ($(date +%s) - T0) )) s=$1
+  [ $(( $1 + $2 )) -gt "$rem" ] && s=$(( $1 * rem / ($1 + $2) ))
+  [ "$s" -lt 5 ] && s=5
+  echo "$s"
+}
+# reap STEP: kill what an earlier step left running on the GPU. timeout stops compute-sanitizer, but
+# the program it runs can survive it and keep the GPU busy, which slowed every later timing ~2.5x
+reap() {
+  local p
+  p=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | grep -E '^[0-9]+$')
+  pkill -9 -f compute-sanitizer 2>/dev/null
+  [ -z "$p" ] && return 0
+  log "before $1: GPU processes still running, killed: $(nvidia-smi --query-compute-apps=pid,process_name \
+    --format=csv,noheader 2>/dev/null | tr '\n' ';')"
+  kill -9 $p 2>/dev/null; sleep 1
 }
 # a step's share (settable: CUDA_S, SEG_S, ADV_S, BENCH_S, PY_S, VK_S, MPI_S, CPU_S), and the shares of
 # the requested steps among those named (what a step leaves for the steps after it)
@@ -165,6 +178,7 @@ ADV=$(find "$B" -name tally_adversarial -type f | head -1)
 rc=0
 
 if want cuda; then
+  reap cuda
   c=$(cap "$(W cuda)" "$(rest seg adversarial bench python vulkan mpi cpu)")
   log "test_cuda --quick and memcheck on it, racecheck on the harness's exact sums, side by side (at most ${c}s)"
   ( timeout "$c" "$B/test_cuda" --quick >"$L/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
@@ -192,6 +206,7 @@ if want cuda; then
 fi
 
 if want seg; then
+  reap seg
   c=$(cap "$(W seg)" "$(rest adversarial bench python vulkan mpi cpu)")
   S=$(find "$B" -name test_cuda_segments -type f | head -1)
   log "seg: test_cuda_segments, memcheck and racecheck on its --quick run beside it (at most $((c * 3 / 4))s)"
@@ -217,6 +232,7 @@ if want seg; then
 fi
 
 if want adversarial; then
+  reap adversarial
   c=$(cap "$(W adversarial)" "$(rest bench python vulkan mpi cpu)")
   log "adversarial harness on CUDA (at most ${c}s)"
   odd_env="TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1"
@@ -228,6 +244,7 @@ if want adversarial; then
 fi
 
 if want bench; then
+  reap bench
   c=$(cap "$(W bench)" "$(rest python vulkan mpi cpu)")
   ce=$(( c / 3 ))
   log "bench_cuda: the float sums at 2^28, correctly rounded against plain (at most ${ce}s)"
@@ -244,6 +261,7 @@ if want bench; then
 fi
 
 if want python; then
+  reap python
   c=$(cap "$(W python)" "$(rest vulkan mpi cpu)")
   log "python: pytest (GPU tests included), then the speed table (at most ${c}s)"
   timeout "$((c * 2 / 3))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
@@ -255,6 +273,7 @@ if want python; then
 fi
 
 if want vulkan && [ $VK = ON ]; then
+  reap vulkan
   # as ctest runs it: 64 KiB segments (so calls cross segment boundaries, where the scans' and
   # the reduce's cross-dispatch ordering shows) and float scans in shaders (no IEEE subnormals
   # here); the reduce matrix first, then the scans, each within its share
@@ -317,6 +336,7 @@ if want vulkan && [ $VK = ON ]; then
 fi
 
 if want mpi; then
+  reap mpi
   c=$(cap "$(W mpi)" "$(rest cpu)")
   if [ -x "$B/bench/tally_bench_mpi" ]; then
     log "mpi: tests at 4 and 16 ranks, CUDA ranks, weak scaling 1..16 ranks (at most ${c}s)"
@@ -331,6 +351,7 @@ if want mpi; then
 fi
 
 if want scanio; then
+  reap scanio
   c=$(cap "$(W scanio)" "$(rest cpu)")
   log "scanio: tally scan of a 4 GiB float32 .npy in /dev/shm against cp (at most ${c}s)"
   DIR=/dev/shm ONE_THREAD=0 timeout "$c" bash bench/cli_scan.sh "$B" "${SCANIO_MIB:-4096}" "${SCANIO_R:-3}" \
