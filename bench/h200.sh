@@ -314,8 +314,13 @@ if want vulkan && [ $VK = ON ]; then
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
   log "bench_vulkan (at most ${c}s)"
+  # the SM clock during the run (nvidia-smi dmon, once a second): the GPU's clocks fall while it idles
+  nvidia-smi dmon -s pc -d 1 >"$L/bench-vulkan-dmon.log" 2>&1 & dm=$!
   timeout "$c" "$B/bench/tally_bench_vulkan" ${VK_BENCH_ARGS:---min-log2 10 --max-log2 30 --step 4} --min-time 0.02 \
-    --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+    --warm "${VK_WARM:-0.05}" --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+  kill $dm 2>/dev/null
+  log "bench_vulkan: SM clock MHz during it (min/median/max of dmon's samples): $(awk '/^# *gpu/ {for (i = 2; i <= NF; i++) if ($i == "pclk") c = i - 1}
+    $1 !~ /^#/ && c {print $c}' "$L/bench-vulkan-dmon.log" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[1] "/" a[int((NR+1)/2)] "/" a[NR]}')"
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
   # our CUDA backend and CUB on the same ops and sizes, in the same call, joined by (op, type, n)
   vc=${VK_CUDA:-30}
