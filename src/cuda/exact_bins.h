@@ -233,27 +233,43 @@ static inline TALLY_HD int tbins_f64w_base(uint32_t jmin, uint32_t jmax)
     return b;
 }
 
-/* Adds the double with bits b, in window base + k (0 <= k < TBINS_F64W_WINDOWS; the caller
- * checked it), to the column of windows: hi into word k, lo into word WINDOWS + k (different
- * words: both loads before both stores). The kernels compute the word's byte offset themselves
- * (k * stride * 8 from the bits in two ops); this is the reference form. */
-static inline TALLY_HD void tbins_add_f64w(double *col, int stride, uint64_t b, uint32_t k)
+/* The byte offset of window j = field >> 3 from window 0 in a column of stride 256 (the
+ * kernels': word k at k * 2048 bytes), from the double's high word bh in two ops. */
+static inline TALLY_HD uint32_t tbins_f64w_off256(uint32_t bh)
 {
-    const uint64_t hb = b & ~(uint64_t)0x3ffffff; /* the low 26 mantissa bits cleared */
+    return (bh >> 12) & 0x7f800u; /* bits 23..30 (the window) to 11..18 */
+}
+
+/* Adds the double with bits (bh, bl) to the windows' words at byte offset off from the column
+ * (hi: set H's word of its window, whose byte offset off the caller computed and checked) and
+ * off + set_bytes (lo: set L's), both loads before both stores. The kernels' code. */
+static inline TALLY_HD void tbins_add_f64w_at(char *col, uint32_t off, uint32_t set_bytes, uint32_t bh,
+                                             uint32_t bl)
+{
     double x, h;
 #if defined(__CUDA_ARCH__)
-    x = __longlong_as_double((long long)b);
-    h = __longlong_as_double((long long)hb);
+    x = __hiloint2double((int)bh, (int)bl);
+    h = __hiloint2double((int)bh, (int)(bl & 0xfc000000u)); /* the low 26 mantissa bits cleared */
+    const double l = __dsub_rn(x, h);                        /* exact (see the top) */
 #else
+    const uint64_t b = ((uint64_t)bh << 32) | bl, hb = b & ~(uint64_t)0x3ffffff;
     memcpy(&x, &b, sizeof x);
     memcpy(&h, &hb, sizeof h);
+    const double l = x - h;
 #endif
-    const double l = x - h; /* exact (see the top) */
-    double *dh = col + (size_t)k * (size_t)stride;
-    double *dl = dh + (size_t)TBINS_F64W_WINDOWS * (size_t)stride;
+    double *dh = (double *)(col + off);
+    double *dl = (double *)(col + off + set_bytes);
     const double yh = *dh, yl = *dl;
     *dh = yh + h;
     *dl = yl + l;
+}
+
+/* The same for a column of any stride: the double with bits b, in window base + k
+ * (0 <= k < TBINS_F64W_WINDOWS; the caller checked it). */
+static inline TALLY_HD void tbins_add_f64w(double *col, int stride, uint64_t b, uint32_t k)
+{
+    const uint32_t row = (uint32_t)stride * (uint32_t)sizeof(double);
+    tbins_add_f64w_at((char *)col, k * row, (uint32_t)TBINS_F64W_WINDOWS * row, (uint32_t)(b >> 32), (uint32_t)b);
 }
 
 #endif

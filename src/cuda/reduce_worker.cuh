@@ -53,7 +53,7 @@ template <typename T> struct Bins {
     static constexpr unsigned long long kNoWin = 1ull << 60;
     /* f64 windows: a word's byte offset from its column is its index times kRow */
     static constexpr uint32_t kRow = (uint32_t)kThreads * 8u;
-    static_assert(kRow == 1u << 11, "the window offsets ((bh >> 12) & 0x7f800) assume 256 threads");
+    static_assert(kRow == 1u << 11, "the window offsets (tbins_f64w_off256) assume 256 threads");
     /* batches sent straight to the bins after one the fast path rejected (Worker::bins_skip):
      * wide-range data then tries the fast path on one batch in 16 */
     static constexpr unsigned kSkip = 15;
@@ -676,7 +676,7 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
 #pragma unroll
                     for (int k = 0; k < VEC; k++) {
                         const uint32_t bh = (uint32_t)__double2hiint((double)x[u].v[k]);
-                        rel[u][k] = ((bh >> 12) & 0x7f800u) - base_off; /* (window - base) * kRow */
+                        rel[u][k] = tbins_f64w_off256(bh) - base_off; /* (window - base) * kRow */
                         relmax = max(relmax, rel[u][k]);
                     }
                 }
@@ -693,13 +693,8 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
 #pragma unroll
                         for (int k = 0; k < VEC; k++) {
                             const double xv = (double)x[u].v[k];
-                            const double h = __hiloint2double(__double2hiint(xv), __double2loint(xv) & (int)0xfc000000u);
-                            const double l = __dsub_rn(xv, h); /* exact (exact_bins.h) */
-                            double *dh = (double *)(cb + rel[u][k]);
-                            double *dl = (double *)(cb + rel[u][k] + (uint32_t)TBINS_F64W_WINDOWS * B::kRow);
-                            const double yh = *dh, yl = *dl;
-                            *dh = __dadd_rn(yh, h);
-                            *dl = __dadd_rn(yl, l);
+                            tbins_add_f64w_at(cb, rel[u][k], (uint32_t)TBINS_F64W_WINDOWS * B::kRow,
+                                              (uint32_t)__double2hiint(xv), (uint32_t)__double2loint(xv));
                         }
                     }
                     count += (unsigned)nvec * VEC;

@@ -188,12 +188,12 @@ static double gen_f64(int fam, size_t i, size_t n, double prev)
                                      ((i + 1 == n) ? ldexp(1.0, -1070) : 0.0);
     case 3: return dfrom(((uint64_t)(18 + 32 * 31) << 52) | 0x000fffffffffffffull); /* one digit pair */
     case 12: { /* a band of g_band_w windows from g_band_lo (fields clamped to 1 .. 2046), its
-                * edges often, and now and then a stray from anywhere */
+                * edges often, and now and then a stray from anywhere (mode 5: positive) */
         if (rnd() % 509 == 0) return dfrom(rnd() & 0xffefffffffffffffull);
         int e = 8 * g_band_lo + (int)(rnd() % (uint64_t)(8 * g_band_w));
         if (rnd() % 5 == 0) e = (rnd() & 1) ? 8 * g_band_lo : 8 * (g_band_lo + g_band_w) - 1;
         e = e < 1 ? 1 : e > 2046 ? 2046 : e;
-        return dfield((uint32_t)e, (int)(rnd() % 8), sg);
+        return dfield((uint32_t)e, (int)(rnd() % 8), g_mode == 5 ? 1.0 : sg);
     }
     case 13: { /* two threads, window WBUDGET_WINDOW: the first half of the values its largest
                 * value L (every word's piece then 2^34 - 2^7 or ~2^33 of its grain, so that a
@@ -257,6 +257,13 @@ int main(int argc, char **argv)
     const unsigned wlimit = wl ? (unsigned)atoi(wl) : TBINS_F64W_ADDS;
     g_rng = seed;
     printf("test_exact_bins: seed %llu, %d arrays\n", (unsigned long long)seed, arrays);
+    /* the kernels' window offsets (stride 256) against the window, for every sign and field */
+    int bad_off = 0;
+    for (uint32_t k = 0; k < 4096; k++) {
+        const uint32_t bh = (k << 20) | ((uint32_t)rnd() & 0xfffffu);
+        bad_off += tbins_f64w_off256(bh) != tbins_f64w_window(bh) * 256u * 8u;
+    }
+    if (bad_off) printf("FAIL: tbins_f64w_off256 wrong for %d high words\n", bad_off);
     const size_t cap = 1u << 22; /* the f32 budget family: 2^15 values per thread and set, twice its budget */
     uint64_t *d = malloc(cap * 8);
     uint32_t *f = malloc(cap * 4);
@@ -276,6 +283,11 @@ int main(int argc, char **argv)
         case 1: g_band_lo = (int)(rnd() % 3); break;
         default: g_band_lo = (int)(rnd() % 253); break;
         }
+        if (g_mode == 5) { /* the top windows, positive, then taken back: past 2^1024 in any window
+                            * that held the largest fields */
+            g_band_lo = 250;
+            g_band_w = 6;
+        }
         bigfix ref;
         bf_init(&ref);
         double prev = 0.0;
@@ -289,7 +301,7 @@ int main(int argc, char **argv)
                 prev = gen_f64(fam, i, n, prev);
                 /* window bands, half of the arrays: the second half the first negated (but the
                  * last value), so that the sum is small and any bit a word lost shows */
-                if (fam == 12 && g_mode < 3 && i >= n / 2 && i + 1 < n) prev = -dfrom(d[i - n / 2]);
+                if (fam == 12 && (g_mode < 3 || g_mode == 5) && i >= n / 2 && i + 1 < n) prev = -dfrom(d[i - n / 2]);
                 d[i] = dbits(prev);
                 bf_add(&ref, prev);
             }
@@ -312,5 +324,5 @@ int main(int argc, char **argv)
     free(d);
     free(f);
     printf("test_exact_bins: %d runs (f64 arrays twice), %d mismatches\n", runs, bad);
-    return bad ? 1 : 0;
+    return bad || bad_off ? 1 : 0;
 }
