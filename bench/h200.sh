@@ -35,7 +35,8 @@
 #                CUDA ranks sharing the GPU, the weak-scaling table (bench/mpi.sh without its build)
 #   cpu          the CPU backend on the host's cores: the reductions/scans against a read loop and
 #                memcpy (bench_cpu; its table is printed last), then the exact sums' scaling
-#                table (bench_cpu -x)
+#                table (bench_cpu -x), the short arrays' one-pass sums (bench_exact -s, 1Ki..64Ki)
+#                and the candidate loops' cost on this core (bench/probe_small.c)
 #   cpuscale     bench_cpu -q at 16, 8, 4, 2 and 1 threads (CPU_THREADS): the reductions and every scan
 #                (i32 i64 f32 f64; sum, max; exclusive f32 sum), each row beside the read loop / memcpy
 #                of the same run; 2^28 elements (CPU_N) from 4 threads, 2^27 (CPU_N_LOW, still 2-4x
@@ -386,6 +387,18 @@ if want cpu; then
     done; done >"$OUT/cpu-core.md"
     log "cpu: per-core exact kernels (tally_bench_exact, n = 65536 then 2^24), table in cpu-core.md"
   fi
+  # short arrays, one core: the one-pass sum against a plain AVX-512 loop at 1Ki..64Ki elements
+  # (bench_exact -s), then what the candidate loops alone cost on this core (bench/probe_small.c,
+  # built here with the host's cc); CPU_SMALL=0: none, ~20 s
+  if [ "${CPU_SMALL:-1}" != 0 ]; then
+    for nn in 1024 4096 16384 65536; do
+      timeout 15 "$B/bench/tally_bench_exact" -s -i avx512 -d price -r 15 -n "$nn" 2>&1 |
+        grep -E '^\| price ' | sed "s/^/| n=$nn /"
+    done >"$OUT/cpu-small.md"
+    { cc -O3 -march=native bench/probe_small.c -o "$B/probe_small" && timeout 30 "$B/probe_small" 1024 4096 16384; } \
+      >"$OUT/cpu-probe.md" 2>&1
+    log "cpu: short arrays (bench_exact -s, cpu-small.md) and the candidate loops (probe_small, cpu-probe.md)"
+  fi
 fi
 # the reductions' rows of a bench_cpu table, as "label | op | ours GB/s | base GB/s | ratio"
 cpurows() { grep -E '^\| (sum|min|max|sum\+min\+max|inclusive|exclusive)[ a-z0-9+().^-]* \|' "$2" | grep -E 'read loop|memcpy' | awk -F'|' -v l="$1" '{printf "| %s |%s|%s|%s|%s|\n", l, $2, $4, $7, $8}'; }
@@ -504,6 +517,12 @@ fi
 if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
   echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
   grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
+fi
+if want cpu && [ -s "$OUT/cpu-small.md" ]; then
+  echo "=== CPU short arrays, one core (bench_exact -s): TSC ticks per call, plain AVX-512 loop | one pass (ratio, <= 2 wanted) | general path"
+  cut -d'|' -f2,4,6,7,8 "$OUT/cpu-small.md"
+  echo "=== the candidate loops alone on this core (bench/probe_small.c): ticks per call (ratio to the plain loop)"
+  grep '^|' "$OUT/cpu-probe.md"
 fi
 if want cpu && [ -s "$OUT/cpu-core.md" ]; then
   echo "=== CPU exact kernels, one core (tally_bench_exact; n = 65536 in cache, then 2^24 from memory): ns/elem, GB/s, read GB/s"

@@ -493,15 +493,33 @@ static inline int tally_xto_int_(double d, int e, int64_t *k) {
     *k = (b >> 63) ? -(int64_t)mag : (int64_t)mag;
     return 1;
 }
+/* |f| widened to a double, as bits, by integer operations only (the conversion instruction
+ * raises the invalid flag on a signalling NaN). */
+static inline uint64_t tally_xf32_abs_bits64_(uint32_t b) {
+    const uint32_t a = b & 0x7fffffffu, e = a >> 23, m = a & 0x7fffffu;
+    if (e == 0xff) return 0x7ff0000000000000ull | ((uint64_t)m << 29); /* inf, NaN */
+    if (e) return ((uint64_t)(e + 1023 - 127) << 52) | ((uint64_t)m << 29);
+    if (m == 0) return 0;
+    const int top = 31 - __builtin_clz(m); /* subnormal m * 2^-149 = 2^(top-149) * (m / 2^top) */
+    return ((uint64_t)(top - 149 + 1023) << 52) | (((uint64_t)m << (52 - top)) & 0x000fffffffffffffull);
+}
 /* SMALL's sample: max |x| and the exponent of the lowest set bit over x[0 .. k) (f32 widened),
- * element by element (a handful: cheaper than a vector stats pass's set-up). Returns 0 if one is
+ * element by element (a handful: cheaper than a vector stats pass's set-up), by integer
+ * operations only: it runs before the MXCSR is saved, and raises no flag. Returns 0 if one is
  * inf or NaN or all are zero. */
 static inline int tally_xsample_(const void *x, int k, int f32, double *maxabs, int *g) {
     uint64_t mx = 0;
     int lo = INT_MAX;
     for (int i = 0; i < k; i++) {
-        const double v = f32 ? (double)((const float *)x)[i] : ((const double *)x)[i];
-        const uint64_t b = tally_exact_bits_(v) & 0x7fffffffffffffffull;
+        uint64_t b;
+        if (f32) {
+            uint32_t b32;
+            memcpy(&b32, (const float *)x + i, sizeof b32);
+            b = tally_xf32_abs_bits64_(b32);
+        } else {
+            memcpy(&b, (const double *)x + i, sizeof b);
+            b &= 0x7fffffffffffffffull;
+        }
         if (b >= 0x7ff0000000000000ull) return 0;
         if (b == 0) continue;
         mx = b > mx ? b : mx;
@@ -1643,12 +1661,16 @@ XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
 XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
     if (n == 0 || n > XSMALL_BYTES / esize) return 0;
-    tally_xfenv fenv;
-    tally_xfenv_enter_(&fenv); /* flags clear; the sample below does no floating-point arithmetic
-                                * that could raise one (it stops at a NaN) */
     double smax;
     int g, ok = 0;
-    if (tally_xsample_(x, (int)(n < XSMALL_SAMPLE ? n : XSMALL_SAMPLE), kind == XK_SUM_F32, &smax, &g)) {
+    /* The sample first: integer work that overlaps the caller's floating-point work still in
+     * flight, which the MXCSR save and load below wait for (~200 ticks a call less than with the
+     * sample after them, measured on the 2-core VM at 4,096 elements, f32 and f64 alike). */
+    if (!tally_xsample_(x, (int)(n < XSMALL_SAMPLE ? n : XSMALL_SAMPLE), kind == XK_SUM_F32, &smax, &g))
+        return 0;
+    tally_xfenv fenv;
+    tally_xfenv_enter_(&fenv); /* flags clear */
+    {
         const int mneed = tally_xceil_log2_(smax);
         int done = 0;
 #if defined(XW32)

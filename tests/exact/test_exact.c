@@ -750,6 +750,74 @@ static void test_fenv(void **s) {
     assert_int_equal(failures, 0);
 }
 
+/* SMALL's sample runs before the MXCSR is saved: it must raise no flag, whatever the first
+ * elements are (a float-to-double conversion raises invalid on a signalling NaN; subnormals
+ * too are placed in and after the sample). Each short array leaves the caller's MXCSR as it was (a flag raised before the
+ * call included), and a taken result is the correctly rounded sum. */
+static void test_small_fenv(void **s) {
+    (void)s;
+    enum { N = 4096 };
+    static float xf[N];
+    static double xd[N];
+    const uint32_t snan32 = 0x7fa00000u, sub32 = 0x00000301u;
+    const uint64_t snan64 = 0x7ff4000000000000ull, sub64 = 0x0000000000012345ull;
+    const uint64_t sizes[] = {1, 2, 15, 16, 17, 1024, N};
+    for (int c = 0; c < 6; c++) /* where the odd element sits: 0, 7, 15 (in the sample), 16, n-1, n/2 */
+        for (int odd = 0; odd < 3; odd++)          /* signalling NaN, subnormal, none */
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                const uint64_t n = sizes[z];
+                for (uint64_t i = 0; i < n; i++) {
+                    xf[i] = (float)g_price(i, 1);
+                    xd[i] = g_price(i, 0);
+                }
+                const uint64_t at[] = {0, 7, 15, 16, n - 1, n / 2};
+                const uint64_t j = at[c] < n ? at[c] : n - 1;
+                if (odd == 0) {
+                    memcpy(&xf[j], &snan32, 4);
+                    memcpy(&xd[j], &snan64, 8);
+                } else if (odd == 1) {
+                    memcpy(&xf[j], &sub32, 4);
+                    memcpy(&xd[j], &sub64, 8);
+                }
+                const double wf = odd ? reference(K_SUM, xf, NULL, n, 0, 0) : 0;
+                const double wd = odd ? reference(K_SUM, NULL, xd, n, 0, 0) : 0;
+                for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+                    if (!isa_usable(isa)) continue;
+                    const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+                    for (int f32 = 0; f32 <= 1; f32++) {
+                        int (*fn)(const void *, uint64_t, double *) =
+                            f32 ? (int (*)(const void *, uint64_t, double *))k->small_sum_f32
+                                : (int (*)(const void *, uint64_t, double *))k->small_sum_f64;
+                        if (!fn) continue;
+                        feclearexcept(FE_ALL_EXCEPT);
+                        feraiseexcept(FE_OVERFLOW);
+#if defined(__x86_64__)
+                        const unsigned csr = _mm_getcsr();
+#endif
+                        double got = 0;
+                        const int ok = fn(f32 ? (const void *)xf : (const void *)xd, n, &got);
+                        int kept = fetestexcept(FE_ALL_EXCEPT) == FE_OVERFLOW;
+#if defined(__x86_64__)
+                        kept = kept && _mm_getcsr() == csr;
+#endif
+                        feclearexcept(FE_ALL_EXCEPT);
+                        if (!kept) {
+                            printf("MISMATCH small fenv isa=%s %s n=%llu odd=%d at=%llu: the caller's "
+                                   "flags changed\n", isa_names[isa], f32 ? "f32" : "f64",
+                                   (unsigned long long)n, odd, (unsigned long long)j);
+                            failures++;
+                        }
+                        if (ok && odd == 0) {
+                            printf("MISMATCH small fenv isa=%s: took an array with a NaN\n", isa_names[isa]);
+                            failures++;
+                        }
+                        if (ok && odd) check("small fenv", got, f32 ? wf : wd, isa, K_SUM, f32, n, 0);
+                    }
+                }
+            }
+    assert_int_equal(failures, 0);
+}
+
 /* The public API on adversarial data: every ISA, 1..3 threads, sizes that split into pieces
  * of several blocks: sum, mean, var and the fused sum+min+max against the big-integer reference. */
 static void test_api(void **s) {
@@ -1015,7 +1083,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
         cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_grid_edge),
+        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge),
         cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
         cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
