@@ -3,7 +3,7 @@
  *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]
  *
  * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
- * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
+ * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone, f32 inclusive and exclusive.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
  *   - reductions: a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
  *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
@@ -12,8 +12,9 @@
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
  * Each answer is checked once against a reference computed independently here (exact integer
- * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up; the
- * two sides of a row run alternately, so load from elsewhere hits both alike.
+ * arithmetic), before anything is timed. Times are the best of RUNS runs after one warm-up; the
+ * two sides of a row run in pairs (the baseline right before each run of ours), so that every
+ * row's baseline is measured beside it and load from elsewhere hits both alike.
  * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32); the last rows are
  * the correctly rounded sums over the other two data shapes of -x (below).
  *
@@ -45,20 +46,18 @@ static double now(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int g_runs = 5;
-static int g_scans_only; /* -S: the scan rows alone; -s (2): the i32 and f32 sum scans alone */
+static int g_scans_only; /* -S: the scan rows alone; -s (2): the i32 and f32 (incl., excl.) sum scans alone */
 static int g_quick;      /* -q: no naive OpenMP row, no wide/full-range exact rows (see -x) */
 
-/* Both sides of a row, run alternately (baseline, ours, baseline, ours, ...) so that other load
- * on the machine hits both alike; medians of g_runs runs each, after one warm-up each. */
+/* Both sides of a row, in pairs: each run of ours right after one of the baseline, so that both
+ * see the same machine (the baseline of a row is never from another moment of the run); after
+ * one warm-up each, the best of g_runs runs of each side. The best, not the median: on a shared
+ * machine other work only ever adds time (the baseline of one table moved by 20-30% between rows
+ * with medians of 3), and the best run of each side is the one least disturbed by it. */
 static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(void *),
                      void *base_arg, double *t_ours, double *t_base) {
-    double to[64], tb[64];
+    double to = 1e300, tb = 1e300;
     base_fn(base_arg);
     ours_fn(ours_arg);
     for (int r = 0; r < g_runs; r++) {
@@ -67,13 +66,11 @@ static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(vo
         double t1 = now();
         ours_fn(ours_arg);
         double t2 = now();
-        tb[r] = t1 - t0;
-        to[r] = t2 - t1;
+        if (t1 - t0 < tb) tb = t1 - t0;
+        if (t2 - t1 < to) to = t2 - t1;
     }
-    qsort(to, (size_t)g_runs, sizeof to[0], cmp_double);
-    qsort(tb, (size_t)g_runs, sizeof tb[0], cmp_double);
-    *t_ours = to[g_runs / 2];
-    *t_base = tb[g_runs / 2];
+    *t_ours = to;
+    *t_base = tb;
 }
 
 /* ---- baselines -------------------------------------------------------------------------------- */
@@ -523,7 +520,7 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
     static const char *shapes[] = {"price", "2^-40..2^40", "full range"};
     char load_start[64], load_end[64];
     loadavg(load_start, sizeof load_start);
-    printf("tally_bench_cpu -x: n = %" PRIu64 " (2^%.2f), read loop %s, median of %d runs; GB/s of input\n",
+    printf("tally_bench_cpu -x: n = %" PRIu64 " (2^%.2f), read loop %s, best of %d runs; GB/s of input\n",
            n, log2((double)n), read_name, g_runs);
     const char *head =
         "| threads | data | type | exact ms | GB/s | read loop GB/s | ratio | plain sum GB/s | ratio | answer |\n"
@@ -619,7 +616,7 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), tally_version(), read_name);
         fprintf(f, "- command: `");
         for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
-        fprintf(f, "`\n- n = %" PRIu64 "; median of %d runs after one warm-up; every answer checked before timing\n"
+        fprintf(f, "`\n- n = %" PRIu64 "; best of %d runs after one warm-up, each beside a run of its baseline; every answer checked before timing\n"
                    "- load average: %s at the start, %s at the end\n"
                    "- ratio = baseline time / our time (1.00 = as fast); small arrays: our time / the loop's\n\n",
                 n, g_runs, load_start, load_end);
@@ -728,7 +725,7 @@ int main(int argc, char **argv) {
     double rf_sum = ldexp((double)rf_fix, -21);
     double rd_sum = ldexp((double)rd_fix, -50);
 
-    printf("tally_bench_cpu: n = %" PRIu64 " (2^%.2f), %d threads, isa %s, read loop %s, median of %d runs\n",
+    printf("tally_bench_cpu: n = %" PRIu64 " (2^%.2f), %d threads, isa %s, read loop %s, best of %d runs (baseline right before each)\n",
            n, log2((double)n), nth, tally_isa_name(tally_active_isa(ctx)), read_name, g_runs);
     char head[512];
     snprintf(head, sizeof head,
@@ -798,15 +795,15 @@ int main(int argc, char **argv) {
         struct { const char *name; tally_type type; tally_op op; int excl; } scans[] = {
             {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0},
             {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0},
+            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1}, /* beside its inclusive twin */
             {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0},
             {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0},
             {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0},
             {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0},
             {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0},
             {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0},
-            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1},
         };
-        for (size_t s = 0; s < (g_scans_only == 2 ? 2 : sizeof scans / sizeof scans[0]); s++) {
+        for (size_t s = 0; s < (g_scans_only == 2 ? 3 : sizeof scans / sizeof scans[0]); s++) {
             tally_type ty = scans[s].type;
             size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
             const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
@@ -894,7 +891,7 @@ int main(int argc, char **argv) {
                 tally_isa_name(tally_active_isa(ctx)), read_name);
         fprintf(f, "- command: `");
         for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
-        fprintf(f, "`\n- n = %" PRIu64 " elements; median of %d runs after one warm-up; every answer checked before timing\n",
+        fprintf(f, "`\n- n = %" PRIu64 " elements; best of %d runs after one warm-up, each run of ours right after one of its baseline\n  (read loop or memcpy of the same bytes); every answer checked before timing\n",
                 n, g_runs);
         fprintf(f, "- load average (1, 5, 15 min): %s at the start, %s at the end (other work on the machine\n"
                    "  shares its cores and memory bandwidth; both columns of a row were measured together)\n",
