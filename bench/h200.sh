@@ -362,7 +362,7 @@ if want cpu; then
   [ "${CPU_X:-1}" = 0 ] || timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x "${CPU_XT:-1,2,4,8,16}" -n "${CPU_N:-268435456}" -r 3 \
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
-  log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
+  [ "${CPU_X:-1}" = 0 ] || log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
   # the exact kernels' per-core cost on this host (one thread; in cache, then from memory):
   # ns per element for price-like, 2^-40..2^40 and full-range f32/f64 (CPU_CORE=0: none, ~15 s)
   if [ "${CPU_CORE:-1}" != 0 ]; then
@@ -413,12 +413,14 @@ if want cpuperf; then
     for t in $(echo "${CPUPERF_THREADS:-1,4,16}" | tr , ' '); do
       left=$(( c - ($(date +%s) - cs2) )); [ "$left" -lt 15 ] && break
       f=$OUT/cpu-perf-t$t.txt
-      { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r 3 (i32 and f32 sum scans, their checks and memcpy included)"
+      # -r CPUPERF_R: enough timed calls that the scans, not the data's set-up and checks, fill the profile
+      pr=${CPUPERF_R:-8}
+      { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r $pr (i32 and f32 sum scans, their checks and memcpy included)"
         timeout $((left / 2)) "$PERF" stat -e task-clock,context-switches,cpu-migrations,cycles,instructions,cache-misses \
-          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 2>&1
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r "$pr" 2>&1
         echo "## perf record (cycles), the symbols above 0.5%"
         timeout $((left / 2)) "$PERF" record -q -F 499 -o /tmp/tally-perf.data \
-          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 >/dev/null 2>&1
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r "$pr" >/dev/null 2>&1
         "$PERF" report -i /tmp/tally-perf.data --stdio --sort symbol --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
       } >"$f" 2>&1
       log "cpuperf: $t threads done ($(grep -c . "$f") lines in ${f##*/})"
@@ -478,7 +480,11 @@ if want mpi && [ -f "$OUT/mpi-table.md" ]; then
 fi
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
-  grep '^|' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
+  echo "    (best of ${CPU_R:-5} runs, each run of ours right after one of its baseline; cpu.md)"
+  grep -E '^tally_bench_cpu|^# partial' "$OUT/cpu.md"
+  grep -E '^\| (op / type|.*\| (read loop|memcpy|omp reduction))' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
+  echo "=== where each scan's time goes at all cores (the scan's own clocks, shares of the threads' summed time)"
+  grep -E '^\| scan \(phases' -A 12 "$OUT/cpu.md" | grep '^|'
 fi
 if want vulkan && [ -s "$OUT/vulkan-vs-cuda.md" ]; then
   echo "=== Vulkan against our CUDA backend and CUB in the same call (GPU timestamps; ratio = their time / Vulkan's,"
@@ -503,14 +509,21 @@ if want cpu && [ -s "$OUT/cpu-core.md" ]; then
   cut -d'|' -f2,3,5,7,8,9,11 "$OUT/cpu-core.md"
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
-  echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours GB/s); bench_cpu -q -t T, tables in cpu-t<T>.md"
+  echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours / its GB/s);"
+  echo "    bench_cpu -q -t T, best of ${CPUSCALE_R:-3} runs, each run of ours right after one of its baseline; tables in cpu-t<T>.md"
   files=$(ls "$OUT"/cpu-t[0-9]*.md | sort -V)
   printf '| op |'; for f in $files; do t=${f##*/cpu-t}; printf ' %s thr |' "${t%.md}"; done; echo
   printf '| n (elements) |'; for f in $files; do printf ' %s |' "$(cat "${f%.md}.n" 2>/dev/null)"; done; echo
-  for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' '
-    { op = $3; gsub(/^ +| +$/, "", op); if (!(op in seen)) { seen[op] = 1; order[++n] = op }
-      cell[op] = cell[op] sprintf(" %.2f (%.1f) |", $6, $4) }
-    END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], cell[order[i]] }'
+  cols=$(for f in $files; do t=${f##*/cpu-t}; printf '%s ' "${t%.md}"; done)
+  # a cell per (op, thread count), "-" where that run has no such row (a run stopped early)
+  for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' -v cols="$cols" '
+    { op = $3; gsub(/^ +| +$/, "", op); t = $2; gsub(/ /, "", t)
+      if (!(op in seen)) { seen[op] = 1; order[++n] = op }
+      cell[op, t] = sprintf(" %.2f (%.1f / %.1f) |", $6, $4, $5) }
+    END { nc = split(cols, c, " ")
+          for (i = 1; i <= n; i++) { printf "| %s |", order[i]
+            for (k = 1; k <= nc; k++) printf "%s", ((order[i], c[k]) in cell) ? cell[order[i], c[k]] : " - |"
+            print "" } }'
 fi
 if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
   echo "=== where the scans' time goes (perf record of bench_cpu -s: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
