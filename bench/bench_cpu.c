@@ -671,6 +671,14 @@ int main(int argc, char **argv) {
     }
     int nth = tally_thread_count(ctx);
     omp_set_num_threads(nth);
+    /* a second context whose scans publish their totals early (scan_pf=2), for the A/B rows;
+     * none where TALLY_CPU_TUNE is set (the caller is measuring a setting of its own) */
+    tally_context *ctx_early = NULL;
+    if (!getenv("TALLY_CPU_TUNE")) {
+        setenv("TALLY_CPU_TUNE", "scan_pf=2", 1);
+        if (tally_create(&ctx_early, &opt) != TALLY_OK) ctx_early = NULL;
+        unsetenv("TALLY_CPU_TUNE");
+    }
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) { read_fn = read_avx512; read_name = "AVX-512"; }
     else if (__builtin_cpu_supports("avx2")) { read_fn = read_avx2; read_name = "AVX2"; }
@@ -792,23 +800,29 @@ int main(int argc, char **argv) {
     /* scans: out of place, against memcpy of the same bytes into another buffer; every type,
      * sum and max (and the exclusive float sum), each answer checked in full first */
     {
-        struct { const char *name; tally_type type; tally_op op; int excl; } scans[] = {
-            {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0},
-            {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0},
-            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1}, /* beside its inclusive twin */
-            {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0},
-            {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0},
-            {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0},
-            {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0},
-            {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0},
-            {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0},
+        /* early: on the context with the early totals (TALLY_CPU_TUNE scan_pf=2, scan.c), beside
+         * the same scan on the default one */
+        struct { const char *name; tally_type type; tally_op op; int excl, early; } scans[] = {
+            {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0, 0},
+            {"inclusive sum scan i32 (early)", TALLY_I32, TALLY_SUM, 0, 1},
+            {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0, 0},
+            {"inclusive sum scan f32 (early)", TALLY_F32, TALLY_SUM, 0, 1},
+            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1, 0}, /* beside its inclusive twin */
+            {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0, 0},
+            {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0, 0},
+            {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0, 0},
+            {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0, 0},
+            {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0, 0},
+            {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0, 0},
         };
-        for (size_t s = 0; s < (g_scans_only == 2 ? 3 : sizeof scans / sizeof scans[0]); s++) {
+        for (size_t s = 0; s < (g_scans_only == 2 ? 5 : sizeof scans / sizeof scans[0]); s++) {
+            if (scans[s].early && (!ctx_early || nth < 2)) continue; /* 1 thread: no pieces */
+            tally_context *sctx = scans[s].early ? ctx_early : ctx;
             tally_type ty = scans[s].type;
             size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
             const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
                           : ty == TALLY_F32 ? (const void *)xf : (const void *)xd;
-            our_arg o = {ctx, ty, x, out, n, {scans[s].op}, 1, {{0}}, 1 + scans[s].excl};
+            our_arg o = {sctx, ty, x, out, n, {scans[s].op}, 1, {{0}}, 1 + scans[s].excl};
             ours(&o);
             int ok = check_scan(ty, scans[s].op, scans[s].excl, x, out, n, note, sizeof note);
             if (ok && (ty == TALLY_F32 || ty == TALLY_F64) && scans[s].op == TALLY_SUM) {
@@ -827,11 +841,11 @@ int main(int argc, char **argv) {
             /* where the time goes: the same calls again, with the scan's per-thread clocks on */
             tally_cpu_scan_prof pr;
             memset(&pr, 0, sizeof pr);
-            tally_cpu_set_scan_profile(ctx, &pr);
+            tally_cpu_set_scan_profile(sctx, &pr);
             double p0 = now();
             for (int r = 0; r < g_runs; r++) ours(&o);
             double pt = (now() - p0) / g_runs;
-            tally_cpu_set_scan_profile(ctx, NULL);
+            tally_cpu_set_scan_profile(sctx, NULL);
             double all = pr.wake_ns + pr.totals_ns + pr.lookback_ns + pr.scan_ns + pr.tail_ns;
             if (all <= 0) all = 1;
             g_plen += (size_t)snprintf(g_ptable + g_plen, sizeof g_ptable - g_plen,
@@ -911,6 +925,7 @@ int main(int argc, char **argv) {
         fclose(f);
     }
     tally_destroy(ctx);
+    if (ctx_early) tally_destroy(ctx_early);
     free(xi);
     free(xf);
     free(xd);

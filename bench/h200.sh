@@ -43,7 +43,7 @@
 #                the L3) at 1 and 2, as the summary's n row says; prints the ratios per thread count
 #                (CPUSCALE_S, default 150 s, split so that every thread count gets its turn; best of
 #                CPUSCALE_R=3 runs; tables in cpu-t<T>.md, a run stopped by its limit keeps its rows)
-#   cpuperf      where the scans' time goes at 1, 4 and 16 threads (CPUPERF_THREADS): perf stat and
+#   cpuperf      where the scans' time goes at 16, 4 and 1 threads (CPUPERF_THREADS): perf stat and
 #                perf record of bench_cpu -s (the i32 and f32 sum scans, 2^27 elements (CPUPERF_N)),
 #                perf from the PATH or .perf/
 #                (Debian's linux-perf and its libraries, unpacked under /tmp, not over /: fetch with
@@ -407,14 +407,14 @@ if want cpuperf; then
     PERF=/tmp/tally-perf/usr/bin/perf
     export LD_LIBRARY_PATH=/tmp/tally-perf/usr/lib/x86_64-linux-gnu:/tmp/tally-perf/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   fi
-  log "CPU: perf of the i32/f32 sum scans at ${CPUPERF_THREADS:-1,4,16} threads with ${PERF:-no perf} (at most ${c}s)"
+  log "CPU: perf of the i32/f32 sum scans at ${CPUPERF_THREADS:-16,4,1} threads with ${PERF:-no perf} (at most ${c}s)"
   if [ -n "$PERF" ] && "$PERF" stat -e task-clock true >"$L/perf-check.log" 2>&1; then
     cs2=$(date +%s)
-    for t in $(echo "${CPUPERF_THREADS:-1,4,16}" | tr , ' '); do
+    for t in $(echo "${CPUPERF_THREADS:-16,4,1}" | tr , ' '); do
       left=$(( c - ($(date +%s) - cs2) )); [ "$left" -lt 15 ] && break
       f=$OUT/cpu-perf-t$t.txt
       # -r CPUPERF_R: enough timed calls that the scans, not the data's set-up and checks, fill the profile
-      pr=${CPUPERF_R:-8}
+      pr=${CPUPERF_R:-5}
       { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r $pr (i32 and f32 sum scans, their checks and memcpy included)"
         timeout $((left / 2)) "$PERF" stat -e task-clock,context-switches,cpu-migrations,cycles,instructions,cache-misses \
           "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r "$pr" 2>&1
