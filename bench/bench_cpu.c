@@ -298,8 +298,8 @@ static size_t g_tlen;
 static char g_ptable[4096];
 static size_t g_plen;
 static const char *g_phead =
-    "| scan (phases, cpu.h)         | ms/call | thr   | pieces | wake% | totals% | lookbk% | scan+write% | tail% |\n"
-    "|------------------------------|--------:|------:|-------:|------:|--------:|--------:|------------:|------:|\n";
+    "| scan (phases, cpu.h)         | ms/call | thr   | pieces | wake% | totals% | lookbk% | scan+write% | tail% | waits | stolen |\n"
+    "|------------------------------|--------:|------:|-------:|------:|--------:|--------:|------------:|------:|------:|-------:|\n";
 static int g_fail;
 
 static void row(const char *name, double bytes, double t_ours, const char *base, double t_base,
@@ -849,11 +849,12 @@ int main(int argc, char **argv) {
             double all = pr.wake_ns + pr.totals_ns + pr.lookback_ns + pr.scan_ns + pr.tail_ns;
             if (all <= 0) all = 1;
             g_plen += (size_t)snprintf(g_ptable + g_plen, sizeof g_ptable - g_plen,
-                                       "| %-28s | %7.2f | %5.1f | %6.0f | %5.1f | %6.1f | %6.1f | %6.1f | %5.1f |\n",
+                                       "| %-28s | %7.2f | %5.1f | %6.0f | %5.1f | %6.1f | %6.1f | %6.1f | %5.1f | %5.1f | %6.1f |\n",
                                        scans[s].name, pt * 1e3, (double)pr.thread_calls / (double)pr.calls,
                                        (double)pr.pieces / (double)pr.calls, 100 * pr.wake_ns / all,
                                        100 * pr.totals_ns / all, 100 * pr.lookback_ns / all, 100 * pr.scan_ns / all,
-                                       100 * pr.tail_ns / all);
+                                       100 * pr.tail_ns / all, (double)pr.waits / (double)pr.calls,
+                                       (double)pr.stolen / (double)pr.calls);
         }
         printf("\n%s%s", g_phead, g_ptable);
     }
@@ -918,7 +919,9 @@ int main(int argc, char **argv) {
                        "threads' summed time (wake: call start to a thread's first piece; totals: the block totals,\n"
                        "reading the piece; lookbk: waiting for and folding the carries before; scan+write: scanning\n"
                        "the piece from L2 with streaming stores and the next piece's prefetch; tail: a thread's\n"
-                       "last piece to the call's end). One thread: no totals pass, all of it is scan+write.\n\n");
+                       "last piece to the call's end; waits, stolen: per call, look-backs that found a piece\n"
+                       "without its totals and waited, and pieces whose totals a look-back computed itself).\n"
+                       "One thread: no totals pass, all of it is scan+write.\n\n");
             fputs(g_phead, f);
             fputs(g_ptable, f);
         }

@@ -202,7 +202,8 @@ typedef struct scan_shared {
     tally_carry *steal;    /* threads x threads x pblocks */
     _Atomic uint64_t next; /* the next piece to take */
     double t0;             /* profiling (st->scan_prof): the call's start, ns */
-    double (*prof)[6];     /* per thread: wake, totals, look-back, scan, end time, pieces */
+    double (*prof)[8];     /* per thread: wake, totals, look-back, scan, end time, pieces,
+                              waits, stolen */
 } scan_shared;
 
 static double now_ns(void)
@@ -229,7 +230,7 @@ static void next_range(const scan_job *j, uint64_t pn, pf_range *pf)
 /* Publishes piece p's totals tot, looks back for its carry in (returned) and publishes its
  * carry out. steal: room for the totals of late pieces. */
 static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot,
-                             tally_carry *steal, int nth)
+                             tally_carry *steal, int nth, double *prof)
 {
     const scan_job *j = sh->j;
     atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
@@ -241,6 +242,7 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
     while (q > 0) {
         q--;
         uint64_t s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
+        if (prof && s == PIECE_NONE) prof[6] += 1;
         for (int i = 0; s == PIECE_NONE && i < STEAL_SPINS; i++) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -270,6 +272,7 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
                 continue;
             }
             total_piece(j, q, t);
+            if (prof) prof[7] += 1;
             between[nbetween++] = t;
         }
     }
@@ -306,7 +309,7 @@ static void scan_thread(void *arg, int tid, int nth)
         tally_carry *tot = sh->tot + p * j->pblocks;
         if (!have_tot) total_piece(j, p, tot);
         if (prof) t1 = now_ns();
-        tally_carry c = look_back(sh, p, tot, steal, nth);
+        tally_carry c = look_back(sh, p, tot, steal, nth, prof);
         if (prof) t2 = now_ns();
         /* take the next piece now, to prefetch it while writing this one */
         uint64_t pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
@@ -413,7 +416,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     atomic_init(&sh.next, 0);
     size_t nrec = (size_t)j.npieces * sizeof(piece_rec);
     size_t ntot = ((size_t)j.npieces + (size_t)nth * (size_t)nth) * j.pblocks * sizeof(tally_carry);
-    size_t nprof = prof ? (size_t)nth * sizeof(double[6]) : 0;
+    size_t nprof = prof ? (size_t)nth * sizeof(double[8]) : 0;
     char *mem = calloc(1, nrec + ntot + nprof);
     if (!mem) {
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
@@ -423,7 +426,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     sh.rec = (piece_rec *)mem;
     sh.tot = (tally_carry *)(mem + nrec);
     sh.steal = sh.tot + j.npieces * j.pblocks;
-    sh.prof = prof ? (double(*)[6])(mem + nrec + ntot) : NULL;
+    sh.prof = prof ? (double(*)[8])(mem + nrec + ntot) : NULL;
     sh.t0 = t0;
     tally_pool_run(st->pool, nth, scan_thread, &sh);
     if (prof) {
@@ -437,6 +440,8 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
             prof->scan_ns += sh.prof[t][3];
             prof->tail_ns += t1 - sh.prof[t][4];
             prof->pieces += (uint64_t)sh.prof[t][5];
+            prof->waits += (uint64_t)sh.prof[t][6];
+            prof->stolen += (uint64_t)sh.prof[t][7];
         }
     }
     free(mem);
