@@ -11,8 +11,8 @@
 #                DeviceSegmentedReduce::Sum; table in seg-bench.md, printed in the summary)
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000);
 #                with the tuning knobs, its odd shards run the exact sums' bins (ADV_ODD_ENV, default
-#                TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1: every size through the ring
-#                kernels, the only ones with bins; ADV_ODD_ENV= for none)
+#                TALLY_CUDA_REDUCE_BINS=2 TALLY_CUDA_REDUCE_RING_MIN=1: every size through the ring
+#                kernels, the only ones with bins, f64 in windows first; ADV_ODD_ENV= for none)
 #   bench        bench_cuda: first the float sums alone at 2^28 (EXACT_ARGS), correctly rounded
 #                against our plain sum for price-like, wide (2^-40..2^40) and full-range data, with
 #                and without the bins (its EXACT vs PLAIN table is printed in the summary); then
@@ -81,12 +81,25 @@ BUDGET=${H200_BUDGET:-540}
 export PATH=$PATH:/usr/local/cuda/bin
 log() { echo "== [$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/h200.log"; }
 want() { [[ ",$steps," == *",$1,"* ]]; }
-# cap WANT RESERVE: seconds for a step, at most WANT, leaving RESERVE for the steps after it
+# cap WANT RESERVE: seconds for a step, at most WANT; when WANT + RESERVE (the steps after it) no
+# longer fit in what is left of the budget, the step gets its proportional part of what is left
+# (a fixed reserve left the first steps 5 s when an earlier step ran long)
 cap() {
-  local left=$(( BUDGET - ($(date +%s) - T0) - $2 ))
-  [ "$left" -gt "$1" ] && left=$1
-  [ "$left" -lt 5 ] && left=5
-  echo "$left"
+  local rem=$(( BUDGET - ($(date +%s) - T0) )) s=$1
+  [ $(( $1 + $2 )) -gt "$rem" ] && s=$(( $1 * rem / ($1 + $2) ))
+  [ "$s" -lt 5 ] && s=5
+  echo "$s"
+}
+# reap STEP: kill what an earlier step left running on the GPU. timeout stops compute-sanitizer, but
+# the program it runs can survive it and keep the GPU busy, which slowed every later timing ~2.5x
+reap() {
+  local p
+  p=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | grep -E '^[0-9]+$')
+  pkill -9 -f compute-sanitizer 2>/dev/null
+  [ -z "$p" ] && return 0
+  log "before $1: GPU processes still running, killed: $(nvidia-smi --query-compute-apps=pid,process_name \
+    --format=csv,noheader 2>/dev/null | tr '\n' ';')"
+  kill -9 $p 2>/dev/null; sleep 1
 }
 # a step's share (settable: CUDA_S, SEG_S, ADV_S, BENCH_S, PY_S, VK_S, MPI_S, CPU_S), and the shares of
 # the requested steps among those named (what a step leaves for the steps after it)
@@ -168,6 +181,7 @@ ADV=$(find "$B" -name tally_adversarial -type f | head -1)
 rc=0
 
 if want cuda; then
+  reap cuda
   c=$(cap "$(W cuda)" "$(rest seg adversarial bench python vulkan mpi cpu)")
   log "test_cuda --quick and memcheck on it, racecheck on the harness's exact sums, side by side (at most ${c}s)"
   ( timeout "$c" "$B/test_cuda" --quick >"$L/test_cuda.log" 2>&1; echo $? >"$B/t.rc" ) &
@@ -177,10 +191,11 @@ if want cuda; then
   ( timeout "$c" compute-sanitizer --tool racecheck --error-exitcode 9 "$ADV" --backends cuda --arrays 40 \
       --max-n 65536 --families huge_tiny,partial_overflow,ties,cancel_wide >"$L/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
   p3=$!
-  # the same with the exact sums' bins (tuning builds: every size through the ring kernels)
+  # the same with the exact sums' bins (tuning builds: every size through the ring kernels; f64
+  # in windows first, then digits)
   echo 0 >"$B/rb.rc"
   ( [ "${H200_TUNING:-ON}" = ON ] || exit 0
-    TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1 timeout "$c" compute-sanitizer --tool racecheck \
+    TALLY_CUDA_REDUCE_BINS=2 TALLY_CUDA_REDUCE_RING_MIN=1 timeout "$c" compute-sanitizer --tool racecheck \
       --error-exitcode 9 "$ADV" --backends cuda --arrays 40 --max-n 65536 \
       --families huge_tiny,partial_overflow,cancel_wide,full_range,specials >"$L/racecheck-bins.log" 2>&1; echo $? >"$B/rb.rc" ) &
   p4=$!
@@ -195,6 +210,7 @@ if want cuda; then
 fi
 
 if want seg; then
+  reap seg
   c=$(cap "$(W seg)" "$(rest adversarial bench python vulkan mpi cpu)")
   S=$(find "$B" -name test_cuda_segments -type f | head -1)
   log "seg: test_cuda_segments, memcheck and racecheck on its --quick run beside it (at most $((c * 3 / 4))s)"
@@ -220,9 +236,10 @@ if want seg; then
 fi
 
 if want adversarial; then
+  reap adversarial
   c=$(cap "$(W adversarial)" "$(rest bench python vulkan mpi cpu)")
   log "adversarial harness on CUDA (at most ${c}s)"
-  odd_env="TALLY_CUDA_REDUCE_BINS=1 TALLY_CUDA_REDUCE_RING_MIN=1"
+  odd_env="TALLY_CUDA_REDUCE_BINS=2 TALLY_CUDA_REDUCE_RING_MIN=1"
   [ "${H200_TUNING:-ON}" = ON ] || odd_env=""
   ADV_ODD_ENV=${ADV_ODD_ENV-$odd_env} ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$(( c > 13 ? c - 10 : 3 ))" \
     --max-n "${ADV_MAX_N:-1048576}" >"$L/adversarial-summary.log" 2>&1 || rc=1
@@ -231,6 +248,7 @@ if want adversarial; then
 fi
 
 if want bench; then
+  reap bench
   c=$(cap "$(W bench)" "$(rest python vulkan mpi cpu)")
   ce=$(( c / 3 ))
   log "bench_cuda: the float sums at 2^28, correctly rounded against plain (at most ${ce}s)"
@@ -247,6 +265,7 @@ if want bench; then
 fi
 
 if want python; then
+  reap python
   c=$(cap "$(W python)" "$(rest vulkan mpi cpu)")
   log "python: pytest (GPU tests included), then the speed table (at most ${c}s)"
   timeout "$((c * 2 / 3))" $PY python/tests/run_tests.py "$B/python" -x >"$L/python-tests.log" 2>&1
@@ -258,6 +277,7 @@ if want python; then
 fi
 
 if want vulkan && [ $VK = ON ]; then
+  reap vulkan
   # as ctest runs it: 64 KiB segments (so calls cross segment boundaries, where the scans' and
   # the reduce's cross-dispatch ordering shows) and float scans in shaders (no IEEE subnormals
   # here); the reduce matrix first, then the scans, each within its share
@@ -298,8 +318,13 @@ if want vulkan && [ $VK = ON ]; then
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
   log "bench_vulkan (at most ${c}s)"
+  # the SM clock during the run (nvidia-smi dmon, once a second): the GPU's clocks fall while it idles
+  nvidia-smi dmon -s pc -d 1 >"$L/bench-vulkan-dmon.log" 2>&1 & dm=$!
   timeout "$c" "$B/bench/tally_bench_vulkan" ${VK_BENCH_ARGS:---min-log2 10 --max-log2 30 --step 4} --min-time 0.02 \
-    --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+    --warm "${VK_WARM:-0.05}" --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+  kill $dm 2>/dev/null
+  log "bench_vulkan: SM clock MHz during it (min/median/max of dmon's samples): $(awk '/^# *gpu/ {for (i = 2; i <= NF; i++) if ($i == "pclk") c = i - 1}
+    $1 !~ /^#/ && c {print $c}' "$L/bench-vulkan-dmon.log" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[1] "/" a[int((NR+1)/2)] "/" a[NR]}')"
   log "bench_vulkan: $(grep -c 'VALIDATION FAILED' "$L/bench-vulkan.log") validation failures"
   # our CUDA backend and CUB on the same ops and sizes, in the same call, joined by (op, type, n)
   vc=${VK_CUDA:-30}
@@ -320,6 +345,7 @@ if want vulkan && [ $VK = ON ]; then
 fi
 
 if want mpi; then
+  reap mpi
   c=$(cap "$(W mpi)" "$(rest cpu)")
   if [ -x "$B/bench/tally_bench_mpi" ]; then
     log "mpi: tests at 4 and 16 ranks, CUDA ranks, weak scaling 1..16 ranks (at most ${c}s)"
@@ -334,6 +360,7 @@ if want mpi; then
 fi
 
 if want scanio; then
+  reap scanio
   c=$(cap "$(W scanio)" "$(rest cpu)")
   log "scanio: tally scan of a 4 GiB float32 .npy in /dev/shm against cp (at most ${c}s)"
   DIR=/dev/shm ONE_THREAD=0 timeout "$c" bash bench/cli_scan.sh "$B" "${SCANIO_MIB:-4096}" "${SCANIO_R:-3}" \
@@ -466,7 +493,8 @@ tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 if want bench && [ -f "$OUT/bench-exact.md" ]; then
-  echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; variant bins=1: REDUCE_BINS)"
+  echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; rows without a knob: the"
+  echo "    default REDUCE_BINS=2, f64 in windows first; variant bins=1: f64 in integer digits only)"
   sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
 fi
 if want seg && [ -f "$OUT/seg-bench.md" ]; then

@@ -71,7 +71,8 @@ typedef struct tcu_reduce_params {
     int32_t extreme;         /* set by the launcher: 1 when blocks fold a min or max into one word
                                 (reduce_state.cuh, extreme_only) */
     int32_t bins;            /* set by the launcher: -1, or the byte offset in dynamic shared
-                                memory of the exact sums' per-thread bins (reduce_worker.cuh) */
+                                memory of the exact sums' per-thread bins (reduce_worker.cuh),
+                                bit 0 set: f64 columns may start in windows (REDUCE_BINS=2) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 

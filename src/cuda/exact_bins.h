@@ -43,7 +43,28 @@
  *     exactly when NaN or inf went in: NaN when a NaN did, or both +inf and -inf (IEEE), else
  *     +inf or -inf when only infinities of that sign did, which are the exact sums' flags
  *     (NaN, PINF, NINF) of its values, and what tally_exact_round makes of them.
- * (A sum that omits NaN maps each NaN to -0 before the add.) */
+ * (A sum that omits NaN maps each NaN to -0 before the add.)
+ *
+ * f64 windows (the column's other mode, tried first): the same 68 words as doubles, two sets of
+ * TBINS_F64W_WINDOWS = 34 windows of 8 exponent fields each, from a base window w0 the column
+ * chose (1 <= w0, w0 + 34 <= TBINS_F64W_TOP + 1): word k is set H's window w0 + k, word 34 + k set
+ * L's. A value whose field E lies in window j = E >> 3 (w0 <= j < w0 + 34) is split once into
+ * hi = its bits with the low 26 mantissa bits cleared and lo = x - hi, hi added to H[j - w0] and
+ * lo to L[j - w0]: per value an and, a subtraction and two f64 adds, against the digits' ~20
+ * integer ops (the digits stay for the values no window holds). Why every add is exact: x =
+ * m 2^(E - 1075), E >= 8 (j >= 1), m < 2^53. hi = (m with its low 26 bits cleared) 2^(E - 1075),
+ * a multiple of 2^(E - 1049) >= 2^(8 j - 1049) =: gH and below 2^(E - 1022) <= 2^(8 j + 7 - 1022)
+ * = 2^34 gH; lo = x - hi (exact: both are multiples of x's ulp 2^(E - 1075) and |x - hi| < 2^26 of
+ * it), a multiple of 2^(8 j - 1075) =: gL below 2^(E - 1049) <= 2^33 gL. So at most
+ * TBINS_F64W_ADDS = 2^19 pieces in a word sum to a multiple of its g below 2^53 g: every partial
+ * sum is a double and each f64 add returns it exactly; the caller moves the words out (exactly,
+ * into a superaccumulator) before a word could take more. No overflow: j <= TBINS_F64W_TOP = 252
+ * gives sums below 2^19 2^(8 * 252 + 8 - 1023) = 2^1020. Fields 0 .. 7 (zeros, subnormals, the
+ * least normals) and 2024 .. 2047 (the largest values, inf, NaN) are in no window: such values
+ * take the digits. A window value is never +-0 (E >= 8), so a window batch sets NONNEGZERO.
+ * Sign: hi has x's sign (its magnitude bits truncated) and lo too or is +-0; the words start at
+ * +0 (the digits' zero bits), and a word's sign of zero carries nothing (the flags come from
+ * the batches). */
 #ifndef TALLY_CUDA_EXACT_BINS_H
 #define TALLY_CUDA_EXACT_BINS_H
 
@@ -59,6 +80,9 @@
 #define TBINS_F32_WORDS (TBINS_F32_BINS * TBINS_F32_SETS)
 #define TBINS_F32_ADDS 16384u
 #define TBINS_NEGZERO_BITS 0x8000000000000000ull
+#define TBINS_F64W_WINDOWS 34 /* per set: 2 * 34 = TBINS_F64_DIGITS words */
+#define TBINS_F64W_TOP 252    /* the greatest window any column may hold */
+#define TBINS_F64W_ADDS 524288u /* 2^19 values (one piece each per set) between moves */
 
 /* high 32 bits of (hi:lo) << s, 0 <= s < 32 (the device's funnel shift) */
 static inline TALLY_HD uint32_t tbins_funnel_l(uint32_t lo, uint32_t hi, uint32_t s)
@@ -188,6 +212,64 @@ static inline TALLY_HD void tbins_normalize(int64_t *col, int stride, int n)
 static inline TALLY_HD void tbins_zero(int64_t *col, int stride, int n)
 {
     for (int k = 0; k < n; k++) col[k * stride] = 0;
+}
+
+/* ---- f64 windows (see the top: the column's first mode) ---- */
+
+/* The window (field >> 3, 0 .. 255) of the double with high word bh. */
+static inline TALLY_HD uint32_t tbins_f64w_window(uint32_t bh)
+{
+    return (bh >> 23) & 0xffu;
+}
+
+/* The base window a column starts with for values in windows jmin .. jmax, or -1 if no base
+ * holds them (the column then takes digits): centred, so later values may stray either way. */
+static inline TALLY_HD int tbins_f64w_base(uint32_t jmin, uint32_t jmax)
+{
+    if (jmin < 1u || jmax > TBINS_F64W_TOP || jmax - jmin >= TBINS_F64W_WINDOWS) return -1;
+    int b = (int)jmin - (int)(TBINS_F64W_WINDOWS - 1 - (jmax - jmin)) / 2;
+    if (b < 1) b = 1;
+    if (b > TBINS_F64W_TOP + 1 - TBINS_F64W_WINDOWS) b = TBINS_F64W_TOP + 1 - TBINS_F64W_WINDOWS;
+    return b;
+}
+
+/* The byte offset of window j = field >> 3 from window 0 in a column of stride 256 (the
+ * kernels': word k at k * 2048 bytes), from the double's high word bh in two ops. */
+static inline TALLY_HD uint32_t tbins_f64w_off256(uint32_t bh)
+{
+    return (bh >> 12) & 0x7f800u; /* bits 23..30 (the window) to 11..18 */
+}
+
+/* Adds the double with bits (bh, bl) to the windows' words at byte offset off from the column
+ * (hi: set H's word of its window, whose byte offset off the caller computed and checked) and
+ * off + set_bytes (lo: set L's), both loads before both stores. The kernels' code. */
+static inline TALLY_HD void tbins_add_f64w_at(char *col, uint32_t off, uint32_t set_bytes, uint32_t bh,
+                                             uint32_t bl)
+{
+    double x, h;
+#if defined(__CUDA_ARCH__)
+    x = __hiloint2double((int)bh, (int)bl);
+    h = __hiloint2double((int)bh, (int)(bl & 0xfc000000u)); /* the low 26 mantissa bits cleared */
+    const double l = __dsub_rn(x, h);                        /* exact (see the top) */
+#else
+    const uint64_t b = ((uint64_t)bh << 32) | bl, hb = b & ~(uint64_t)0x3ffffff;
+    memcpy(&x, &b, sizeof x);
+    memcpy(&h, &hb, sizeof h);
+    const double l = x - h;
+#endif
+    double *dh = (double *)(col + off);
+    double *dl = (double *)(col + off + set_bytes);
+    const double yh = *dh, yl = *dl;
+    *dh = yh + h;
+    *dl = yl + l;
+}
+
+/* The same for a column of any stride: the double with bits b, in window base + k
+ * (0 <= k < TBINS_F64W_WINDOWS; the caller checked it). */
+static inline TALLY_HD void tbins_add_f64w(double *col, int stride, uint64_t b, uint32_t k)
+{
+    const uint32_t row = (uint32_t)stride * (uint32_t)sizeof(double);
+    tbins_add_f64w_at((char *)col, k * row, (uint32_t)TBINS_F64W_WINDOWS * row, (uint32_t)(b >> 32), (uint32_t)b);
 }
 
 #endif

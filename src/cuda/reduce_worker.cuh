@@ -17,15 +17,21 @@ namespace tcu {
 /* ---- the exact sums' per-thread bins (knob REDUCE_BINS) ----------------------------------------
  * Where the fast paths cannot prove a batch exact (values spread over more binades than a double
  * holds), the batch goes into the thread's column of exponent-indexed bins (exact_bins.h):
- * f64 values into integer digits (two shared-memory read-modify-writes each), f32 values into
+ * f64 values into the column's windows while its values stay within them (two doubles per value,
+ * hi and lo; REDUCE_BINS=2, the default) and else into integer digits (two shared-memory
+ * read-modify-writes each, with ~20 integer ops to place them), f32 values into
  * one double per window of 16 exponents in two sets (one f64 add in shared memory each, two
  * independent values per dependent step, no check per value: NaN, inf and -0 show in the bins
  * themselves), exact whatever the range, instead of three two-sums per value (and spills
  * into the block superaccumulator's atomics beyond them). Layout in dynamic shared memory from
  * byte p.bins: WORDS + 1 words per thread, interleaved (word k of thread t at k * kThreads + t:
  * conflict-free whatever bin each lane picks); the last word is the thread's meta word:
- *   bits 0..31  adds since the column was last normalised (f64) or emptied into the block's
- *               superaccumulator (f32: adds per set): the budget ADDS of exact_bins.h
+ *   bits 0..31  adds since the column was last normalised (f64 digits) or emptied into the
+ *               block's superaccumulator (f32: adds per set; f64 windows: values): the budgets
+ *               of exact_bins.h
+ *   bits 32..39 f64 windows: the column's base window
+ *   bit 60      f64: digits only (windows off by the knob, or the column has left them)
+ *   bit 61      f64: the column holds windows (exact_bins.h), not digits
  *   bit 62      the column was zeroed (at the thread's first binned batch)
  * (The batches still to send straight to the bins without trying the fast path are counted in
  * a register, Worker::bins_skip: a shared-memory word read before each batch's loads delayed
@@ -43,6 +49,11 @@ template <typename T> struct Bins {
     static constexpr unsigned ADDS = F64 ? TBINS_F64_ADDS : TBINS_F32_ADDS;
     static constexpr size_t BYTES = (size_t)(WORDS + 1) * kThreads * sizeof(long long);
     static constexpr unsigned long long kZeroed = 1ull << 62;
+    static constexpr unsigned long long kWin = 1ull << 61;
+    static constexpr unsigned long long kNoWin = 1ull << 60;
+    /* f64 windows: a word's byte offset from its column is its index times kRow */
+    static constexpr uint32_t kRow = (uint32_t)kThreads * 8u;
+    static_assert(kRow == 1u << 11, "the window offsets (tbins_f64w_off256) assume 256 threads");
     /* batches sent straight to the bins after one the fast path rejected (Worker::bins_skip):
      * wide-range data then tries the fast path on one batch in 16 */
     static constexpr unsigned kSkip = 15;
@@ -50,16 +61,18 @@ template <typename T> struct Bins {
     {
         return (int64_t *)(tcu_dyn_smem + at) + threadIdx.x;
     }
-    static __device__ __forceinline__ void init(int at)
+    /* windows: f64 columns may start in windows (REDUCE_BINS=2) */
+    static __device__ __forceinline__ void init(int at, bool windows = false)
     {
-        if (at >= 0) col(at)[WORDS * kThreads] = 0;
+        if (at >= 0) col(at)[WORDS * kThreads] = (F64 && !windows) ? (long long)kNoWin : 0ll;
     }
 };
 
 /* Every lane of the warp calls it (converged), once, after its last batch; returns the lane's
  * exact-sum flags that its bins hold (f32: tbins_f32_flags; f64: 0, its batches returned them).
  * f32: each of the 32 bins added into sacc by sacc_add_warp (lanes with nothing binned, and
- * bins holding NaN or inf, add 0). f64: each column
+ * bins holding NaN or inf, add 0). f64: the columns in windows add their words by
+ * sacc_add_warp (words zero in every such lane skipped); each column in digits
  * normalised (its digits then in [0, 2^32) but the top one, whose magnitude is far below 2^32:
  * exact_bins.h), then lane L sums digit c = L, L + 32, L + 64 over the warp's used columns
  * (visiting column (L + k) mod 32 at step k: the lanes read 32 different columns, no bank
@@ -82,7 +95,18 @@ template <typename T> static __device__ __noinline__ uint32_t bins_fold(int at, 
         }
         return flags;
     }
-    if (used) tbins_normalize(mine, kThreads, B::WORDS);
+    const unsigned long long meta = (unsigned long long)mine[B::WORDS * kThreads];
+    const bool win = used && (meta & B::kWin);
+    if (__ballot_sync(0xffffffffu, win)) {
+        const double *words = (const double *)mine;
+        for (int k = 0; k < B::WORDS; k++) {
+            const double d = win ? words[k * kThreads] : 0.0;
+            if (__ballot_sync(0xffffffffu, d != 0.0)) sacc_add_warp(sacc, d);
+        }
+    }
+    const unsigned dmask = mask & __ballot_sync(0xffffffffu, !win);
+    if (!dmask) return 0u;
+    if (used && !win) tbins_normalize(mine, kThreads, B::WORDS);
     __syncwarp(); /* the other lanes' columns, normalised, are visible from here */
     const int lane = threadIdx.x & 31;
     const int64_t *warp_cols = (const int64_t *)(tcu_dyn_smem + at) + (threadIdx.x & ~31);
@@ -91,7 +115,7 @@ template <typename T> static __device__ __noinline__ uint32_t bins_fold(int at, 
 #pragma unroll 8
         for (int k = 0; k < 32; k++) {
             const int j = (lane + k) & 31;
-            if (mask >> j & 1u) sum += warp_cols[c * kThreads + j];
+            if (dmask >> j & 1u) sum += warp_cols[c * kThreads + j];
         }
         if (sum) atomicAdd(&sacc[c + B::LO], (unsigned long long)sum);
     }
@@ -573,14 +597,32 @@ __device__ __noinline__ void slow_batch_out(const Vec<T> *vbase, unsigned long l
     *xflags = w.s.xflags;
 }
 
+/* Rare: the thread's f64 windows into the block's superaccumulator, exactly (its own atomics),
+ * and the column zeroed (so it is also an empty column of digits). */
+static __device__ __noinline__ void bins_move_windows(int at, unsigned long long *sacc)
+{
+    double *w = (double *)Bins<double>::col(at);
+    for (int k = 0; k < Bins<double>::WORDS; k++) {
+        const double d = w[k * kThreads];
+        if (d != 0.0) sacc_add_finite(sacc, d);
+        w[k * kThreads] = 0.0;
+    }
+}
+
 /* A batch (vectors vbase[v + u * kThreads] below vend, as slow_batch_out) into the thread's bins
  * (the caller counts Worker::bins_skip). Returns
  * exact-sum flags: f64, those of the batch's values (NaN and inf set their flags and add
  * nothing, an omitted NaN counts as -0, every other value not -0 sets NONNEGZERO, as a1 would
  * have shown it); f32, those of the bins emptied here (the values' own flags stay in the bins
  * until bins_fold: exact_bins.h). Before the batch could take a column past its add budget (at
- * most U * VEC adds come, U * VEC / 2 per f32 set), the column is normalised (f64) or emptied
- * into sacc (f32). */
+ * most U * VEC adds come, U * VEC / 2 per f32 set), the column is normalised (f64 digits) or
+ * emptied into sacc (f32, f64 windows).
+ * f64 windows: a column whose windows are allowed (not kNoWin) takes its base from its first
+ * batch's windows (tbins_f64w_base; digits if none holds them); a batch whose every value lies
+ * in the column's windows goes there (per value: its window's byte offset from the bits in two
+ * ops, a subtraction of the base checked by one unsigned max for the whole batch, the hi bits
+ * by one and, lo by one f64 subtraction, two f64 adds); the first batch that strays moves the
+ * windows into sacc and turns the column into digits for the rest of the kernel. */
 template <typename T, unsigned M, bool OMIT>
 __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned long long v,
                                                 unsigned long long vend, int at,
@@ -594,10 +636,81 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
     int64_t *col = B::col(at);
     double *fcol = (double *)col; /* f32: the windows' doubles */
     unsigned long long meta = (unsigned long long)col[B::WORDS * kThreads];
+    /* vectors u < nvec are in range (all U but in the last, partial batch) */
+    int nvec = U;
+    if (v + (unsigned long long)(U - 1) * kThreads >= vend) {
+        nvec = 0;
+        for (int u = 0; u < U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
+    }
+    const Vec<T> *first = vbase + v;
+    /* every load first (generic loads: the ring's stage or global memory, where one at a time
+     * would pay the latency eight times) */
+    Vec<T> x[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (u < nvec) x[u] = first[u * kThreads];
+    if constexpr (B::F64) {
+        if (!(meta & B::kNoWin)) {
+            if (!(meta & B::kZeroed)) { /* the first batch: the windows' base, or digits */
+                uint32_t jmin = 255u, jmax = 0u;
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (u >= nvec) break;
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        const uint32_t j = tbins_f64w_window((uint32_t)((uint64_t)__double_as_longlong((double)x[u].v[k]) >> 32));
+                        jmin = min(jmin, j);
+                        jmax = max(jmax, j);
+                    }
+                }
+                const int b = tbins_f64w_base(jmin, jmax);
+                tbins_zero(col, kThreads, B::WORDS);
+                meta = B::kZeroed | (b >= 0 ? B::kWin | ((unsigned long long)b << 32) : B::kNoWin);
+            }
+            if (meta & B::kWin) {
+                const uint32_t base_off = ((uint32_t)(meta >> 32) & 0xffu) * B::kRow;
+                uint32_t rel[U][VEC], relmax = 0;
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (u >= nvec) break;
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        const uint32_t bh = (uint32_t)__double2hiint((double)x[u].v[k]);
+                        rel[u][k] = tbins_f64w_off256(bh) - base_off; /* (window - base) * kRow */
+                        relmax = max(relmax, rel[u][k]);
+                    }
+                }
+                if (relmax < (uint32_t)TBINS_F64W_WINDOWS * B::kRow) {
+                    unsigned count = (unsigned)meta;
+                    if (count + kAddsPerBatch > TBINS_F64W_ADDS) {
+                        bins_move_windows(at, sacc);
+                        count = 0;
+                    }
+                    char *cb = (char *)col;
+#pragma unroll
+                    for (int u = 0; u < U; u++) {
+                        if (u >= nvec) break;
+#pragma unroll
+                        for (int k = 0; k < VEC; k++) {
+                            const double xv = (double)x[u].v[k];
+                            tbins_add_f64w_at(cb, rel[u][k], (uint32_t)TBINS_F64W_WINDOWS * B::kRow,
+                                              (uint32_t)__double2hiint(xv), (uint32_t)__double2loint(xv));
+                        }
+                    }
+                    count += (unsigned)nvec * VEC;
+                    col[B::WORDS * kThreads] = (long long)((meta & ~0xffffffffull) | count);
+                    return nvec > 0 ? (uint32_t)TALLY_EXACT_F_NONNEGZERO : 0u;
+                }
+                /* a stray batch: the windows out, digits from here on (the column is zero) */
+                bins_move_windows(at, sacc);
+                meta = B::kZeroed | B::kNoWin;
+            }
+        }
+    }
     if (!(meta & B::kZeroed)) {
         if constexpr (B::F64) tbins_zero(col, kThreads, B::WORDS);
         else tbins_zero_f32(fcol, kThreads);
-        meta = B::kZeroed;
+        meta |= B::kZeroed;
     }
     unsigned count = (unsigned)meta;
     uint32_t flags = 0;
@@ -615,19 +728,6 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
         }
         count = 0;
     }
-    /* vectors u < nvec are in range (all U but in the last, partial batch) */
-    int nvec = U;
-    if (v + (unsigned long long)(U - 1) * kThreads >= vend) {
-        nvec = 0;
-        for (int u = 0; u < U; u++) nvec += v + (unsigned long long)u * kThreads < vend;
-    }
-    const Vec<T> *first = vbase + v;
-    /* every load first (generic loads: the ring's stage or global memory, where one at a time
-     * would pay the latency eight times) */
-    Vec<T> x[U];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-        if (u < nvec) x[u] = first[u * kThreads];
     if constexpr (!B::F64) {
         /* no check per value (exact_bins.h): NaN and inf go into bin 15 and -0 keeps a bin -0;
          * only a sum that omits NaN maps each NaN to -0 first */
@@ -693,7 +793,7 @@ __device__ __noinline__ uint32_t bins_batch_out(const Vec<T> *vbase, unsigned lo
         }
         count += (unsigned)nvec * VEC;
     }
-    col[B::WORDS * kThreads] = (long long)(B::kZeroed | count);
+    col[B::WORDS * kThreads] = (long long)((meta & ~0xffffffffull) | count);
     return flags;
 }
 

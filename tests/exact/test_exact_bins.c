@@ -8,8 +8,12 @@
  * kernels. Checked bit for bit against the independent big-integer reference
  * (tests/support/exact_reference.h) on wide, full-range, cancelling, subnormal and budget-edge
  * data (the same digit hit with the largest addend on every add), and for f32 on NaN and
- * infinities at random positions and on zeros of both signs. Prints its seed; argv[1] sets it,
- * argv[2] the number of arrays. */
+ * infinities at random positions and on zeros of both signs. Every f64 array runs twice, as the
+ * kernels with REDUCE_BINS=1 (digits only) and =2 (each column first in the f64 windows, switched
+ * to digits when a batch strays out of its windows): the windows' own families are bands of 1 to
+ * 40 windows anywhere in the range with values at the windows' edges and strays far out, and
+ * the windows' budget edge (two threads, every word driven to 2^53 of its grain, then back).
+ * Prints its seed; argv[1] sets it, argv[2] the number of arrays. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +41,15 @@ static float ffrom(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
  * before a batch could pass it; f32: the bins moved into the superaccumulator, as the kernel's
  * mid-run flush does). Returns the rounded sum of n finite values (f64 bits in d, or f32 bits
  * in f). */
-static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned limit)
+/* f64: windows: each column first in the f64 windows (the base from its first batch), moved
+ * into the superaccumulator and switched to digits when a batch strays out (REDUCE_BINS=2);
+ * wlimit the windows' budget; nt threads (NT at most). */
+static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned limit, int windows,
+                       unsigned wlimit, int nt)
 {
     static int64_t cols[TBINS_F64_DIGITS * NT];
     static double fcols[TBINS_F32_WORDS * NT];
+    int started[NT], base[NT]; /* base >= 0: the column is in windows from that base */
     const int f32 = f != NULL;
     const size_t per = f32 ? 32 : 16;
     unsigned count[NT];
@@ -50,7 +59,18 @@ static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned 
     for (int t = 0; t < NT; t++) {
         tbins_zero(cols + t, NT, TBINS_F64_DIGITS);
         tbins_zero_f32(fcols + t, NT);
+        started[t] = 0;
+        base[t] = -1;
     }
+    double *wcols = (double *)cols; /* a column in windows: its words as doubles */
+    /* a column's windows into the superaccumulator (the kernel's tbins_f64w move) */
+    #define MOVE_WINDOWS(t)                                                                         \
+        do {                                                                                        \
+            for (int k_ = 0; k_ < TBINS_F64_DIGITS; k_++) {                                         \
+                tally_exact_add_finite_(&acc, wcols[k_ * NT + (t)]);                                \
+                cols[k_ * NT + (t)] = 0;                                                            \
+            }                                                                                       \
+        } while (0)
     int nonneg = 0;
     uint32_t flags = 0;
     /* a bin into the superaccumulator as the kernels move it (flags from its value alone) */
@@ -62,8 +82,37 @@ static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned 
         } while (0)
     const unsigned per_set = f32 ? (unsigned)per / TBINS_F32_SETS : (unsigned)per;
     for (size_t b0 = 0, batch = 0; b0 < n; b0 += per, batch++) {
-        const int t = (int)(batch % NT);
+        const int t = (int)(batch % (size_t)nt);
         size_t m = n - b0 < per ? n - b0 : per;
+        if (!f32 && windows) { /* the windows first, as bins_batch_out does */
+            uint32_t jmin = 255, jmax = 0;
+            for (size_t i = 0; i < m; i++) {
+                const uint32_t j = tbins_f64w_window((uint32_t)(d[b0 + i] >> 32));
+                jmin = j < jmin ? j : jmin;
+                jmax = j > jmax ? j : jmax;
+            }
+            if (!started[t]) {
+                started[t] = 1;
+                base[t] = tbins_f64w_base(jmin, jmax);
+            }
+            if (base[t] >= 0) {
+                if (jmin >= (uint32_t)base[t] && jmax < (uint32_t)base[t] + TBINS_F64W_WINDOWS) {
+                    if (count[t] + per > wlimit) {
+                        MOVE_WINDOWS(t);
+                        count[t] = 0;
+                    }
+                    for (size_t i = 0; i < m; i++)
+                        tbins_add_f64w(wcols + t, NT, d[b0 + i],
+                                       tbins_f64w_window((uint32_t)(d[b0 + i] >> 32)) - (uint32_t)base[t]);
+                    count[t] += (unsigned)m;
+                    nonneg = 1;
+                    continue;
+                }
+                MOVE_WINDOWS(t); /* a stray batch: digits from here on */
+                base[t] = -1;
+                count[t] = 0;
+            }
+        }
         if (count[t] + per_set > limit) {
             if (f32)
                 for (int k = 0; k < TBINS_F32_WORDS; k++) {
@@ -89,8 +138,12 @@ static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned 
     if (f32) { /* the kernel's end: every bin into the block's superaccumulator */
         for (int k = 0; k < TBINS_F32_WORDS * NT; k++) MOVE_BIN(k);
         /* zeroed columns only: a column the kernel never used adds nothing */
-    } else { /* each column normalised, then each warp's digit sums added in */
-        for (int t = 0; t < NT; t++) tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
+    } else { /* columns in windows: their words added in; the others normalised, then each
+              * warp's digit sums added in */
+        for (int t = 0; t < NT; t++) {
+            if (base[t] >= 0) MOVE_WINDOWS(t);
+            tbins_normalize(cols + t, NT, TBINS_F64_DIGITS);
+        }
         for (int w = 0; w < NT / 32; w++)
             for (int k = 0; k < TBINS_F64_DIGITS; k++) {
                 int64_t s = 0;
@@ -102,11 +155,28 @@ static double bins_sum(const uint64_t *d, const uint32_t *f, size_t n, unsigned 
     return tally_exact_round(&acc);
 }
 
-enum { FAMILIES = 12 };
+enum { FAMILIES = 14 };
 static const char *family_name[FAMILIES] = {"f64 wide", "f64 full", "f64 cancel", "f64 budget", "f64 subnormal",
                                             "f32 wide", "f32 full", "f32 cancel", "f32 budget", "f32 subnormal",
-                                            "f32 specials", "f32 zeros"};
+                                            "f32 specials", "f32 zeros", "f64 window bands", "f64 window budget"};
 static int g_mode; /* the specials' and zeros' kind for the array (drawn per array) */
+static int g_band_lo, g_band_w; /* f64 window bands: the array's first window and width */
+#define WBUDGET_WINDOW 130 /* the window budget family's window (fields 1040 .. 1047) */
+
+/* A double of field e (1 .. 2046) with mantissa bits by kind: random, all ones, none, or the
+ * window pieces' extremes (hi's lowest bit alone, lo's bits all ones). */
+static double dfield(uint32_t e, int kind, double sg)
+{
+    uint64_t m;
+    switch (kind) {
+    case 0: m = 0x000fffffffffffffull; break;
+    case 1: m = 0; break;
+    case 2: m = 1ull << 26; break;
+    case 3: m = 0x3ffffffull; break;
+    default: m = rnd() & 0x000fffffffffffffull; break;
+    }
+    return sg * dfrom(((uint64_t)e << 52) | m);
+}
 
 static double gen_f64(int fam, size_t i, size_t n, double prev)
 {
@@ -117,6 +187,24 @@ static double gen_f64(int fam, size_t i, size_t n, double prev)
     case 2: return (i & 1) ? -prev : sg * urand() * ldexp(1.0, (int)(rnd() % 2000) - 1000) +
                                      ((i + 1 == n) ? ldexp(1.0, -1070) : 0.0);
     case 3: return dfrom(((uint64_t)(18 + 32 * 31) << 52) | 0x000fffffffffffffull); /* one digit pair */
+    case 12: { /* a band of g_band_w windows from g_band_lo (fields clamped to 1 .. 2046), its
+                * edges often, and now and then a stray from anywhere (mode 5: positive) */
+        if (rnd() % 509 == 0) return dfrom(rnd() & 0xffefffffffffffffull);
+        int e = 8 * g_band_lo + (int)(rnd() % (uint64_t)(8 * g_band_w));
+        if (rnd() % 5 == 0) e = (rnd() & 1) ? 8 * g_band_lo : 8 * (g_band_lo + g_band_w) - 1;
+        e = e < 1 ? 1 : e > 2046 ? 2046 : e;
+        return dfield((uint32_t)e, (int)(rnd() % 8), g_mode == 5 ? 1.0 : sg);
+    }
+    case 13: { /* two threads, window WBUDGET_WINDOW: the first half of the values its largest
+                * value L (every word's piece then 2^34 - 2^7 or ~2^33 of its grain, so that a
+                * thread's 3 * 2^18 of them drive each word past 2^53 grains unless it is moved at
+                * its budget of 2^19), the second half -L; every 64th value an odd multiple of
+                * both grains (either sign), which a word past 2^53 grains would round */
+        if (i % 64 == 5)
+            return sg * dfrom(((uint64_t)(8 * WBUDGET_WINDOW) << 52) | (rnd() & 0x000fffffffffffffull) |
+                              (1ull << 26) | 1u);
+        return (i < n / 2 ? 1.0 : -1.0) * dfield(8 * WBUDGET_WINDOW + 7, 0, 1.0);
+    }
     default: return dfrom((rnd() & 0x800fffffffffffffull) | ((rnd() & 3) == 0 ? (1ull << 52) : 0));
     }
 }
@@ -164,18 +252,42 @@ int main(int argc, char **argv)
     int arrays = argc > 2 ? atoi(argv[2]) : 400;
     /* TBINS_TEST_LIMIT: an add budget to try instead of the real ones (to watch a wrong one fail) */
     const char *lim = getenv("TBINS_TEST_LIMIT");
+    /* TBINS_TEST_WLIMIT: the same for the f64 windows' budget */
+    const char *wl = getenv("TBINS_TEST_WLIMIT");
+    const unsigned wlimit = wl ? (unsigned)atoi(wl) : TBINS_F64W_ADDS;
     g_rng = seed;
     printf("test_exact_bins: seed %llu, %d arrays\n", (unsigned long long)seed, arrays);
+    /* the kernels' window offsets (stride 256) against the window, for every sign and field */
+    int bad_off = 0;
+    for (uint32_t k = 0; k < 4096; k++) {
+        const uint32_t bh = (k << 20) | ((uint32_t)rnd() & 0xfffffu);
+        bad_off += tbins_f64w_off256(bh) != tbins_f64w_window(bh) * 256u * 8u;
+    }
+    if (bad_off) printf("FAIL: tbins_f64w_off256 wrong for %d high words\n", bad_off);
     const size_t cap = 1u << 22; /* the f32 budget family: 2^15 values per thread and set, twice its budget */
     uint64_t *d = malloc(cap * 8);
     uint32_t *f = malloc(cap * 4);
     int bad = 0, runs = 0;
     for (int a = 0; a < arrays; a++) {
         const int fam = a % FAMILIES;
-        const int f32 = fam >= 5;
-        const int budget = (fam == 3 || fam == 8) && a < 20; /* the first two of each: at full size */
-        size_t n = budget ? (f32 ? cap : cap / 16) : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
+        const int f32 = fam >= 5 && fam <= 11;
+        /* the first two of each budget family: at full size */
+        const int budget = (fam == 3 || fam == 8 || fam == 13) && a < 2 * FAMILIES;
+        size_t n = budget ? (fam == 13 ? (size_t)3 << 20 : f32 ? cap : cap / 16)
+                          : (size_t)(rnd() % (a < 40 ? 70 : 40000)) + 1;
         g_mode = (int)(rnd() % 6);
+        /* bands: any width to 40 windows, or about the windows' 34, anywhere, or at either end */
+        g_band_w = (rnd() & 1) ? 32 + (int)(rnd() % 5) : 1 + (int)(rnd() % 40);
+        switch (rnd() % 4) {
+        case 0: g_band_lo = 256 - g_band_w - (int)(rnd() % 4); break;
+        case 1: g_band_lo = (int)(rnd() % 3); break;
+        default: g_band_lo = (int)(rnd() % 253); break;
+        }
+        if (g_mode == 5) { /* the top windows, positive, then taken back: past 2^1024 in any window
+                            * that held the largest fields */
+            g_band_lo = 250;
+            g_band_w = 6;
+        }
         bigfix ref;
         bf_init(&ref);
         double prev = 0.0;
@@ -187,22 +299,30 @@ int main(int argc, char **argv)
                 bf_add(&ref, (double)prevf);
             } else {
                 prev = gen_f64(fam, i, n, prev);
+                /* window bands, half of the arrays: the second half the first negated (but the
+                 * last value), so that the sum is small and any bit a word lost shows */
+                if (fam == 12 && (g_mode < 3 || g_mode == 5) && i >= n / 2 && i + 1 < n) prev = -dfrom(d[i - n / 2]);
                 d[i] = dbits(prev);
                 bf_add(&ref, prev);
             }
         }
         unsigned limit = f32 ? TBINS_F32_ADDS : TBINS_F64_ADDS;
         if (lim) limit = (unsigned)atoi(lim);
-        double got = bins_sum(f32 ? NULL : d, f32 ? f : NULL, n, limit), want = bf_round(&ref);
-        runs++;
-        if (!same_double(got, want)) {
-            if (bad++ < 10)
-                printf("FAIL: %s, array %d, n=%zu: got %.17g, want %.17g (seed %llu)\n", family_name[fam], a, n,
-                       got, want, (unsigned long long)seed);
+        const double want = bf_round(&ref);
+        /* f64: digits only (REDUCE_BINS=1), then windows first (=2) */
+        for (int win = 0; win <= !f32; win++) {
+            const int nt = fam == 13 && win ? 2 : NT;
+            double got = bins_sum(f32 ? NULL : d, f32 ? f : NULL, n, limit, win, wlimit, nt);
+            runs++;
+            if (!same_double(got, want)) {
+                if (bad++ < 10)
+                    printf("FAIL: %s%s, array %d, n=%zu: got %.17g, want %.17g (seed %llu)\n", family_name[fam],
+                           win ? " (windows)" : "", a, n, got, want, (unsigned long long)seed);
+            }
         }
     }
     free(d);
     free(f);
-    printf("test_exact_bins: %d arrays, %d mismatches\n", runs, bad);
-    return bad ? 1 : 0;
+    printf("test_exact_bins: %d runs (f64 arrays twice), %d mismatches\n", runs, bad);
+    return bad || bad_off ? 1 : 0;
 }
