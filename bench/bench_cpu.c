@@ -4,7 +4,7 @@
  *
  * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
  * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone, f32 inclusive and exclusive.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
- *   - reductions: a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
+ *   - reductions (f32, i32, i64, f64: sum, min, max; f32 sum+min+max fused): a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
  *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
@@ -744,7 +744,7 @@ int main(int argc, char **argv) {
 
     char load_start[64], load_end[64];
     loadavg(load_start, sizeof load_start);
-    buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy};
+    buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy}, bl = {xl, n * 8, NULL};
     char note[256];
 
     struct { const char *name; tally_type type; tally_op op; } singles[] = {
@@ -754,6 +754,9 @@ int main(int argc, char **argv) {
         {"sum i32", TALLY_I32, TALLY_SUM},
         {"min i32", TALLY_I32, TALLY_MIN},
         {"max i32", TALLY_I32, TALLY_MAX},
+        {"sum i64", TALLY_I64, TALLY_SUM},
+        {"min i64", TALLY_I64, TALLY_MIN},
+        {"max i64", TALLY_I64, TALLY_MAX},
         {"sum f64 (correctly rounded)", TALLY_F64, TALLY_SUM},
         {"min f64", TALLY_F64, TALLY_MIN},
         {"max f64", TALLY_F64, TALLY_MAX},
@@ -761,11 +764,13 @@ int main(int argc, char **argv) {
     for (size_t s = 0; !g_scans_only && s < sizeof singles / sizeof singles[0]; s++) {
         our_arg o = {ctx, singles[s].type, NULL, NULL, n, {singles[s].op}, 1, {{0}}, 0};
         o.x = singles[s].type == TALLY_F32 ? (const void *)xf
-            : singles[s].type == TALLY_F64 ? (const void *)xd : (const void *)xi;
+            : singles[s].type == TALLY_F64 ? (const void *)xd
+            : singles[s].type == TALLY_I64 ? (const void *)xl : (const void *)xi;
+        int wide = singles[s].type == TALLY_F64 || singles[s].type == TALLY_I64;
         ours(&o); /* validate first */
         const tally_result *r = &o.res[0];
         int ok;
-        if (singles[s].type == TALLY_I32) {
+        if (singles[s].type == TALLY_I32 || singles[s].type == TALLY_I64) { /* xl[i] = xi[i] */
             int64_t want = singles[s].op == TALLY_SUM ? ri_sum : singles[s].op == TALLY_MIN ? ri_min : ri_max;
             ok = r->value.i64 == want;
             snprintf(note, sizeof note, "%" PRId64 "%s", r->value.i64, ok ? "" : " WRONG");
@@ -780,11 +785,11 @@ int main(int argc, char **argv) {
         }
         if (!ok) fail(singles[s].name);
         double t, tb;
-        timepair(ours, &o, base_read, singles[s].type == TALLY_F64 ? &b8 : singles[s].type == TALLY_F32 ? &b4 : &bi,
-                 &t, &tb);
-        double bytes = (double)n * (singles[s].type == TALLY_F64 ? 8 : 4);
-        row(singles[s].name, bytes, t, singles[s].type == TALLY_F64 ? "read loop 8n bytes" : "read loop 4n bytes",
-            tb, note);
+        timepair(ours, &o, base_read,
+                 singles[s].type == TALLY_F64 ? &b8 : singles[s].type == TALLY_I64 ? &bl
+                 : singles[s].type == TALLY_F32 ? &b4 : &bi, &t, &tb);
+        double bytes = (double)n * (wide ? 8 : 4);
+        row(singles[s].name, bytes, t, wide ? "read loop 8n bytes" : "read loop 4n bytes", tb, note);
     }
     if (!g_scans_only) {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM, TALLY_MIN, TALLY_MAX}, 3, {{0}}, 0};
