@@ -3,9 +3,12 @@
  *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]
  *
  * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
- * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone, f32 inclusive and exclusive.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
- *   - reductions (f32, i32, i64, f64: sum, min, max; f32 sum+min+max fused): a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
- *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
+ * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone, f32 inclusive and
+ * exclusive.) Every row: our time and GB/s next to a baseline measured in the same run over the
+ * same bytes:
+ *   - reductions (f32, i32, i64, f64: sum, min, max; f32 sum+min+max fused): a tuned read-only
+ *     SIMD loop (OpenMP; threads take 1 MiB slices and sum them as 32-bit integers with four
+ *     AVX-512 or AVX2 accumulators): the practical memory ceiling;
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
  *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
