@@ -11,6 +11,8 @@
  *     AVX-512 or AVX2 accumulators): the practical memory ceiling;
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
+ *     the i32 and f32 inclusive sum scans also on a second context with the early totals
+ *     (TALLY_CPU_TUNE scan_pf=2, rows "(early)"; none where TALLY_CPU_TUNE is set);
  *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
