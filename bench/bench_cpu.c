@@ -3,17 +3,23 @@
  *   tally_bench_cpu [-n ELEMENTS] [-r RUNS] [-t THREADS] [-q] [-S|-s] [-o RESULT.md]
  *
  * (-q: without the naive OpenMP row and the exact sums over wide and full-range data, which -x
- * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone.) Every row: our time and GB/s next to a baseline measured in the same run over the same bytes:
- *   - reductions: a tuned read-only SIMD loop (OpenMP; threads take 1 MiB slices and sum them as
- *     32-bit integers with four AVX-512 or AVX2 accumulators): the practical memory ceiling;
+ * covers; -S: the scan rows alone; -s: the i32 and f32 sum scans alone, f32 inclusive and
+ * exclusive.) Every row: our time and GB/s next to a baseline measured in the same run over the
+ * same bytes:
+ *   - reductions (f32, i32, i64, f64: sum, min, max; f32 sum+min+max fused): a tuned read-only
+ *     SIMD loop (OpenMP; threads take 1 MiB slices and sum them as 32-bit integers with four
+ *     AVX-512 or AVX2 accumulators): the practical memory ceiling;
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
+ *     the i32 and f32 inclusive sum scans also on a second context with the early totals
+ *     (TALLY_CPU_TUNE scan_pf=2, rows "(early)"; none where TALLY_CPU_TUNE is set);
  *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
  * Each answer is checked once against a reference computed independently here (exact integer
- * arithmetic), before anything is timed. Times are medians of RUNS runs after one warm-up; the
- * two sides of a row run alternately, so load from elsewhere hits both alike.
+ * arithmetic), before anything is timed. Times are the best of RUNS runs after one warm-up; the
+ * two sides of a row run in pairs (the baseline right before each run of ours), so that every
+ * row's baseline is measured beside it and load from elsewhere hits both alike.
  * The data are price-like (5.00 .. 49.99) f32/f64 and integers 0..999 (i32); the last rows are
  * the correctly rounded sums over the other two data shapes of -x (below).
  *
@@ -45,20 +51,18 @@ static double now(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int g_runs = 5;
-static int g_scans_only; /* -S: the scan rows alone; -s (2): the i32 and f32 sum scans alone */
+static int g_scans_only; /* -S: the scan rows alone; -s (2): the i32 and f32 (incl., excl.) sum scans alone */
 static int g_quick;      /* -q: no naive OpenMP row, no wide/full-range exact rows (see -x) */
 
-/* Both sides of a row, run alternately (baseline, ours, baseline, ours, ...) so that other load
- * on the machine hits both alike; medians of g_runs runs each, after one warm-up each. */
+/* Both sides of a row, in pairs: each run of ours right after one of the baseline, so that both
+ * see the same machine (the baseline of a row is never from another moment of the run); after
+ * one warm-up each, the best of g_runs runs of each side. The best, not the median: on a shared
+ * machine other work only ever adds time (the baseline of one table moved by 20-30% between rows
+ * with medians of 3), and the best run of each side is the one least disturbed by it. */
 static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(void *),
                      void *base_arg, double *t_ours, double *t_base) {
-    double to[64], tb[64];
+    double to = 1e300, tb = 1e300;
     base_fn(base_arg);
     ours_fn(ours_arg);
     for (int r = 0; r < g_runs; r++) {
@@ -67,13 +71,11 @@ static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(vo
         double t1 = now();
         ours_fn(ours_arg);
         double t2 = now();
-        tb[r] = t1 - t0;
-        to[r] = t2 - t1;
+        if (t1 - t0 < tb) tb = t1 - t0;
+        if (t2 - t1 < to) to = t2 - t1;
     }
-    qsort(to, (size_t)g_runs, sizeof to[0], cmp_double);
-    qsort(tb, (size_t)g_runs, sizeof tb[0], cmp_double);
-    *t_ours = to[g_runs / 2];
-    *t_base = tb[g_runs / 2];
+    *t_ours = to;
+    *t_base = tb;
 }
 
 /* ---- baselines -------------------------------------------------------------------------------- */
@@ -301,8 +303,8 @@ static size_t g_tlen;
 static char g_ptable[4096];
 static size_t g_plen;
 static const char *g_phead =
-    "| scan (phases, cpu.h)         | ms/call | thr   | pieces | wake% | totals% | lookbk% | scan+write% | tail% |\n"
-    "|------------------------------|--------:|------:|-------:|------:|--------:|--------:|------------:|------:|\n";
+    "| scan (phases, cpu.h)         | ms/call | thr   | pieces | wake% | totals% | lookbk% | scan+write% | tail% | waits | stolen |\n"
+    "|------------------------------|--------:|------:|-------:|------:|--------:|--------:|------------:|------:|------:|-------:|\n";
 static int g_fail;
 
 static void row(const char *name, double bytes, double t_ours, const char *base, double t_base,
@@ -523,7 +525,7 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
     static const char *shapes[] = {"price", "2^-40..2^40", "full range"};
     char load_start[64], load_end[64];
     loadavg(load_start, sizeof load_start);
-    printf("tally_bench_cpu -x: n = %" PRIu64 " (2^%.2f), read loop %s, median of %d runs; GB/s of input\n",
+    printf("tally_bench_cpu -x: n = %" PRIu64 " (2^%.2f), read loop %s, best of %d runs; GB/s of input\n",
            n, log2((double)n), read_name, g_runs);
     const char *head =
         "| threads | data | type | exact ms | GB/s | read loop GB/s | ratio | plain sum GB/s | ratio | answer |\n"
@@ -619,7 +621,7 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), tally_version(), read_name);
         fprintf(f, "- command: `");
         for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
-        fprintf(f, "`\n- n = %" PRIu64 "; median of %d runs after one warm-up; every answer checked before timing\n"
+        fprintf(f, "`\n- n = %" PRIu64 "; best of %d runs after one warm-up, each beside a run of its baseline; every answer checked before timing\n"
                    "- load average: %s at the start, %s at the end\n"
                    "- ratio = baseline time / our time (1.00 = as fast); small arrays: our time / the loop's\n\n",
                 n, g_runs, load_start, load_end);
@@ -674,6 +676,14 @@ int main(int argc, char **argv) {
     }
     int nth = tally_thread_count(ctx);
     omp_set_num_threads(nth);
+    /* a second context whose scans publish their totals early (scan_pf=2), for the A/B rows;
+     * none where TALLY_CPU_TUNE is set (the caller is measuring a setting of its own) */
+    tally_context *ctx_early = NULL;
+    if (!getenv("TALLY_CPU_TUNE")) {
+        setenv("TALLY_CPU_TUNE", "scan_pf=2", 1);
+        if (tally_create(&ctx_early, &opt) != TALLY_OK) ctx_early = NULL;
+        unsetenv("TALLY_CPU_TUNE");
+    }
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) { read_fn = read_avx512; read_name = "AVX-512"; }
     else if (__builtin_cpu_supports("avx2")) { read_fn = read_avx2; read_name = "AVX2"; }
@@ -728,7 +738,7 @@ int main(int argc, char **argv) {
     double rf_sum = ldexp((double)rf_fix, -21);
     double rd_sum = ldexp((double)rd_fix, -50);
 
-    printf("tally_bench_cpu: n = %" PRIu64 " (2^%.2f), %d threads, isa %s, read loop %s, median of %d runs\n",
+    printf("tally_bench_cpu: n = %" PRIu64 " (2^%.2f), %d threads, isa %s, read loop %s, best of %d runs (baseline right before each)\n",
            n, log2((double)n), nth, tally_isa_name(tally_active_isa(ctx)), read_name, g_runs);
     char head[512];
     snprintf(head, sizeof head,
@@ -739,7 +749,7 @@ int main(int argc, char **argv) {
 
     char load_start[64], load_end[64];
     loadavg(load_start, sizeof load_start);
-    buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy};
+    buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy}, bl = {xl, n * 8, NULL};
     char note[256];
 
     struct { const char *name; tally_type type; tally_op op; } singles[] = {
@@ -749,6 +759,9 @@ int main(int argc, char **argv) {
         {"sum i32", TALLY_I32, TALLY_SUM},
         {"min i32", TALLY_I32, TALLY_MIN},
         {"max i32", TALLY_I32, TALLY_MAX},
+        {"sum i64", TALLY_I64, TALLY_SUM},
+        {"min i64", TALLY_I64, TALLY_MIN},
+        {"max i64", TALLY_I64, TALLY_MAX},
         {"sum f64 (correctly rounded)", TALLY_F64, TALLY_SUM},
         {"min f64", TALLY_F64, TALLY_MIN},
         {"max f64", TALLY_F64, TALLY_MAX},
@@ -756,11 +769,13 @@ int main(int argc, char **argv) {
     for (size_t s = 0; !g_scans_only && s < sizeof singles / sizeof singles[0]; s++) {
         our_arg o = {ctx, singles[s].type, NULL, NULL, n, {singles[s].op}, 1, {{0}}, 0};
         o.x = singles[s].type == TALLY_F32 ? (const void *)xf
-            : singles[s].type == TALLY_F64 ? (const void *)xd : (const void *)xi;
+            : singles[s].type == TALLY_F64 ? (const void *)xd
+            : singles[s].type == TALLY_I64 ? (const void *)xl : (const void *)xi;
+        int wide = singles[s].type == TALLY_F64 || singles[s].type == TALLY_I64;
         ours(&o); /* validate first */
         const tally_result *r = &o.res[0];
         int ok;
-        if (singles[s].type == TALLY_I32) {
+        if (singles[s].type == TALLY_I32 || singles[s].type == TALLY_I64) { /* xl[i] = xi[i] */
             int64_t want = singles[s].op == TALLY_SUM ? ri_sum : singles[s].op == TALLY_MIN ? ri_min : ri_max;
             ok = r->value.i64 == want;
             snprintf(note, sizeof note, "%" PRId64 "%s", r->value.i64, ok ? "" : " WRONG");
@@ -775,11 +790,11 @@ int main(int argc, char **argv) {
         }
         if (!ok) fail(singles[s].name);
         double t, tb;
-        timepair(ours, &o, base_read, singles[s].type == TALLY_F64 ? &b8 : singles[s].type == TALLY_F32 ? &b4 : &bi,
-                 &t, &tb);
-        double bytes = (double)n * (singles[s].type == TALLY_F64 ? 8 : 4);
-        row(singles[s].name, bytes, t, singles[s].type == TALLY_F64 ? "read loop 8n bytes" : "read loop 4n bytes",
-            tb, note);
+        timepair(ours, &o, base_read,
+                 singles[s].type == TALLY_F64 ? &b8 : singles[s].type == TALLY_I64 ? &bl
+                 : singles[s].type == TALLY_F32 ? &b4 : &bi, &t, &tb);
+        double bytes = (double)n * (wide ? 8 : 4);
+        row(singles[s].name, bytes, t, wide ? "read loop 8n bytes" : "read loop 4n bytes", tb, note);
     }
     if (!g_scans_only) {
         our_arg o = {ctx, TALLY_F32, xf, NULL, n, {TALLY_SUM, TALLY_MIN, TALLY_MAX}, 3, {{0}}, 0};
@@ -795,23 +810,29 @@ int main(int argc, char **argv) {
     /* scans: out of place, against memcpy of the same bytes into another buffer; every type,
      * sum and max (and the exclusive float sum), each answer checked in full first */
     {
-        struct { const char *name; tally_type type; tally_op op; int excl; } scans[] = {
-            {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0},
-            {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0},
-            {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0},
-            {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0},
-            {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0},
-            {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0},
-            {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0},
-            {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0},
-            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1},
+        /* early: on the context with the early totals (TALLY_CPU_TUNE scan_pf=2, scan.c), beside
+         * the same scan on the default one */
+        struct { const char *name; tally_type type; tally_op op; int excl, early; } scans[] = {
+            {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0, 0},
+            {"inclusive sum scan i32 (early)", TALLY_I32, TALLY_SUM, 0, 1},
+            {"inclusive sum scan f32", TALLY_F32, TALLY_SUM, 0, 0},
+            {"inclusive sum scan f32 (early)", TALLY_F32, TALLY_SUM, 0, 1},
+            {"exclusive sum scan f32", TALLY_F32, TALLY_SUM, 1, 0}, /* beside its inclusive twin */
+            {"inclusive sum scan i64", TALLY_I64, TALLY_SUM, 0, 0},
+            {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0, 0},
+            {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0, 0},
+            {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0, 0},
+            {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0, 0},
+            {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0, 0},
         };
-        for (size_t s = 0; s < (g_scans_only == 2 ? 2 : sizeof scans / sizeof scans[0]); s++) {
+        for (size_t s = 0; s < (g_scans_only == 2 ? 5 : sizeof scans / sizeof scans[0]); s++) {
+            if (scans[s].early && (!ctx_early || nth < 2)) continue; /* 1 thread: no pieces */
+            tally_context *sctx = scans[s].early ? ctx_early : ctx;
             tally_type ty = scans[s].type;
             size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
             const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
                           : ty == TALLY_F32 ? (const void *)xf : (const void *)xd;
-            our_arg o = {ctx, ty, x, out, n, {scans[s].op}, 1, {{0}}, 1 + scans[s].excl};
+            our_arg o = {sctx, ty, x, out, n, {scans[s].op}, 1, {{0}}, 1 + scans[s].excl};
             ours(&o);
             int ok = check_scan(ty, scans[s].op, scans[s].excl, x, out, n, note, sizeof note);
             if (ok && (ty == TALLY_F32 || ty == TALLY_F64) && scans[s].op == TALLY_SUM) {
@@ -830,19 +851,20 @@ int main(int argc, char **argv) {
             /* where the time goes: the same calls again, with the scan's per-thread clocks on */
             tally_cpu_scan_prof pr;
             memset(&pr, 0, sizeof pr);
-            tally_cpu_set_scan_profile(ctx, &pr);
+            tally_cpu_set_scan_profile(sctx, &pr);
             double p0 = now();
             for (int r = 0; r < g_runs; r++) ours(&o);
             double pt = (now() - p0) / g_runs;
-            tally_cpu_set_scan_profile(ctx, NULL);
+            tally_cpu_set_scan_profile(sctx, NULL);
             double all = pr.wake_ns + pr.totals_ns + pr.lookback_ns + pr.scan_ns + pr.tail_ns;
             if (all <= 0) all = 1;
             g_plen += (size_t)snprintf(g_ptable + g_plen, sizeof g_ptable - g_plen,
-                                       "| %-28s | %7.2f | %5.1f | %6.0f | %5.1f | %6.1f | %6.1f | %6.1f | %5.1f |\n",
+                                       "| %-28s | %7.2f | %5.1f | %6.0f | %5.1f | %6.1f | %6.1f | %6.1f | %5.1f | %5.1f | %6.1f |\n",
                                        scans[s].name, pt * 1e3, (double)pr.thread_calls / (double)pr.calls,
                                        (double)pr.pieces / (double)pr.calls, 100 * pr.wake_ns / all,
                                        100 * pr.totals_ns / all, 100 * pr.lookback_ns / all, 100 * pr.scan_ns / all,
-                                       100 * pr.tail_ns / all);
+                                       100 * pr.tail_ns / all, (double)pr.waits / (double)pr.calls,
+                                       (double)pr.stolen / (double)pr.calls);
         }
         printf("\n%s%s", g_phead, g_ptable);
     }
@@ -894,7 +916,7 @@ int main(int argc, char **argv) {
                 tally_isa_name(tally_active_isa(ctx)), read_name);
         fprintf(f, "- command: `");
         for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
-        fprintf(f, "`\n- n = %" PRIu64 " elements; median of %d runs after one warm-up; every answer checked before timing\n",
+        fprintf(f, "`\n- n = %" PRIu64 " elements; best of %d runs after one warm-up, each run of ours right after one of its baseline\n  (read loop or memcpy of the same bytes); every answer checked before timing\n",
                 n, g_runs);
         fprintf(f, "- load average (1, 5, 15 min): %s at the start, %s at the end (other work on the machine\n"
                    "  shares its cores and memory bandwidth; both columns of a row were measured together)\n",
@@ -907,13 +929,16 @@ int main(int argc, char **argv) {
                        "threads' summed time (wake: call start to a thread's first piece; totals: the block totals,\n"
                        "reading the piece; lookbk: waiting for and folding the carries before; scan+write: scanning\n"
                        "the piece from L2 with streaming stores and the next piece's prefetch; tail: a thread's\n"
-                       "last piece to the call's end). One thread: no totals pass, all of it is scan+write.\n\n");
+                       "last piece to the call's end; waits, stolen: per call, look-backs that found a piece\n"
+                       "without its totals and waited, and pieces whose totals a look-back computed itself).\n"
+                       "One thread: no totals pass, all of it is scan+write.\n\n");
             fputs(g_phead, f);
             fputs(g_ptable, f);
         }
         fclose(f);
     }
     tally_destroy(ctx);
+    if (ctx_early) tally_destroy(ctx_early);
     free(xi);
     free(xf);
     free(xd);

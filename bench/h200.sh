@@ -34,16 +34,20 @@
 #   mpi          libtally_mpi (when the machine has Open MPI's headers): test_mpi at 4 and 16 ranks,
 #                CUDA ranks sharing the GPU, the weak-scaling table (bench/mpi.sh without its build)
 #   cpu          the CPU backend on the host's cores: the reductions/scans against a read loop and
-#                memcpy (bench_cpu; its table is printed last), then the exact sums' scaling
-#                table (bench_cpu -x), the short arrays' one-pass sums (bench_exact -s, 1Ki..64Ki)
-#                and the candidate loops' cost on this core (bench/probe_small.c)
+#                memcpy (bench_cpu, 2^28 elements (CPU_N); best of CPU_R=5 runs, each run of ours
+#                right after one of its baseline; its table is printed last), then the exact sums'
+#                scaling table (bench_cpu -x at CPU_XT=1,2,4,8,16 threads), the short arrays'
+#                one-pass sums (bench_exact -s, 1Ki..64Ki) and the candidate loops' cost on this
+#                core (bench/probe_small.c; CPU_SMALL=0: neither)
 #   cpuscale     bench_cpu -q at 16, 8, 4, 2 and 1 threads (CPU_THREADS): the reductions and every scan
 #                (i32 i64 f32 f64; sum, max; exclusive f32 sum), each row beside the read loop / memcpy
 #                of the same run; 2^28 elements (CPU_N) from 4 threads, 2^27 (CPU_N_LOW, still 2-4x
 #                the L3) at 1 and 2, as the summary's n row says; prints the ratios per thread count
-#                (CPUSCALE_S, default 150 s; tables in cpu-t<T>.md)
-#   cpuperf      where the scans' time goes at 1, 4 and 16 threads: perf stat and perf record of
-#                bench_cpu -s (the i32 and f32 sum scans, 2^27 elements), perf from the PATH or .perf/
+#                (CPUSCALE_S, default 150 s, split so that every thread count gets its turn; best of
+#                CPUSCALE_R=3 runs; tables in cpu-t<T>.md, a run stopped by its limit keeps its rows)
+#   cpuperf      where the scans' time goes at 16, 4 and 1 threads (CPUPERF_THREADS): perf stat and
+#                perf record of bench_cpu -s (the i32 and f32 sum scans, 2^27 elements (CPUPERF_N)),
+#                perf from the PATH or .perf/
 #                (Debian's linux-perf and its libraries, unpacked under /tmp, not over /: fetch with
 #                mkdir -p .perf && cd .perf && apt-get download linux-perf libbabeltrace1 libdw1
 #                libelf1 libnuma1 libopencsd1 libperl5.36 libpython3.11 libslang2 libunwind8
@@ -367,17 +371,27 @@ if want scanio; then
   log "scanio exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -h 'FAILED' "$OUT/scanio.md" "$L/scanio.log" | head -3)"
 fi
 
+# partial_table MD LOG EXIT: a bench_cpu run stopped by its time limit writes no MD; keep the rows
+# it printed (its log) as the table, marked partial, so that a slow run still reports what it did
+partial_table() {
+  [ -s "$1" ] && return
+  grep -q '^|' "$2" 2>/dev/null || return
+  { echo "# partial: bench_cpu exit $3$([ "$3" = 124 ] && echo ' (its time limit)'); the rows it printed"; echo
+    grep -E '^tally_bench_cpu' "$2"; echo; grep '^|' "$2"; } >"$1"
+}
 if want cpu; then
   c=$(cap "$(W cpu)" "$(( $(rest cpuscale cpusweep cpuperf scansweep) + 5 ))")
   log "CPU: reductions and scans at all cores against the read loop and memcpy, then the exact sums' scaling (bench_cpu -x) (at most ${c}s)"
   c1=$((c * 2 / 5)); [ "${CPU_X:-1}" = 0 ] && c1=$c   # CPU_X=0: no thread-scaling table
-  timeout "$c1" "$B/bench/tally_bench_cpu" -n 268435456 -r 3 -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
+  # best of CPU_R runs per row, each run of ours right after one of its baseline (bench_cpu.c)
+  timeout "$c1" "$B/bench/tally_bench_cpu" -n "${CPU_N:-268435456}" -r "${CPU_R:-5}" -o "$OUT/cpu.md" >"$L/cpu.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
+  partial_table "$OUT/cpu.md" "$L/cpu.log" "$r"
   log "cpu: bench_cpu exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu.log") validation failures"
-  [ "${CPU_X:-1}" = 0 ] || timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x 1,2,4,8,16 -n 268435456 -r 3 \
+  [ "${CPU_X:-1}" = 0 ] || timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x "${CPU_XT:-1,2,4,8,16}" -n "${CPU_N:-268435456}" -r 3 \
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
-  log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
+  [ "${CPU_X:-1}" = 0 ] || log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
   # the exact kernels' per-core cost on this host (one thread; in cache, then from memory):
   # ns per element for price-like, 2^-40..2^40 and full-range f32/f64 (CPU_CORE=0: none, ~15 s)
   if [ "${CPU_CORE:-1}" != 0 ]; then
@@ -407,12 +421,20 @@ if want cpuscale; then
   log "CPU: bench_cpu -q at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
   ts=${CPU_THREADS:-16,8,4,2,1}   # most cores first: one thread takes longest (its references too)
   cs0=$(date +%s)
-  for t in ${ts//,/ }; do
+  # a run may use what is left but what the runs after it need (what each took on the host,
+  # roughly: 1 thread ~40 s, 2 threads ~25 s, 4-16 threads ~10-15 s); one stopped by its limit
+  # keeps the rows it printed (partial_table)
+  need() { local s=0 x; for x in "$@"; do if [ "$x" -le 1 ]; then s=$((s + 40)); elif [ "$x" -le 2 ]; then s=$((s + 25)); else s=$((s + 12)); fi; done; echo $s; }
+  set -- ${ts//,/ }
+  while [ $# -gt 0 ]; do
+    t=$1; shift
     left=$(( c - ($(date +%s) - cs0) )); [ "$left" -lt 10 ] && break
+    lim=$(( left - $(need "$@") )); [ "$lim" -lt $(( left / ($# + 1) )) ] && lim=$(( left / ($# + 1) ))
     n=${CPU_N:-268435456}; [ "$t" -le 2 ] && n=${CPU_N_LOW:-134217728}
     echo "$n" >"$OUT/cpu-t$t.n"
-    timeout "$left" "$B/bench/tally_bench_cpu" -q -t "$t" -n "$n" -r 3 -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
+    timeout "$lim" "$B/bench/tally_bench_cpu" -q -t "$t" -n "$n" -r "${CPUSCALE_R:-3}" -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
+    partial_table "$OUT/cpu-t$t.md" "$L/cpu-t$t.log" "$r"
     log "cpuscale: $t threads exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-t$t.log") validation failures"
   done
 fi
@@ -426,18 +448,20 @@ if want cpuperf; then
     PERF=/tmp/tally-perf/usr/bin/perf
     export LD_LIBRARY_PATH=/tmp/tally-perf/usr/lib/x86_64-linux-gnu:/tmp/tally-perf/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   fi
-  log "CPU: perf of the i32/f32 sum scans at ${CPUPERF_THREADS:-1,4,16} threads with ${PERF:-no perf} (at most ${c}s)"
+  log "CPU: perf of the i32/f32 sum scans at ${CPUPERF_THREADS:-16,4,1} threads with ${PERF:-no perf} (at most ${c}s)"
   if [ -n "$PERF" ] && "$PERF" stat -e task-clock true >"$L/perf-check.log" 2>&1; then
     cs2=$(date +%s)
-    for t in $(echo "${CPUPERF_THREADS:-1,4,16}" | tr , ' '); do
+    for t in $(echo "${CPUPERF_THREADS:-16,4,1}" | tr , ' '); do
       left=$(( c - ($(date +%s) - cs2) )); [ "$left" -lt 15 ] && break
       f=$OUT/cpu-perf-t$t.txt
-      { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r 3 (i32 and f32 sum scans, their checks and memcpy included)"
+      # -r CPUPERF_R: enough timed calls that the scans, not the data's set-up and checks, fill the profile
+      pr=${CPUPERF_R:-5}
+      { echo "## perf stat, bench_cpu -s -t $t -n ${CPUPERF_N:-134217728} -r $pr (i32 and f32 sum scans, their checks and memcpy included)"
         timeout $((left / 2)) "$PERF" stat -e task-clock,context-switches,cpu-migrations,cycles,instructions,cache-misses \
-          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 2>&1
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r "$pr" 2>&1
         echo "## perf record (cycles), the symbols above 0.5%"
         timeout $((left / 2)) "$PERF" record -q -F 499 -o /tmp/tally-perf.data \
-          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r 3 >/dev/null 2>&1
+          "$B/bench/tally_bench_cpu" -s -t "$t" -n "${CPUPERF_N:-134217728}" -r "$pr" >/dev/null 2>&1
         "$PERF" report -i /tmp/tally-perf.data --stdio --sort symbol --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
       } >"$f" 2>&1
       log "cpuperf: $t threads done ($(grep -c . "$f") lines in ${f##*/})"
@@ -498,7 +522,11 @@ if want mpi && [ -f "$OUT/mpi-table.md" ]; then
 fi
 if want cpu && [ -f "$OUT/cpu.md" ]; then
   echo "=== CPU at all cores: ours against the read loop (or memcpy) of the same run; ratio = base time / ours"
-  grep '^|' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
+  echo "    (best of ${CPU_R:-5} runs, each run of ours right after one of its baseline; cpu.md)"
+  grep -E '^tally_bench_cpu|^# partial' "$OUT/cpu.md"
+  grep -E '^\| (op / type|.*\| (read loop|memcpy|omp reduction))' "$OUT/cpu.md" | cut -d'|' -f2,4,5,7,8
+  echo "=== where each scan's time goes at all cores (the scan's own clocks, shares of the threads' summed time)"
+  grep -E '^\| scan \(phases' -A 12 "$OUT/cpu.md" | grep '^|'
 fi
 if want vulkan && [ -s "$OUT/vulkan-vs-cuda.md" ]; then
   echo "=== Vulkan against our CUDA backend and CUB in the same call (GPU timestamps; ratio = their time / Vulkan's,"
@@ -529,14 +557,21 @@ if want cpu && [ -s "$OUT/cpu-core.md" ]; then
   cut -d'|' -f2,3,5,7,8,9,11 "$OUT/cpu-core.md"
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
-  echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours GB/s); bench_cpu -q -t T, tables in cpu-t<T>.md"
+  echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours / its GB/s);"
+  echo "    bench_cpu -q -t T, best of ${CPUSCALE_R:-3} runs, each run of ours right after one of its baseline; tables in cpu-t<T>.md"
   files=$(ls "$OUT"/cpu-t[0-9]*.md | sort -V)
   printf '| op |'; for f in $files; do t=${f##*/cpu-t}; printf ' %s thr |' "${t%.md}"; done; echo
   printf '| n (elements) |'; for f in $files; do printf ' %s |' "$(cat "${f%.md}.n" 2>/dev/null)"; done; echo
-  for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' '
-    { op = $3; gsub(/^ +| +$/, "", op); if (!(op in seen)) { seen[op] = 1; order[++n] = op }
-      cell[op] = cell[op] sprintf(" %.2f (%.1f) |", $6, $4) }
-    END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], cell[order[i]] }'
+  cols=$(for f in $files; do t=${f##*/cpu-t}; printf '%s ' "${t%.md}"; done)
+  # a cell per (op, thread count), "-" where that run has no such row (a run stopped early)
+  for f in $files; do t=${f##*/cpu-t}; cpurows "${t%.md}" "$f"; done | awk -F'|' -v cols="$cols" '
+    { op = $3; gsub(/^ +| +$/, "", op); t = $2; gsub(/ /, "", t)
+      if (!(op in seen)) { seen[op] = 1; order[++n] = op }
+      cell[op, t] = sprintf(" %.2f (%.1f / %.1f) |", $6, $4, $5) }
+    END { nc = split(cols, c, " ")
+          for (i = 1; i <= n; i++) { printf "| %s |", order[i]
+            for (k = 1; k <= nc; k++) printf "%s", ((order[i], c[k]) in cell) ? cell[order[i], c[k]] : " - |"
+            print "" } }'
 fi
 if want cpuperf && ls "$OUT"/cpu-perf-t*.txt >/dev/null 2>&1; then
   echo "=== where the scans' time goes (perf record of bench_cpu -s: scan kernels, memcpy baseline, the checks; cpu-perf-t<T>.txt)"
@@ -547,7 +582,7 @@ fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
   echo "=== where the scans' time goes by thread count (the scan's own clocks; shares of the threads' summed time)"
   for f in $(ls "$OUT"/cpu-t[0-9]*.md | sort -V); do
-    t=${f##*/cpu-t}; echo "-- ${t%.md} threads"; grep -E '^\| (scan \(phases|inclusive sum scan [if]32)' "$f" | grep -v 'memcpy'
+    t=${f##*/cpu-t}; echo "-- ${t%.md} threads"; grep -E '^\| (scan \(phases|inclusive sum scan [if]32|exclusive sum scan f32)' "$f" | grep -v 'memcpy'
   done
 fi
 if want scansweep && ls "$OUT"/cpu-scan-t*.md >/dev/null 2>&1; then

@@ -30,6 +30,9 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
 typedef struct tally_cpu_scan_prof {
     uint64_t calls, pieces, thread_calls; /* thread_calls: the threads' runs, summed */
     double wake_ns, totals_ns, lookback_ns, scan_ns, tail_ns;
+    /* look-backs that found an earlier piece without its totals and waited for them, and
+     * pieces whose totals a look-back computed itself (their thread was late) */
+    uint64_t waits, stolen;
 } tally_cpu_scan_prof;
 /* Accumulate into *prof the scans of a CPU context from now on (NULL: stop). Not for scans that
  * run concurrently on one context (nothing is). */

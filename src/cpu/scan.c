@@ -46,6 +46,8 @@ typedef struct scan_job {
     uint64_t npieces;
     int nt;              /* write through an L1 buffer with non-temporal stores */
     int pf;              /* prefetch each thread's next piece while it writes one */
+    int early;           /* ... twice as fast, in the first half of the piece, and compute the
+                            next piece's totals three quarters of the way through (SCAN_EARLY) */
     int assoc;           /* op associative on type (all but float sum/prod): blocks may be
                             scanned in chunks, the carry passed between them */
     /* float sum/prod: the kernel that scans a block in chunks of whole groups, the block's
@@ -83,11 +85,13 @@ static inline void fold_total(const scan_job *j, const tally_carry *t, tally_car
 typedef struct pf_range {
     const char *p;  /* the next piece's bytes at the offset of the block being written */
     uint64_t left;  /* how many of the next piece's bytes remain from p */
+    unsigned rate;  /* bytes prefetched per byte written */
 } pf_range;
 
 static inline void prefetch_bytes(pf_range *pf, uint64_t bytes)
 {
     if (!pf || !pf->left) return;
+    bytes *= pf->rate;
     if (bytes > pf->left) bytes = pf->left;
     for (uint64_t o = 0; o < bytes; o += 64) __builtin_prefetch(pf->p + o, 0, 2); /* into L2 */
     pf->p += bytes;
@@ -176,11 +180,12 @@ static void total_piece(const scan_job *j, uint64_t p, tally_carry *tot)
     }
 }
 
-/* Scans piece p from carry c (c: the carry out afterwards). */
-static void scan_piece(const scan_job *j, uint64_t p, tally_carry *c, char *buf, pf_range *pf)
+/* Scans blocks k0..k1-1 of piece p from carry c (c: the carry out afterwards). */
+static void scan_piece(const scan_job *j, uint64_t p, uint64_t k0, uint64_t k1, tally_carry *c,
+                       char *buf, pf_range *pf)
 {
-    uint64_t b0 = p * j->pblocks, nb = piece_blocks(j, p);
-    for (uint64_t k = 0; k < nb; k++) scan_block(j, b0 + k, c, buf, pf);
+    uint64_t b0 = p * j->pblocks;
+    for (uint64_t k = k0; k < k1; k++) scan_block(j, b0 + k, c, buf, pf);
 }
 
 /* Threads take pieces in order from a counter. For piece p a thread computes the block totals
@@ -197,7 +202,8 @@ typedef struct scan_shared {
     tally_carry *steal;    /* threads x threads x pblocks */
     _Atomic uint64_t next; /* the next piece to take */
     double t0;             /* profiling (st->scan_prof): the call's start, ns */
-    double (*prof)[6];     /* per thread: wake, totals, look-back, scan, end time, pieces */
+    double (*prof)[8];     /* per thread: wake, totals, look-back, scan, end time, pieces,
+                              waits, stolen */
 } scan_shared;
 
 static double now_ns(void)
@@ -214,6 +220,7 @@ static void next_range(const scan_job *j, uint64_t pn, pf_range *pf)
 {
     pf->p = NULL;
     pf->left = 0;
+    pf->rate = 1;
     if (pn >= j->npieces) return;
     uint64_t e = pn * j->pblocks * TALLY_SCAN_BLOCK;
     pf->p = j->in + e * j->size;
@@ -223,7 +230,7 @@ static void next_range(const scan_job *j, uint64_t pn, pf_range *pf)
 /* Publishes piece p's totals tot, looks back for its carry in (returned) and publishes its
  * carry out. steal: room for the totals of late pieces. */
 static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot,
-                             tally_carry *steal, int nth)
+                             tally_carry *steal, int nth, double *prof)
 {
     const scan_job *j = sh->j;
     atomic_store_explicit(&sh->rec[p].state, PIECE_TOT, memory_order_release);
@@ -235,6 +242,7 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
     while (q > 0) {
         q--;
         uint64_t s = atomic_load_explicit(&sh->rec[q].state, memory_order_acquire);
+        if (prof && s == PIECE_NONE) prof[6] += 1;
         for (int i = 0; s == PIECE_NONE && i < STEAL_SPINS; i++) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -264,6 +272,7 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
                 continue;
             }
             total_piece(j, q, t);
+            if (prof) prof[7] += 1;
             between[nbetween++] = t;
         }
     }
@@ -280,6 +289,12 @@ static tally_carry look_back(scan_shared *sh, uint64_t p, const tally_carry *tot
     return c;
 }
 
+/* Early totals (j->early): a thread prefetches its next piece twice as fast as it writes, so it
+ * is in L2 half way through the current one, and computes and publishes its totals three quarters
+ * of the way through, rather than after the whole piece: the threads looking back past that piece
+ * (the ones that took the pieces after it) find its totals a quarter piece earlier, instead of
+ * waiting for them or computing them again from memory when the piece's thread runs late. The
+ * same totals, folded in the same order: the same bits. */
 static void scan_thread(void *arg, int tid, int nth)
 {
     scan_shared *sh = arg;
@@ -289,22 +304,39 @@ static void scan_thread(void *arg, int tid, int nth)
     double *prof = sh->prof ? sh->prof[tid] : NULL, t = prof ? now_ns() : 0, t1, t2;
     if (prof) prof[0] += t - sh->t0;
     uint64_t p = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+    int have_tot = 0; /* p's totals computed and published while the previous piece was scanned */
     while (p < j->npieces) {
         tally_carry *tot = sh->tot + p * j->pblocks;
-        total_piece(j, p, tot);
+        if (!have_tot) total_piece(j, p, tot);
         if (prof) t1 = now_ns();
-        tally_carry c = look_back(sh, p, tot, steal, nth);
+        tally_carry c = look_back(sh, p, tot, steal, nth, prof);
         if (prof) t2 = now_ns();
         /* take the next piece now, to prefetch it while writing this one */
         uint64_t pn = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
         pf_range pf;
         next_range(j, pn, &pf);
-        scan_piece(j, p, &c, buf, j->pf && pf.left ? &pf : NULL);
+        pf_range *pfp = j->pf && pf.left ? &pf : NULL;
+        uint64_t nb = piece_blocks(j, p);
+        double te = 0; /* the early totals' time */
+        have_tot = 0;
+        if (pfp && j->early) {
+            uint64_t h = (3 * nb + 3) / 4;
+            pf.rate = 2;
+            scan_piece(j, p, 0, h, &c, buf, pfp);
+            double ta = prof ? now_ns() : 0;
+            total_piece(j, pn, sh->tot + pn * j->pblocks);
+            atomic_store_explicit(&sh->rec[pn].state, PIECE_TOT, memory_order_release);
+            have_tot = 1;
+            if (prof) te = now_ns() - ta;
+            scan_piece(j, p, h, nb, &c, buf, pfp);
+        } else {
+            scan_piece(j, p, 0, nb, &c, buf, pfp);
+        }
         if (prof) {
             double t3 = now_ns();
-            prof[1] += t1 - t;
+            prof[1] += t1 - t + te;
             prof[2] += t2 - t1;
-            prof[3] += t3 - t2;
+            prof[3] += t3 - t2 - te;
             prof[5] += 1;
             t = t3;
         }
@@ -348,6 +380,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     int nth = t < 1 ? 1 : t < (uint64_t)st->threads ? (int)t : st->threads;
     if ((uint64_t)nth > j.npieces) nth = (int)j.npieces;
     j.pf = st->scan_pf && n * j.size >= TALLY_SCAN_STREAM_BYTES;
+    j.early = j.pf && st->scan_pf == 2;
     j.assoc = !(tally_type_is_float(type) && (op == TALLY_SUM || op == TALLY_PROD));
     if (!j.assoc) {
         j.fscan = st->k->fscan[op == TALLY_PROD][type];
@@ -383,7 +416,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     atomic_init(&sh.next, 0);
     size_t nrec = (size_t)j.npieces * sizeof(piece_rec);
     size_t ntot = ((size_t)j.npieces + (size_t)nth * (size_t)nth) * j.pblocks * sizeof(tally_carry);
-    size_t nprof = prof ? (size_t)nth * sizeof(double[6]) : 0;
+    size_t nprof = prof ? (size_t)nth * sizeof(double[8]) : 0;
     char *mem = calloc(1, nrec + ntot + nprof);
     if (!mem) {
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY,
@@ -393,7 +426,7 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     sh.rec = (piece_rec *)mem;
     sh.tot = (tally_carry *)(mem + nrec);
     sh.steal = sh.tot + j.npieces * j.pblocks;
-    sh.prof = prof ? (double(*)[6])(mem + nrec + ntot) : NULL;
+    sh.prof = prof ? (double(*)[8])(mem + nrec + ntot) : NULL;
     sh.t0 = t0;
     tally_pool_run(st->pool, nth, scan_thread, &sh);
     if (prof) {
@@ -407,6 +440,8 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
             prof->scan_ns += sh.prof[t][3];
             prof->tail_ns += t1 - sh.prof[t][4];
             prof->pieces += (uint64_t)sh.prof[t][5];
+            prof->waits += (uint64_t)sh.prof[t][6];
+            prof->stolen += (uint64_t)sh.prof[t][7];
         }
     }
     free(mem);

@@ -46,7 +46,8 @@ struct tally_cpu_state {
     tally_exact *sq;        /* one per thread (variance pass) */
     uint64_t scan_piece;    /* scans: bytes per piece */
     struct tally_cpu_scan_prof *scan_prof; /* scans: where the time goes (cpu.h), or NULL */
-    int scan_pf;            /* scans: prefetch a thread's next piece while writing (TALLY_CPU_TUNE) */
+    int scan_pf;            /* scans: prefetch a thread's next piece while writing (1), and its
+                               totals early (2; scan.c), or not (0) (TALLY_CPU_TUNE) */
     uint64_t chunk_bytes;   /* reductions: bytes per chunk, 0: by size (tests only) */
     int interleave;         /* reductions: fixed round robin, merged last thread first (tests) */
     /* Reductions' memory knobs: the TALLY_CPU_* defaults above, unless TALLY_CPU_TUNE (read once
