@@ -57,6 +57,7 @@ TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, c
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups);
 TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on);
+TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins);
 TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_t out[4]);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
                                                uint64_t bytes, void *dst);
@@ -438,15 +439,17 @@ int main(int argc, char **argv)
              * 2^22 and up also the one-pass scan's other settings, inclusive only (each an
              * environment variable of the library): 16 and 64 KiB tiles (TALLY_VULKAN_SCAN_VPT
              * 4 and 16 vectors per invocation; 8, 32 KiB, by default), the other look-back
-             * (TALLY_VULKAN_SCAN_LOOKBACK: sg, subgroup 0 alone, the GPUs' default; wg, the
-             * whole workgroup, three barriers a step) and 4096 steps without progress before a
-             * fallback (TALLY_VULKAN_SCAN_SPINS; 32 by default). */
+             * (TALLY_VULKAN_SCAN_LOOKBACK: sg, subgroup 0 alone; wg, the whole workgroup,
+             * three barriers a step, the default) and 4096 steps without progress before a
+             * fallback (TALLY_VULKAN_SCAN_SPINS, read when a context is made, so set here through
+             * tally_vulkan_bench_scan_spins; 32 by default). The variables' values from the
+             * caller's environment are restored after each such row. */
             static const struct { const char *env, *val, *note; } vars[] = {
                 {"TALLY_VULKAN_SCAN_VPT", "4", "16 KiB tiles"},
                 {"TALLY_VULKAN_SCAN_VPT", "16", "64 KiB tiles"},
                 {"TALLY_VULKAN_SCAN_LOOKBACK", "wg", "32 KiB tiles, workgroup look-back"},
                 {"TALLY_VULKAN_SCAN_LOOKBACK", "sg", "32 KiB tiles, subgroup look-back"},
-                {"TALLY_VULKAN_SCAN_SPINS", "4096", "32 KiB tiles, spins 4096"},
+                {NULL, "4096", "32 KiB tiles, spins 4096"}, /* (a context's setting: the hook) */
             };
             int nvars = (int)(sizeof vars / sizeof vars[0]);
             /* f32 where the default is the CPU: fscan.comp's shaders as well (flagged) */
@@ -457,7 +460,16 @@ int main(int argc, char **argv)
                 int vi = ex >= 4 ? ex - 4 : -1;
                 int excl = vi < 0 && (ex & 1);
                 int fshader = t == TALLY_F32 && (!f32_cpu || ex >= 2);
-                if (vi >= 0) setenv(vars[vi].env, vars[vi].val, 1);
+                char saved[64] = "";
+                int had = 0;
+                uint32_t spins0 = 0;
+                if (vi >= 0 && !vars[vi].env) {
+                    spins0 = tally_vulkan_bench_scan_spins(g_vk, (uint32_t)atoi(vars[vi].val));
+                } else if (vi >= 0) {
+                    const char *old = getenv(vars[vi].env);
+                    if (old) snprintf(saved, sizeof saved, "%s", old), had = 1;
+                    setenv(vars[vi].env, vars[vi].val, 1);
+                }
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
                 tally_vulkan_bench_float_shaders(g_vk, g_fs0 || (t == TALLY_F32 && ex >= 2));
                 rcase c;
@@ -503,7 +515,9 @@ int main(int argc, char **argv)
                     }
                     row(excl ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes, note);
                 }
-                if (vi >= 0) unsetenv(vars[vi].env);
+                if (vi >= 0 && !vars[vi].env) tally_vulkan_bench_scan_spins(g_vk, spins0);
+                else if (vi >= 0 && had) setenv(vars[vi].env, saved, 1);
+                else if (vi >= 0) unsetenv(vars[vi].env);
                 tally_vulkan_bench_float_shaders(g_vk, g_fs0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);

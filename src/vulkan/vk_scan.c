@@ -122,16 +122,18 @@ static uint32_t scan1_vpt(void)
     return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : SCAN1_VPT;
 }
 
-/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (1: GPU drivers),
- * or by the whole workgroup, three barriers a step (0: CPU devices, where lavapipe, whose SIMD
- * groups switch at barriers, lost stores after a loop that one SIMD group ran alone).
+/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (1, meant for GPU
+ * drivers), or by the whole workgroup, three barriers a step (0, the default). lavapipe, whose
+ * SIMD groups switch at barriers, drops the stores of the SIMD group that ran the subgroup
+ * look-back (its share of the tile's outputs left unwritten), so lavapipe cannot test it: it
+ * stays opt-in until the NVIDIA driver has run the tests with it.
  * TALLY_VULKAN_SCAN_LOOKBACK=sg or wg chooses (tuning and tests). */
 static uint32_t scan1_sg_lookback(const tvk_state *s)
 {
     const char *e = getenv("TALLY_VULKAN_SCAN_LOOKBACK");
+    (void)s;
     if (e && (!strcmp(e, "sg") || !strcmp(e, "sg-all"))) return 1;
-    if (e && !strcmp(e, "wg")) return 0;
-    return s->info.device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    return 0;
 }
 
 /* scan1.comp over every segment: one dispatch per segment, a barrier between them (the next
@@ -162,6 +164,8 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
         /* (the subgroup look-back's fallback: one lane folds up to the whole tile's vectors) */
         uint64_t fb = sg ? (uint64_t)TVK_WG * vpt : TVK_WG;
         uint64_t cap = 59000u / ((uint64_t)s->scan_spins + 2u + fb + 160u);
+        const char *ce = getenv("TALLY_VULKAN_SCAN_CAP"); /* tests: fewer tiles per dispatch */
+        if (ce && *ce && strtoull(ce, NULL, 10) > 0 && strtoull(ce, NULL, 10) < cap) cap = strtoull(ce, NULL, 10);
         if (cap < 1) cap = 1;
         if (per > cap * te) per = cap * te;
     }
@@ -247,8 +251,10 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     /* tests: a flushing device emulated (fscan.comp's op2; the shader without DenormPreserve) */
     const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ");
     uint32_t flags = !preserve && ftz && *ftz && strcmp(ftz, "0") ? 4u : 0u;
-    /* CPU devices: the serial chains in every invocation (fscan.comp) */
-    if (s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
+    /* CPU devices: the serial chains in every invocation (fscan.comp); TALLY_VULKAN_FSCAN_CHAIN
+     * = one or all chooses (tests) */
+    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN");
+    if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
     uint64_t maxwg = s->props.limits.maxComputeWorkGroupCount[0];
     const char *mw = getenv("TALLY_VULKAN_FSCAN_GROUPS"); /* tests: fewer workgroups than blocks */
     if (mw && *mw && strtoull(mw, NULL, 10) > 0 && strtoull(mw, NULL, 10) < maxwg)
@@ -512,5 +518,16 @@ TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on)
     if (!s) return 0;
     int old = s->float_shaders;
     s->float_shaders = on;
+    return old;
+}
+
+/* Benchmarks: the one-pass scan's look-back steps without progress before a fallback (what
+ * TALLY_VULKAN_SCAN_SPINS sets for a new context); returns the previous value. */
+TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    uint32_t old = s->scan_spins;
+    s->scan_spins = spins;
     return old;
 }
