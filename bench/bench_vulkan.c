@@ -9,8 +9,10 @@
  * calls recorded between tally_vulkan_batch_begin and _end (one command buffer, one wait), both
  * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
  * (note "one pass, 32 KiB tiles": scan1.comp's decoupled look-back) and, for i32, the three-pass
- * scan too ("three passes"), on the same buffers; at 2^22 and up the i32 one-pass scan with 16
- * and 64 KiB tiles as well (TALLY_VULKAN_SCAN_VPT 4 and 16). f32 scans run fscan.comp (the
+ * scan too ("three passes"), on the same buffers; at 2^22 and up the i32 one-pass scan's other
+ * settings as well (16 and 64 KiB tiles, the other look-back, more spins: see the loop), each
+ * one-pass row noting its look-back's counters from one more call (tiles, steps, steps without
+ * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 scans run fscan.comp (the
  * CPU's block order; on a device without IEEE subnormals a flagged call is redone on the CPU). Reduce rows note where the fold dispatches end (GPU
  * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
  * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
@@ -30,7 +32,9 @@
  * sizes and the other rows use the default shape.
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--warm SECONDS] [--out FILE]
- *                [--segments-only] [--reduce-only]
+ *                [--segments-only] [--reduce-only] [--scan-only]
+ *
+ * --scan-only: the scan rows alone (i32 and f32).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -52,6 +56,9 @@ TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t b
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups);
+TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on);
+TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins);
+TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_t out[4]);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
                                                uint64_t bytes, void *dst);
 
@@ -72,6 +79,7 @@ static double g_min_time = 0.2;
 static double g_warm = 0.1; /* seconds each case runs untimed first (--warm) */
 static FILE *g_out;
 static int g_fail;
+static int g_fs0; /* float scans in shaders by default (TALLY_VULKAN_FLOAT_SHADERS) */
 
 static void row(const char *op, tally_type t, uint64_t n, double gpu, double call, double cpu,
                 double bytes, const char *note)
@@ -215,7 +223,7 @@ int main(int argc, char **argv)
 {
     int lo = 10, hi = 24, step = 2;
     const char *outp = NULL;
-    int seg_only = 0, reduce_only = 0;
+    int seg_only = 0, reduce_only = 0, scan_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) lo = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) hi = atoi(argv[++i]);
@@ -225,8 +233,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
         else if (!strcmp(argv[i], "--segments-only")) seg_only = 1;
         else if (!strcmp(argv[i], "--reduce-only")) reduce_only = 1;
+        else if (!strcmp(argv[i], "--scan-only")) scan_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--warm S] [--out FILE] [--segments-only] [--reduce-only]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--warm S] [--out FILE] [--segments-only] [--reduce-only] [--scan-only]\n", argv[0]);
             return 2;
         }
     }
@@ -265,6 +274,8 @@ int main(int argc, char **argv)
     }
     int ts = tally_vulkan_bench_timing(g_vk, 1);
     int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
+    g_fs0 = tally_vulkan_bench_float_shaders(g_vk, 0); /* (TALLY_VULKAN_FLOAT_SHADERS) */
+    tally_vulkan_bench_float_shaders(g_vk, g_fs0);
     tally_vulkan_device_info info;
     tally_vulkan_get_device_info(o.device, &info);
     /* float scans run in the shaders where the device keeps IEEE subnormals, or with
@@ -292,7 +303,7 @@ int main(int argc, char **argv)
     }
     /* segmented reductions: 2^16 x 2^10 and 2^10 x 2^16 (2^26 elements: 256 MiB of host
      * memory at most) */
-    if (!reduce_only) {
+    if (!reduce_only && !scan_only) {
         const uint64_t shapes[2][2] = {{1u << 16, 1u << 10}, {1u << 10, 1u << 16}};
         void *sh = malloc(((size_t)1 << 26) * 4);
         tally_result *r1 = malloc(((size_t)1 << 16) * sizeof *r1), *r2 = malloc(((size_t)1 << 16) * sizeof *r2);
@@ -336,7 +347,7 @@ int main(int argc, char **argv)
     /* first (a time limit must not cut them): batched small calls, 2^10 .. 2^16 whatever the step, the sum recorded BATCH_CALLS times
      * into one command buffer, per call, beside one submit per call */
     for (int l = 10; l <= 16; l += 2) {
-        if (l < lo || l > hi || reduce_only) continue;
+        if (l < lo || l > hi || reduce_only || scan_only) continue;
         uint64_t n = 1ull << l;
         for (size_t ti = 0; ti < 2; ti++) {
             tally_type t = types[ti];
@@ -382,7 +393,7 @@ int main(int argc, char **argv)
     }
     for (int l = lo; l <= hi; l += step) {
         uint64_t n = 1ull << l;
-        for (size_t ti = 0; ti < 3; ti++) {
+        for (size_t ti = 0; ti < (scan_only ? 2u : 3u); ti++) {
             tally_type t = types[ti];
             size_t bytes = n * tally_type_size(t);
             fill(h, t, n);
@@ -396,7 +407,7 @@ int main(int argc, char **argv)
             const char *rnames[] = {"reduce_sum", "reduce_max"};
             int nsh = l >= 24 && nshapes ? nshapes : 1;
             double cpu_us[2] = {-1, -1};
-            for (int k = 0; k < 2 * nsh; k++) {
+            for (int k = 0; k < (scan_only ? 0 : 2 * nsh); k++) {
                 char shape[48] = "";
                 if (nsh > 1 || (l >= 24 && nshapes)) {
                     int j = k / 2;
@@ -430,48 +441,90 @@ int main(int argc, char **argv)
             if (reduce_only) continue;
             if (t == TALLY_F64) continue;
             /* integer scans: the one-pass scan (the default where the device has Vulkan's
-             * memory model), then for i32 the three-pass reduce-then-scan it replaced */
-            /* i32 at 2^22 and up: the one-pass scan's other tile sizes too (TALLY_VULKAN_SCAN_VPT:
-             * 16-byte vectors per invocation, 8 by default: 32 KiB tiles) */
-            static const char *const vpts[] = {"4", "16"};
-            int passes = t == TALLY_I32 && one_pass ? 2 : 1;
-            int nvar = t == TALLY_I32 && one_pass && l >= 22 ? 2 : 0;
-            for (int ex = 0; ex < 2 * passes + 2 * nvar; ex++) {
+             * memory model), then for i32 the three-pass reduce-then-scan it replaced; i32 at
+             * 2^22 and up also the one-pass scan's other settings, inclusive only (each an
+             * environment variable of the library): 16 and 64 KiB tiles (TALLY_VULKAN_SCAN_VPT
+             * 4 and 16 vectors per invocation; 8, 32 KiB, by default), the other look-back
+             * (TALLY_VULKAN_SCAN_LOOKBACK: sg, subgroup 0 alone; wg, the whole workgroup,
+             * three barriers a step, the default) and 4096 steps without progress before a
+             * fallback (TALLY_VULKAN_SCAN_SPINS, read when a context is made, so set here through
+             * tally_vulkan_bench_scan_spins; 32 by default). The variables' values from the
+             * caller's environment are restored after each such row. */
+            static const struct { const char *env, *val, *note; } vars[] = {
+                {"TALLY_VULKAN_SCAN_VPT", "4", "16 KiB tiles"},
+                {"TALLY_VULKAN_SCAN_VPT", "16", "64 KiB tiles"},
+                {"TALLY_VULKAN_SCAN_LOOKBACK", "wg", "32 KiB tiles, workgroup look-back"},
+                {"TALLY_VULKAN_SCAN_LOOKBACK", "sg", "32 KiB tiles, subgroup look-back"},
+                {NULL, "4096", "32 KiB tiles, spins 4096"}, /* (a context's setting: the hook) */
+            };
+            int nvars = (int)(sizeof vars / sizeof vars[0]);
+            /* f32 where the default is the CPU: fscan.comp's shaders as well (flagged) */
+            int passes = (t == TALLY_I32 && one_pass) || (t == TALLY_F32 && f32_cpu) ? 2 : 1;
+            int nvar = t == TALLY_I32 && one_pass && l >= 22 ? nvars : 0;
+            for (int ex = 0; ex < 2 * passes + nvar; ex++) {
                 int three = (ex >= 2 && ex < 4) || !one_pass;
-                const char *vpt = ex >= 4 ? vpts[(ex - 4) / 2] : NULL;
-                if (vpt) setenv("TALLY_VULKAN_SCAN_VPT", vpt, 1);
+                int vi = ex >= 4 ? ex - 4 : -1;
+                int excl = vi < 0 && (ex & 1);
+                int fshader = t == TALLY_F32 && (!f32_cpu || ex >= 2);
+                char saved[64] = "";
+                int had = 0;
+                uint32_t spins0 = 0;
+                if (vi >= 0 && !vars[vi].env) {
+                    spins0 = tally_vulkan_bench_scan_spins(g_vk, (uint32_t)atoi(vars[vi].val));
+                } else if (vi >= 0) {
+                    const char *old = getenv(vars[vi].env);
+                    if (old) snprintf(saved, sizeof saved, "%s", old), had = 1;
+                    setenv(vars[vi].env, vars[vi].val, 1);
+                }
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
+                tally_vulkan_bench_float_shaders(g_vk, g_fs0 || (t == TALLY_F32 && ex >= 2));
                 rcase c;
                 memset(&c, 0, sizeof c);
                 c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
-                c.so.exclusive = ex & 1;
+                c.so.exclusive = excl;
                 c.out = out;
                 c.hout = ho;
                 rcase cc = c;
                 cc.ctx = g_cpu;
-                char note[96];
+                char note[192];
                 if (t == TALLY_F32)
-                    snprintf(note, sizeof note, "%s", f32_cpu ? "on the CPU (no denorm preserve)"
-                             : f32_flagged ? "CPU's block order; FTZ device: edges flagged" : "CPU's block order");
+                    snprintf(note, sizeof note, "%s", !fshader ? "on the CPU (no denorm preserve)"
+                             : f32_flagged ? "shaders, CPU's block order; FTZ device: edges flagged" : "shaders, CPU's block order");
                 else if (three)
                     snprintf(note, sizeof note, "three passes");
                 else
-                    snprintf(note, sizeof note, "one pass, %s KiB tiles", vpt ? (vpt[0] == '4' ? "16" : "64") : "32");
+                    snprintf(note, sizeof note, "one pass, %s", vi >= 0 ? vars[vi].note : "32 KiB tiles");
                 run_scan(&c);
                 run_scan(&cc);
                 tally_vulkan_bench_read(g_vk, out, 0, bytes, hv);
                 int bad = memcmp(hv, ho, bytes) != 0;
                 if (bad) {
-                    printf("VALIDATION FAILED: scan %s %s n=%llu (%s)\n", ex & 1 ? "excl" : "incl",
+                    printf("VALIDATION FAILED: scan %s %s n=%llu (%s)\n", excl ? "excl" : "incl",
                            tally_type_name(t), (unsigned long long)n, note);
                     g_fail++;
                 } else {
                     double gpu, call;
                     timeit(run_scan, &c, &gpu, &call);
                     double cpu = time_cpu(run_scan, &cc);
-                    row(ex & 1 ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes, note);
+                    if (!three && t != TALLY_F32) {
+                        /* one more (untimed) call with the look-back's counters on */
+                        uint32_t k4[4];
+                        setenv("TALLY_VULKAN_SCAN_STATS", "1", 1);
+                        run_scan(&c);
+                        unsetenv("TALLY_VULKAN_SCAN_STATS");
+                        if (tally_vulkan_bench_scan_stats(g_vk, k4) == TALLY_OK && k4[0]) {
+                            size_t len = strlen(note);
+                            snprintf(note + len, sizeof note - len,
+                                     "; look-back: %u tiles, %u steps, %u idle, %u fallbacks", k4[0], k4[1],
+                                     k4[2], k4[3]);
+                        }
+                    }
+                    row(excl ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes, note);
                 }
-                if (vpt) unsetenv("TALLY_VULKAN_SCAN_VPT");
+                if (vi >= 0 && !vars[vi].env) tally_vulkan_bench_scan_spins(g_vk, spins0);
+                else if (vi >= 0 && had) setenv(vars[vi].env, saved, 1);
+                else if (vi >= 0) unsetenv(vars[vi].env);
+                tally_vulkan_bench_float_shaders(g_vk, g_fs0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
         }

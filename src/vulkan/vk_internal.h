@@ -114,6 +114,7 @@ typedef struct tvk_state {
     tvk_buf dummy;            /* device: bound where a shader has nothing to bind */
     tvk_buf sval, sflag;      /* device: scan1.comp's tile values and flags (flags zeroed when
                                  made; a call's epoch tells its states from earlier calls') */
+    uint64_t scan_stats_at;   /* bench: byte offset of scan1's counters in sflag (0: none) */
     uint32_t scan_epoch;      /* the last scan1 call's epoch (0: sflag must be cleared first) */
     int scan1;                /* scans of the associative ops in one pass (scan1.comp); else
                                  reduce-then-scan (scan.comp) */

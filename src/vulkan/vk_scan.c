@@ -18,7 +18,7 @@
 typedef struct scan_pc {
     uint64_t n, start;
     uint32_t in_head, out_head, ntiles, tile0;
-    uint32_t epoch, spins, flags; /* scan1.comp only */
+    uint32_t epoch, spins, flags, stats_at; /* scan1.comp only */
 } scan_pc;
 
 static uint64_t seg_elems(const tvk_state *s, size_t es) { return s->seg_bytes / es; }
@@ -122,6 +122,20 @@ static uint32_t scan1_vpt(void)
     return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : SCAN1_VPT;
 }
 
+/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (1, meant for GPU
+ * drivers), or by the whole workgroup, three barriers a step (0, the default). lavapipe, whose
+ * SIMD groups switch at barriers, drops the stores of the SIMD group that ran the subgroup
+ * look-back (its share of the tile's outputs left unwritten), so lavapipe cannot test it: it
+ * stays opt-in until the NVIDIA driver has run the tests with it.
+ * TALLY_VULKAN_SCAN_LOOKBACK=sg or wg chooses (tuning and tests). */
+static uint32_t scan1_sg_lookback(const tvk_state *s)
+{
+    const char *e = getenv("TALLY_VULKAN_SCAN_LOOKBACK");
+    (void)s;
+    if (e && (!strcmp(e, "sg") || !strcmp(e, "sg-all"))) return 1;
+    return 0;
+}
+
 /* scan1.comp over every segment: one dispatch per segment, a barrier between them (the next
  * segment's tiles look back into this one's, and words at a boundary are merged by both).
  * Tile states: one 64-bit word per tile in sflag (flag << 32 | 32-bit value), 64-bit values in
@@ -145,8 +159,13 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
      * rows, <= 16 vectors x 7 steps, plus a vector's word loop: < 160), while the rest of the
      * shader loops at most ~1,000 times; so on a CPU device a dispatch takes at most as many
      * tiles as keep that within 60,000 iterations. */
+    uint32_t sg = scan1_sg_lookback(s);
     if (s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) {
-        uint64_t cap = 59000u / ((uint64_t)s->scan_spins + 2u + TVK_WG + 160u);
+        /* (the subgroup look-back's fallback: one lane folds up to the whole tile's vectors) */
+        uint64_t fb = sg ? (uint64_t)TVK_WG * vpt : TVK_WG;
+        uint64_t cap = 59000u / ((uint64_t)s->scan_spins + 2u + fb + 160u);
+        const char *ce = getenv("TALLY_VULKAN_SCAN_CAP"); /* tests: fewer tiles per dispatch */
+        if (ce && *ce && strtoull(ce, NULL, 10) > 0 && strtoull(ce, NULL, 10) < cap) cap = strtoull(ce, NULL, 10);
         if (cap < 1) cap = 1;
         if (per > cap * te) per = cap * te;
     }
@@ -157,7 +176,12 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
     if (st != TALLY_OK) return st;
     VkBuffer old_flags = s->sflag.buf;
-    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, total * 8, 0, fn)) != TALLY_OK) return st;
+    /* benchmarks (TALLY_VULKAN_SCAN_STATS=1): four counters after the states, zeroed per call
+     * (tally_vulkan_bench_scan_stats reads them) */
+    const char *se = getenv("TALLY_VULKAN_SCAN_STATS");
+    int stats = se && *se && strcmp(se, "0");
+    VkDeviceSize flag_bytes = total * 8 + (stats ? 16 : 0);
+    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, flag_bytes, 0, fn)) != TALLY_OK) return st;
     if (s->sflag.buf != old_flags) s->scan_epoch = 0; /* a new buffer holds anything */
     if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS) {
         /* no flag word holds epoch 0: every call's epoch is new until the counter wraps */
@@ -166,11 +190,22 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
         s->scan_epoch = 0;
     }
     uint32_t epoch = ++s->scan_epoch;
+    s->scan_stats_at = 0;
+    if (stats) {
+        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, total * 8, 16, 0);
+        tvk_barrier(s);
+        s->scan_stats_at = total * 8;
+    }
     VkPipeline p;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN1, type, (uint32_t)op, vpt, opts->exclusive ? 1 : 0, &p)) != TALLY_OK)
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN1, type, (uint32_t)op, vpt,
+                           (opts->exclusive ? 1u : 0u) | (sg << 1), &p)) != TALLY_OK)
         return st;
     const char *one = getenv("TALLY_VULKAN_SCAN_ONE_LANE"); /* tests: no shuffles */
-    uint32_t flags = (s->scan_reverse ? 1u : 0u) | (one && *one && strcmp(one, "0") ? 2u : 0u);
+    /* tests: TALLY_VULKAN_SCAN_LOOKBACK=sg-all, every subgroup takes the subgroup look-back
+     * (the same code in every SIMD group: how lavapipe tests it) */
+    const char *lb = getenv("TALLY_VULKAN_SCAN_LOOKBACK");
+    uint32_t flags = (s->scan_reverse ? 1u : 0u) | (one && *one && strcmp(one, "0") ? 2u : 0u) |
+                     (lb && !strcmp(lb, "sg-all") ? 8u : 0u);
     uint32_t tile0 = 0;
     for (uint64_t k = 0; k < nseg; k++) {
         if (k > 0) tvk_barrier(s);
@@ -178,7 +213,8 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
         tvk_range b[4];
         seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
         b[2] = (tvk_range){s->sval.buf, 0, total * 16};
-        b[3] = (tvk_range){s->sflag.buf, 0, total * 8};
+        b[3] = (tvk_range){s->sflag.buf, 0, flag_bytes};
+        pc.stats_at = stats ? (uint32_t)(total * 2) : 0;
         pc.start = tally_scan_start_bits(op, type, opts);
         pc.tile0 = tile0;
         pc.ntiles = (uint32_t)((pc.out_head / es + pc.n + te - 1) / te);
@@ -215,6 +251,14 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     /* tests: a flushing device emulated (fscan.comp's op2; the shader without DenormPreserve) */
     const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ");
     uint32_t flags = !preserve && ftz && *ftz && strcmp(ftz, "0") ? 4u : 0u;
+    /* CPU devices: the serial chains in every invocation (fscan.comp); TALLY_VULKAN_FSCAN_CHAIN
+     * = one or all chooses (tests) */
+    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN");
+    if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
+    uint64_t maxwg = s->props.limits.maxComputeWorkGroupCount[0];
+    const char *mw = getenv("TALLY_VULKAN_FSCAN_GROUPS"); /* tests: fewer workgroups than blocks */
+    if (mw && *mw && strtoull(mw, NULL, 10) > 0 && strtoull(mw, NULL, 10) < maxwg)
+        maxwg = strtoull(mw, NULL, 10);
     for (int mode = 0; mode < 3; mode += 2) {
         for (uint64_t k = 0; k < nseg; k++) {
             /* (elements here are whole words, but in place the segments' bindings overlap) */
@@ -228,7 +272,8 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
             pc.flags = flags;
             uint64_t nb = (pc.n + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
             if ((st = tvk_bind(ctx, s, p[mode], b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
-            s->fd.vkCmdDispatch(s->cb, (uint32_t)((nb + 63) / 64), 1, 1);
+            /* a workgroup per block (the shader strides over any beyond the dispatch) */
+            s->fd.vkCmdDispatch(s->cb, (uint32_t)(nb < maxwg ? nb : maxwg), 1, 1);
         }
         tvk_barrier(s);
         if (mode == 0) {
@@ -281,7 +326,8 @@ static int fscan_on_device(const tvk_state *s, tally_op op, tally_type type, int
     *preserve = type == TALLY_F32 ? s->info.denorm_preserve32 : s->info.denorm_preserve64;
     (void)op;
     /* On a flushing device the shader is opt-in (TALLY_VULKAN_FLOAT_SHADERS=1): on the H200 its
-     * chained block order ran 3x slower than the CPU backend (2^26 f32: 31.6 ms against 10.4). */
+     * former layout (an invocation per block) ran 3x slower than the CPU backend (2^26 f32:
+     * 31.6 ms against 10.4); the workgroup-per-block layout is not measured there yet. */
     return *preserve || s->float_shaders;
 }
 
@@ -447,4 +493,42 @@ tally_status tally_vulkan_scan_buffer(tally_context *ctx, tally_op op, tally_typ
     memset(&defaults, 0, sizeof defaults);
     tvk_src src = {in, in_offset, NULL};
     return tvk_scan(ctx, s, fn, op, type, src, out, out_offset, n, opts ? opts : &defaults);
+}
+
+/* Benchmarks: the counters of the last one-pass scan run with TALLY_VULKAN_SCAN_STATS=1 (tiles
+ * that looked back, look-back steps, steps without progress, fallbacks); 0 when there are none
+ * (out zeroed), else the status of the read. */
+TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_t out[4])
+{
+    memset(out, 0, 4 * sizeof out[0]);
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || !s->scan_stats_at) return TALLY_OK;
+    const void *view;
+    tally_status st = tvk_download(ctx, s, s->sflag.buf, s->scan_stats_at, 16, &view,
+                                   "tally_vulkan_bench_scan_stats");
+    if (st == TALLY_OK) memcpy(out, view, 16);
+    return st;
+}
+
+/* Benchmarks: float sum/product scans in the shaders even on a device without IEEE subnormals
+ * (on: 1), as TALLY_VULKAN_FLOAT_SHADERS=1 does for a new context (products too); returns the
+ * previous setting. */
+TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    int old = s->float_shaders;
+    s->float_shaders = on;
+    return old;
+}
+
+/* Benchmarks: the one-pass scan's look-back steps without progress before a fallback (what
+ * TALLY_VULKAN_SCAN_SPINS sets for a new context); returns the previous value. */
+TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    uint32_t old = s->scan_spins;
+    s->scan_spins = spins;
+    return old;
 }

@@ -4,9 +4,12 @@
  * log-step prefix p (group_prefix); the block's local values are l = p in its first group and
  * l = L op p after, L being the previous group's last l (all in the element's type); outputs
  * are carry_b op l_j (inclusive) or carry_b, carry_b op l_(j-1) (exclusive), and
- * carry_(b+1) = carry_b op l_last. Each block is one invocation, by that definition:
+ * carry_(b+1) = carry_b op l_last. Each block is one workgroup, each of its groups one
+ * invocation (its prefix in registers), the chain over the block's groups one invocation's loop
+ * over their totals in shared memory (every operation the CPU's, on the same operands):
  *   MODE 0: tot[b] = l_last of every block;
- *   MODE 1: one invocation folds the carries, carry[b], from the start value;
+ *   MODE 1: one workgroup folds the carries, carry[b], from the start value (the chain itself
+ *           in one invocation, the totals loaded and the carries stored by all, WG at a time);
  *   MODE 2: every block's outputs from its carry.
  * Built twice: with TVK_DENORM_PRESERVE the shader declares IEEE subnormals (used where the
  * device supports it); without, an operation that meets a subnormal or underflows to zero sets
@@ -21,13 +24,16 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 64);
 #endif
 
-layout(local_size_x = 64) in;
+#define WG 256 /* one block (256 groups of 16) per workgroup, one group per invocation */
+layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint MODE = 0;
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
+layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
 layout(std430, binding = 1) buffer OutW { uint outw[]; };
+layout(std430, binding = 1) buffer OutV { uvec4 outv[]; };
 layout(std430, binding = 2) buffer Tot { uint64_t tot[]; };  /* block totals, then carries */
 layout(std430, binding = 3) buffer Flag { uint edge; };
 
@@ -38,7 +44,8 @@ layout(push_constant) uniform PC {
     uint nblocks;      /* MODE 1: blocks in all */
     uint blk0;         /* global index of the segment's first block */
     uint unused0, unused1;
-    uint flags;        /* tests: bit 2 emulates a flushing device (see op2) */
+    uint flags;        /* tests: bit 2 emulates a flushing device (see op2); bit 3: every
+                        * invocation runs the serial chains (CPU devices, see below) */
 } pc;
 
 #if TSIZE == 4
@@ -87,13 +94,62 @@ FT op2(FT a, FT b)
 }
 
 /* The group's prefix (m elements, m <= 16): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
- * k mod 8 >= s (each half of 8 on its own), then p[k] = p[7] op p[k] for k >= 8. */
+ * k mod 8 >= s (each half of 8 on its own; k descending, so p[k-s] is the step's input), then
+ * p[k] = p[7] op p[k] for k >= 8. */
 void group_prefix(inout FT p[16], uint m)
 {
-    for (uint s = 1u; s < 8u; s *= 2u)
-        for (int k = int(m) - 1; k >= 0; k--)
-            if ((uint(k) & 7u) >= s) p[k] = op2(p[uint(k) - s], p[k]);
-    for (uint k = 8u; k < m; k++) p[k] = op2(p[7], p[k]);
+    [[unroll]] for (uint s = 1u; s < 8u; s *= 2u)
+        [[unroll]] for (int k = 15; k >= 0; k--)
+            if (uint(k) < m && (uint(k) & 7u) >= s) p[k] = op2(p[uint(k) - s], p[k]);
+    [[unroll]] for (uint k = 8u; k < 16u; k++)
+        if (k < m) p[k] = op2(p[7], p[k]);
+}
+
+FT load(uint64_t i);
+void store(uint64_t i, FT v);
+
+/* Group (of 16) gi of the segment, m of its elements, into p; vector loads where the group is
+ * whole and the input 16-byte aligned. */
+void load_group(uint64_t gi, uint m, out FT p[16])
+{
+    uint64_t e = gi * 16ul;
+    if (m == 16u && (pc.in_head & 15u) == 0u) {
+        uint64_t v0 = (uint64_t(pc.in_head) + e * uint64_t(TSIZE)) >> 4;
+#if TSIZE == 4
+        [[unroll]] for (uint q = 0u; q < 4u; q++) {
+            uvec4 v = inv[uint(v0) + q];
+            [[unroll]] for (uint c = 0u; c < 4u; c++) p[4u * q + c] = uintBitsToFloat(v[c]);
+        }
+#else
+        [[unroll]] for (uint q = 0u; q < 8u; q++) {
+            uvec4 v = inv[uint(v0) + q];
+            p[2u * q] = uint64BitsToDouble(pack64(v.xy));
+            p[2u * q + 1u] = uint64BitsToDouble(pack64(v.zw));
+        }
+#endif
+    } else {
+        [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = k < m ? load(e + uint64_t(k)) : FT(0);
+    }
+}
+
+void store_group(uint64_t gi, uint m, FT o[16])
+{
+    uint64_t e = gi * 16ul;
+    if (m == 16u && (pc.out_head & 15u) == 0u) {
+        uint64_t v0 = (uint64_t(pc.out_head) + e * uint64_t(TSIZE)) >> 4;
+#if TSIZE == 4
+        [[unroll]] for (uint q = 0u; q < 4u; q++)
+            outv[uint(v0) + q] = uvec4(floatBitsToUint(o[4u * q]), floatBitsToUint(o[4u * q + 1u]),
+                                       floatBitsToUint(o[4u * q + 2u]), floatBitsToUint(o[4u * q + 3u]));
+#else
+        [[unroll]] for (uint q = 0u; q < 8u; q++)
+            outv[uint(v0) + q] = uvec4(unpack32(doubleBitsToUint64(o[2u * q])),
+                                       unpack32(doubleBitsToUint64(o[2u * q + 1u])));
+#endif
+    } else {
+        [[unroll]] for (uint k = 0u; k < 16u; k++)
+            if (k < m) store(e + uint64_t(k), o[k]);
+    }
 }
 
 FT load(uint64_t i)
@@ -118,52 +174,98 @@ void store(uint64_t i, FT v)
 #endif
 }
 
+/* Shared memory, two of each, alternating between a loop's rounds: no word read before a
+ * barrier is written again by another invocation right after it (lavapipe, whose SIMD groups
+ * run as coroutines switched at barriers, gave such reads the later value). */
+shared FT gp[2][WG]; /* the groups' totals (their prefixes' last values); MODE 1: block totals */
+shared FT gl[2][WG]; /* the chain over them (one-invocation chains) */
+
 void main()
 {
+    uint tid = gl_LocalInvocationID.x;
+    /* The serial chains (each a left fold, in the CPU's order) run in invocation 0 alone, or,
+     * on CPU devices (flags bit 3), in every invocation at once: lavapipe lost stores after a
+     * loop that one SIMD group ran alone. */
+    bool all = (pc.flags & 8u) != 0u;
     if (MODE == 1u) {
-        if (gl_GlobalInvocationID.x != 0u) return;
-        /* the chain in order; each run of 16 totals loaded before it is folded (16 loads in
-         * flight instead of one: the fold is one invocation's) */
+        /* the carries: carry[0] = start, carry[b + 1] = carry[b] op total[b], in chunks of WG
+         * totals (one coalesced load each, the next chunk's load in flight during the chain) */
         FT c = FROM_BITS(pc.start);
-        uint b = 0u;
-        for (; b + 16u <= pc.nblocks; b += 16u) {
-            FT t[16];
-            [[unroll]] for (uint q = 0u; q < 16u; q++) t[q] = FROM_BITS(tot[b + q]);
-            [[unroll]] for (uint q = 0u; q < 16u; q++) {
-                tot[b + q] = TO_BITS(c);
-                c = op2(c, t[q]);
+        uint nchunks = (pc.nblocks + uint(WG) - 1u) / uint(WG);
+        FT nxt = tid < pc.nblocks ? FROM_BITS(tot[tid]) : FT(0);
+        for (uint ch = 0u; ch < nchunks; ch++) {
+            uint par = ch & 1u, b0 = ch * uint(WG);
+            uint cnt = min(pc.nblocks - b0, uint(WG));
+            gp[par][tid] = nxt;
+            nxt = b0 + uint(WG) + tid < pc.nblocks ? FROM_BITS(tot[b0 + uint(WG) + tid]) : FT(0);
+            barrier();
+            FT mine = FT(0);
+            if (all || tid == 0u) {
+                for (uint q = 0u; q < cnt; q++) {
+                    if (!all) gl[par][q] = c;
+                    if (q == tid) mine = c;
+                    c = op2(c, gp[par][q]);
+                }
             }
-        }
-        for (; b < pc.nblocks; b++) {
-            FT t = FROM_BITS(tot[b]);
-            tot[b] = TO_BITS(c);
-            c = op2(c, t);
+            barrier();
+            if (!all) mine = gl[par][tid];
+            if (tid < cnt) tot[b0 + tid] = TO_BITS(mine);
         }
         if (bad) atomicOr(edge, 1u);
         return;
     }
-    uint b = gl_GlobalInvocationID.x;
-    uint64_t e0 = uint64_t(b) * 4096ul;
-    if (e0 >= pc.n) return;
-    uint len = uint(min(pc.n - e0, 4096ul));
-    FT c = MODE == 0u ? FT(0) : FROM_BITS(tot[pc.blk0 + b]);
-    FT L = FT(0), prev = FT(0);
-    FT p[16];
-    for (uint g = 0u; g < len; g += 16u) {
-        uint m = min(len - g, 16u);
-        for (uint k = 0u; k < m; k++) p[k] = load(e0 + uint64_t(g + k));
+    /* MODE 0 and 2: workgroup per block (grid-stride: a segment may have more blocks than a
+     * dispatch has workgroups), invocation i its group i */
+    uint64_t nb = (pc.n + 4095ul) / 4096ul;
+    uint round = 0u;
+    for (uint64_t b = uint64_t(gl_WorkGroupID.x); b < nb; b += uint64_t(gl_NumWorkGroups.x)) {
+        uint par = round & 1u;
+        round++;
+        uint len = uint(min(pc.n - b * 4096ul, 4096ul));
+        uint ng = (len + 15u) / 16u;
+        uint m = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
+        FT p[16];
+        load_group(b * uint64_t(WG) + uint64_t(tid), m, p);
         group_prefix(p, m);
-        for (uint k = 0u; k < m; k++) {
-            FT l = g == 0u ? p[k] : op2(L, p[k]);
-            if (MODE != 0u) {
-                /* the group was loaded first: in place, these are its inputs no more */
-                if (EXCL != 0u) store(e0 + uint64_t(g + k), g + k == 0u ? c : op2(c, prev));
-                else store(e0 + uint64_t(g + k), op2(c, l));
+        gp[par][tid] = m > 0u ? p[m - 1u] : FT(0);
+        barrier();
+        /* the block's chain: L_0 = P_0, L_i = L_(i-1) op P_i (P: the groups' totals); this
+         * group needs L_(i-1), the block's total is L_(ng-1) */
+        FT lprev = FT(0), llast = FT(0);
+        if (all || tid == 0u) {
+            FT l = gp[par][0];
+            if (!all) gl[par][0] = l;
+            for (uint i = 1u; i < ng; i++) {
+                if (i == tid) lprev = l;
+                l = op2(l, gp[par][i]);
+                if (!all) gl[par][i] = l;
             }
-            prev = l;
+            llast = l;
         }
-        L = prev;
+        barrier();
+        if (!all) {
+            lprev = tid > 0u ? gl[par][tid - 1u] : FT(0);
+            llast = gl[par][ng - 1u];
+        }
+        if (MODE == 0u) {
+            if (tid == 0u) tot[pc.blk0 + uint(b)] = TO_BITS(llast);
+        } else if (m > 0u) {
+            /* local values l = p (first group) or L_(i-1) op p; outputs carry op l (inclusive),
+             * or carry, then carry op (the element before's l) (exclusive) */
+            FT c = FROM_BITS(tot[pc.blk0 + uint(b)]);
+            FT o[16];
+            FT prev = lprev;
+            [[unroll]] for (uint k = 0u; k < 16u; k++) {
+                o[k] = FT(0);
+                if (k < m) {
+                    FT l = tid == 0u ? p[k] : op2(lprev, p[k]);
+                    if (EXCL != 0u) o[k] = tid == 0u && k == 0u ? c : op2(c, prev);
+                    else o[k] = op2(c, l);
+                    prev = l;
+                }
+            }
+            store_group(b * uint64_t(WG) + uint64_t(tid), m, o);
+        }
     }
-    if (MODE == 0u) tot[pc.blk0 + b] = TO_BITS(L);
     if (bad) atomicOr(edge, 1u);
 }

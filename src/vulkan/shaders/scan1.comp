@@ -23,9 +23,11 @@
  * without shuffles.
  *
  * Look-back: the tile publishes its aggregate A at once and its inclusive prefix P when known.
- * Subgroup 0 reads its predecessors' states LB (32) at a time, nearest first, one state per lane
- * (one coalesced load per step and no workgroup barrier), and its lane 0 combines them until it
- * meets a P. A state is one 64-bit word per tile: the flag (epoch << 2 | status, status 1: A,
+ * With LBSG (GPU drivers) subgroup 0 alone walks back, one predecessor's state per lane and
+ * step, with no workgroup barrier in its loop (lookback_sg); otherwise (CPU devices: lavapipe)
+ * every invocation takes every step, invocations 0-31 reading LB (32) states and invocation 0
+ * combining them, with three workgroup barriers a step. Both combine, nearest first, the A's
+ * until they meet a P. A state is one 64-bit word per tile: the flag (epoch << 2 | status, status 1: A,
  * 2: P) in its high half and, for 32-bit values, the value in its low half (one load, no
  * ordering between flag and value); 64-bit values sit in val[2t] (A) and val[2t + 1] (P),
  * stored before the flag word (release) and loaded after it (acquire). Every state word's high
@@ -64,7 +66,9 @@
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* tally_op: 0 sum .. 6 xor */
 layout(constant_id = 1) const uint VPT = 8;  /* 16-byte vectors per invocation */
-layout(constant_id = 2) const uint EXCL = 0; /* exclusive scan */
+layout(constant_id = 2) const uint VAR = 0;  /* bit 0: exclusive scan; bit 1: subgroup look-back */
+const uint EXCL = VAR & 1u;
+const uint LBSG = (VAR >> 1) & 1u;
 const uint TB = WG * 16u * VPT;              /* tile bytes */
 const uint VEC = 16u / uint(TSIZE);          /* elements per vector */
 
@@ -78,6 +82,7 @@ layout(std430, binding = 1) coherent buffer OutV { uvec4 outv[]; };
 layout(std430, binding = 1) coherent buffer OutW { uint outw[]; };
 layout(std430, binding = 2) buffer Val { uint64_t val[]; };  /* 64-bit values: [2t] A, [2t + 1] P */
 layout(std430, binding = 3) buffer State { uint64_t st[]; }; /* flag << 32 | 32-bit value */
+layout(std430, binding = 3) buffer StatW { uint stw[]; };    /* (pc.stats_at's counters) */
 
 layout(push_constant) uniform PC {
     uint64_t n;         /* elements of this segment */
@@ -89,7 +94,9 @@ layout(push_constant) uniform PC {
     uint epoch;         /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;         /* look-back steps without progress before a fallback */
     uint flags;         /* tests: bit 0 workgroup i takes tile ntiles - 1 - i; bit 1 one-lane
-                         * subgroups */
+                         * subgroups; bit 3 every subgroup takes the subgroup look-back */
+    uint stats_at;      /* benchmarks: nonzero, the index in stw of four counters (tiles that
+                         * looked back, look-back steps, steps without progress, fallbacks) */
 } pc;
 
 #define SCAN_OPS_NO_WG_SCAN
@@ -291,6 +298,97 @@ void publish(uint t, uint s, W v)
 #endif
 }
 
+void count(uint c, uint v)
+{
+    if (pc.stats_at != 0u && v != 0u) atomicAdd(stw[pc.stats_at + c], v);
+}
+
+/* ---- the subgroup look-back (LBSG: GPU drivers) ----
+ * Subgroup 0 alone walks back, with no workgroup barrier per step, as the CUDA backend's warp
+ * does; the other subgroups wait at the barrier before the outputs. Every lane takes the same
+ * decisions (they come from shuffles of all lanes' states), so the loop is uniform in the
+ * subgroup. (lavapipe, whose SIMD groups switch at barriers, is given the workgroup look-back
+ * below by default: a loop of one SIMD group before a barrier lost stores there.) */
+
+/* The largest v over the lanes (every lane gets it) */
+int sg_max(int v)
+{
+    if (vsub)
+        for (uint d = 1u; d < sgs; d <<= 1) v = max(v, subgroupShuffleXor(v, d));
+    return v;
+}
+
+
+/* The aggregate of local tile kk from the input, by this subgroup alone (every lane gets it):
+ * lane l folds a contiguous run of the tile's vectors, the runs combined in order. Then the
+ * seqlock's reader side: each lane's loads before its own reading of the state again
+ * (device-scope acquire; the caller's). */
+W tile_reduce_sg(uint kk)
+{
+    bool full = tile_full(kk);
+    uint run = (uint(WG) * VPT) / sgs;
+    uint v0 = kk * (uint(WG) * VPT) + lane * run;
+    W a = wid();
+    for (uint i = 0u; i < run; i++) {
+        uvec4 v = full ? invc[v0 + i] : slow_vec(v0 + i);
+        a = wc(a, vtotal(v));
+    }
+    a = sg_last(sg_incl(a));
+    memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
+    return a;
+}
+
+/* The combined values of tiles [0 or the nearest P, g) for global tile g > 0, in every lane of
+ * subgroup 0. Each step lane l reads tile j - (sgs - 1 - l) (the nearest in the last lane), and
+ * the step combines, nearest first, the A states up to and including a P, stopping before a
+ * tile that has published nothing; spins steps in a row without progress and the subgroup
+ * reduces that silent tile itself (the decoupled fallback). */
+W lookback_sg(uint g)
+{
+    uint j = g - 1u; /* the nearest tile not yet combined */
+    uint idle = 0u;
+    W x = wid();
+    count(0u, leader ? 1u : 0u);
+    for (;;) {
+        count(1u, leader ? 1u : 0u);
+        uint d = sgs - 1u - lane;
+        W v = wid();
+        uint s = 3u; /* before tile 0 (never combined: tile 0 holds P, nearer) */
+        if (d <= j) s = read_state(j - d, v);
+        int top = sg_max(s != 1u ? int(lane) : -1); /* the nearest lane that is not an A */
+        uint ts = top >= 0 ? (vsub ? subgroupShuffle(s, uint(top)) : s) : 1u;
+        uint first = top < 0 ? 0u : (ts == 2u ? uint(top) : uint(top) + 1u);
+        x = wc(sg_last(sg_incl(lane >= first ? v : wid())), x);
+        if (ts == 2u) break;
+        uint m = sgs - first;
+        j -= m;
+        idle = m > 0u ? 0u : idle + 1u;
+        if (m == 0u) count(2u, leader ? 1u : 0u);
+        /* tile j has published nothing for too long (an earlier segment's tiles all hold P) */
+        if (idle > pc.spins && j >= pc.tile0) {
+            count(3u, leader ? 1u : 0u);
+            W a = tile_reduce_sg(j - pc.tile0);
+            /* every lane reads the state again after its own loads: if any load saw an output,
+             * that lane sees P (in place, a may then be torn) */
+            W pv;
+            uint ps = read_state(j, pv);
+            int pl = sg_max(ps == 2u ? int(lane) : -1);
+            if (pl >= 0) { /* its owner published meanwhile */
+                x = wc(vsub ? shidx(pv, uint(pl)) : pv, x);
+                break;
+            }
+            if (j == 0u) {
+                x = wc(wc(W(pc.start), a), x);
+                break;
+            }
+            x = wc(a, x);
+            j -= 1u;
+            idle = 0u;
+        }
+    }
+    return x;
+}
+
 #define C_DONE 1u
 #define C_FALLBACK 2u
 
@@ -339,7 +437,16 @@ void main()
      * also lost a SIMD group's later stores after a loop whose trip count differed between
      * groups, so no loop here has one). */
     W x = wid();
-    if (g != 0u) {
+    if (g != 0u && LBSG != 0u) {
+        /* (tests on lavapipe, flags bit 3: every subgroup walks back on its own, the same
+         * code in every SIMD group, so that the look-back's logic is tested there too) */
+        if (sgid == 0u || (pc.flags & 8u) != 0u) x = lookback_sg(g);
+        if (leader) {
+            publish(g, 2u, wc(x, agg));
+            sh_x = x;
+        }
+    } else if (g != 0u) {
+        count(0u, leader ? 1u : 0u);
         uint j = g - 1u; /* the next tile to combine (the same in every invocation) */
         uint idle = 0u;  /* leader: steps in a row without progress */
         uint par = 0u;
@@ -370,6 +477,8 @@ void main()
                     }
                 }
                 idle = m > 0u ? 0u : idle + 1u;
+                count(1u, 1u);
+                count(2u, m > 0u ? 0u : 1u);
                 /* tile j - m has published nothing for too long: reduce it here. (An earlier
                  * segment's tiles all hold P: only this dispatch's are waited for.) */
                 if (cc == 0u && idle > pc.spins && j - m >= pc.tile0) cc = C_FALLBACK;
@@ -381,6 +490,7 @@ void main()
             j = sh_j[par];
             if (c == C_DONE) break;
             if (c == C_FALLBACK) {
+                count(3u, leader ? 1u : 0u);
                 W a = tile_reduce(j - pc.tile0, par);
                 if (leader) {
                     W v;
