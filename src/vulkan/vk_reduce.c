@@ -32,23 +32,27 @@ static uint64_t seg_count(const tvk_state *s, size_t es, uint64_t n)
  * (read once), or the benchmark hook below, which wins over both. */
 #define TVK_N_GRID 4096u /* reduce.comp: the bulk loop is grid-stride */
 #define TVK_N_U8 8192u   /* reduce.comp: 8 vectors in flight per invocation (else 4) */
+#define TVK_N_BLOCK 16384u /* reduce.comp: grid-stride by blocks of UU x 256 vectors */
+#define TVK_N_NOMM 32768u  /* reduce.comp: float min/max without the NaN-free batch path */
 
 typedef struct fold_shape {
-    int grid, u8;
+    int grid, u8, block; /* block: grid-stride by blocks (grid is 1 then) */
+    int nomm;            /* benchmarks: float min/max element by element */
     uint32_t groups;
 } fold_shape;
 
 #define TVK_FOLD_GROUPS 2048u /* grid-stride workgroups per segment: a few waves on any GPU */
 
 static pthread_once_t g_shape_once = PTHREAD_ONCE_INIT;
-static fold_shape g_shape_env = {1, 1, TVK_FOLD_GROUPS};
-static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8, groups in g_hook_groups */
+static fold_shape g_shape_env = {1, 1, 0, 0, TVK_FOLD_GROUPS};
+static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8 + 4 block + 8 nomm, groups in g_hook_groups */
 static _Atomic uint32_t g_hook_groups;
 
 static void shape_from_env(void)
 {
     const char *e = getenv("TALLY_VULKAN_REDUCE_SHAPE");
     if (e && !strcmp(e, "share")) g_shape_env.grid = 0;
+    if (e && !strcmp(e, "block")) g_shape_env.block = 1;
     e = getenv("TALLY_VULKAN_REDUCE_U");
     if (e && atoi(e) == 4) g_shape_env.u8 = 0;
     e = getenv("TALLY_VULKAN_REDUCE_GROUPS");
@@ -60,24 +64,26 @@ static fold_shape shape_now(void)
     pthread_once(&g_shape_once, shape_from_env);
     int h = g_shape_hook;
     if (!h) return g_shape_env;
-    fold_shape f = {(h - 1) & 1, ((h - 1) >> 1) & 1, g_hook_groups};
+    fold_shape f = {(h - 1) & 1, ((h - 1) >> 1) & 1, ((h - 1) >> 2) & 1, ((h - 1) >> 3) & 1, g_hook_groups};
     return f;
 }
 
-/* Benchmarks: the fold's shape for every later call of the process (grid 1: grid-stride, 0:
- * a share per workgroup; u: 4 or 8; groups: the grid-stride cap, 0: the default); grid < 0
- * goes back to the defaults. Returns 0. */
+/* Benchmarks: the fold's shape for every later call of the process (grid 1: grid-stride, 2:
+ * grid-stride by blocks, 3: grid-stride without the float min/max batch path, 0: a share per
+ * workgroup; u: 4 or 8; groups: the grid-stride cap, 0: the default); grid < 0 goes back to
+ * the defaults. Returns 0. */
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups)
 {
     g_hook_groups = groups ? groups : TVK_FOLD_GROUPS;
-    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0);
+    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0) + (grid == 2 ? 4 : 0) + (grid == 3 ? 8 : 0);
     return 0;
 }
 
 /* The shader's shape bits (reduce.comp's N_GRID, N_U8). */
 static uint32_t shape_feat(fold_shape f)
 {
-    return (f.grid ? TVK_N_GRID : 0) | (f.u8 ? TVK_N_U8 : 0);
+    return (f.grid ? TVK_N_GRID : 0) | (f.u8 ? TVK_N_U8 : 0) | (f.grid && f.block ? TVK_N_BLOCK : 0) |
+           (f.nomm ? TVK_N_NOMM : 0);
 }
 
 /* Workgroups. Grid-stride: enough for UU vectors per invocation at least, at most

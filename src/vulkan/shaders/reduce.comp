@@ -85,10 +85,14 @@ layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-
 
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
            N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
-           N_GRID = 4096u, N_U8 = 8192u;
+           N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u;
 /* the bulk loop's shape (vk_reduce.c picks it): grid-stride or a contiguous share per
  * workgroup; 8 or 4 vectors in flight per invocation */
 const bool GRID = (FEAT & N_GRID) != 0u;
+/* grid-stride by blocks (with GRID): a batch is UU * WG consecutive vectors (vector u of thread t
+ * at block + u * WG + t), the workgroups' blocks side by side, so that a workgroup's loads in
+ * flight fall in one UU * 4 KiB window instead of UU windows G * 4 KiB apart */
+const bool BLOCK = (FEAT & N_BLOCK) != 0u;
 const uint UU = (FEAT & N_U8) != 0u ? 8u : 4u;
 const bool DO_SUM = (FEAT & N_SUM) != 0u;
 const bool DO_IPROD = (FEAT & N_PROD) != 0u && TFLOAT == 0;
@@ -653,6 +657,61 @@ bool f64_batch(uvec4 x[UMAX])
     return true;
 }
 
+/* ---- float min/max without indices: a batch without NaN ------------------------------------
+ * For float min and/or max alone (no sum, variance, index or first NaN: those take add_elem),
+ * a batch of the bulk loop is folded without a branch per element: each element's order key
+ * (elem_key's, by a sign mask: bits ^ (negative ? ~0 : 0x80000000)), the batch's least and
+ * greatest keys, and the greatest |x| bits. A batch holding a NaN (f64: a NaN or an infinity,
+ * tested on the high words alone) is not taken (nothing folded) and goes element by element,
+ * where add_elem counts its NaNs and leaves them out of the keys. A taken batch holds no NaN:
+ * its NaN count is zero and every key is a value's, so it folds exactly as add_elem would
+ * (min/max of keys is order-free). N_NOMM (benchmarks) turns it off. */
+#if TFLOAT
+const bool FASTMM = (FEAT & (N_SUM | N_SQDEV | N_ARGMIN | N_ARGMAX | N_FIRSTNAN | N_BITS | N_PROD | N_NOMM)) == 0u &&
+                    (FEAT & (N_MIN | N_MAX)) != 0u;
+#else
+const bool FASTMM = false;
+#endif
+
+bool mm_batch(uvec4 x[UMAX])
+{
+#if TFLOAT && TSIZE == 4
+    uint kmn = ~0u, kmx = 0u, am = 0u;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 4u; k++) {
+            uint b = x[u][k];
+            uint key = b ^ (uint(int(b) >> 31) | 0x80000000u);
+            if (DO_MIN) kmn = min(kmn, key);
+            if (DO_MAX) kmx = max(kmx, key);
+            am = max(am, b << 1);
+        }
+    }
+    if (am > 0xff000000u) return false; /* a NaN: |x| bits above the infinity's */
+    if (DO_MIN) t_kmin32 = min(t_kmin32, kmn);
+    if (DO_MAX) t_kmax32 = max(t_kmax32, kmx);
+    return true;
+#elif TFLOAT
+    uint64_t kmn = ~0ul, kmx = 0ul;
+    uint am = 0u;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint lw = x[u][2u * k], hw = x[u][2u * k + 1u];
+            uint m = uint(int(hw) >> 31);
+            uint64_t key = pack64(uvec2(lw ^ m, hw ^ (m | 0x80000000u)));
+            if (DO_MIN) kmn = min(kmn, key);
+            if (DO_MAX) kmx = max(kmx, key);
+            am = max(am, hw << 1);
+        }
+    }
+    if (am >= 0xffe00000u) return false; /* a NaN or an infinity: exponent field all ones */
+    if (DO_MIN) t_kmin = min(t_kmin, kmn);
+    if (DO_MAX) t_kmax = max(t_kmax, kmx);
+    return true;
+#else
+    return false;
+#endif
+}
+
 /* One batch of the bulk loop: UU whole vectors, vector u at index v + u * step. */
 void add_batch(uvec4 x[UMAX], uint v, uint step)
 {
@@ -661,6 +720,9 @@ void add_batch(uvec4 x[UMAX], uint v, uint step)
     }
     if (FAST64) {
         if (f64_batch(x)) return;
+    }
+    if (FASTMM) {
+        if (mm_batch(x)) return;
     }
     for (uint u = 0u; u < UU; u++) add_vec(x[u], v + u * step);
 }
@@ -906,13 +968,26 @@ void fold_share()
          * partial vector first (workgroup 0's thread 0) and the last one last */
         uint G = g_groups, stride = G * uint(WG);
         if (hp && g == 0u && tid == 0u) add_edge_vec(hv, endb);
-        uint v = fv0 + g * uint(WG) + tid;
-        for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
-            uvec4 x[UMAX];
-            for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
-            add_batch(x, v, stride);
+        if (BLOCK) {
+            /* the loop ends at the first block this thread does not fill; every later block
+             * starts past fv1 (blocks are UU * WG vectors, G * UU * WG apart), so the tail is
+             * the rest of that one block, still in increasing order */
+            uint v = fv0 + g * (UU * uint(WG)) + tid;
+            for (; v + (UU - 1u) * uint(WG) < fv1; v += UU * stride) {
+                uvec4 x[UMAX];
+                for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * uint(WG)];
+                add_batch(x, v, uint(WG));
+            }
+            for (; v < fv1; v += uint(WG)) add_vec(inv[v], v);
+        } else {
+            uint v = fv0 + g * uint(WG) + tid;
+            for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
+                uvec4 x[UMAX];
+                for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
+                add_batch(x, v, stride);
+            }
+            for (; v < fv1; v += stride) add_vec(inv[v], v);
         }
-        for (; v < fv1; v += stride) add_vec(inv[v], v);
         if (lp && g == G - 1u && tid == uint(WG - 1)) add_edge_vec(lv, endb);
     } else {
         if (hp && hv >= v0 && hv < v1 && tid == 0u) add_edge_vec(hv, endb);
