@@ -52,8 +52,9 @@
  * the window never overflows: f32: m < 2^24, so each add is below 2^48 in magnitude, and the
  * accumulator is flushed after 2^14 adds: |acc| < 2^62. f64: m < 2^53, each add < 2^93, and a
  * thread makes fewer than 2^31 adds (the host caps each workgroup's share at 2^30 elements):
- * |acc| < 2^124 (f64_batch's adds, one per batch of up to 16 values, are below 2^103: with
- * fewer than 2^20 adds per thread, which a segment of at most 2^30 bytes guarantees, still
+ * |acc| < 2^124 (f64_batch's adds, at most two per batch of up to 16 values, are below 2^103:
+ * with fewer than 2^20 adds per thread, which a segment of at most 2^30 bytes guarantees (at
+ * most 2^18 vectors per thread, so 2^17 batch adds or 2^19 element adds), still
  * below 2^124). An element outside the window flushes the accumulator into the workgroup's
  * shared digits (atomic int64 adds of 32-bit pieces, exactly exact_sum.h's deferred-carry
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
@@ -85,7 +86,13 @@ layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-
 
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
            N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
-           N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u;
+           N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u,
+           N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u;
+/* the fold and the finish as pipelines of their own (the host binds the one it dispatches), so
+ * that the fold's register allocation is not the finish's (the digits' normalisation, the
+ * partial records' merge); without either bit, pc.fin chooses (the segmented mode) */
+const bool ONLY_FOLD = (FEAT & N_ONLY_FOLD) != 0u;
+const bool ONLY_FIN = (FEAT & N_ONLY_FIN) != 0u;
 /* the bulk loop's shape (vk_reduce.c picks it): grid-stride or a contiguous share per
  * workgroup; 8 or 4 vectors in flight per invocation */
 const bool GRID = (FEAT & N_GRID) != 0u;
@@ -587,11 +594,18 @@ bool f32_batch(uvec4 x[UMAX])
 
 /* ---- the f64 sums' batch path ------------------------------------------------------------------
  * For an f64 sum alone: a batch (UU vectors, at most 16 values) whose nonzero values are normal
- * and lie within 7 exponent fields (emax - emin <= 6) is summed exactly in one int64 as
- * +-m << (e - emin) (each below 2^59 in magnitude, 16 of them below 2^63), then added once into
- * the 128-bit window at emin's position (w_add_wide), instead of a window add per element.
- * Zeros add nothing (their mantissa is 0 and no implicit bit is set); the signed-zero flags come
- * from the bits. Other batches (NaN, inf, subnormals, wider spreads) go element by element. */
+ * and lie within 14 exponent fields (emax - emin <= 13) is summed exactly in two int64 bins:
+ * with base b = emin when emax - emin <= 6 (one bin holds all), else b = emax - 6, a value of
+ * exponent field e >= b goes to the high bin as +-m << (e - b), one with e < b (then e >= b - 7)
+ * to the low bin as +-m << (e - b + 7): each below 2^59 in magnitude, 16 of them below 2^63. Each
+ * bin is then added once into the 128-bit window, at b's position and at b - 7's (w_add_wide),
+ * instead of a window add per element: at most two window adds per batch of 16, within the
+ * window's bound (fewer than 2^20 adds per thread). Zeros add nothing (their mantissa is 0 and
+ * no implicit bit is set); the signed-zero flags come from the bits. Other batches (NaN, inf,
+ * subnormals, wider spreads) go element by element. Why two bins: a batch that fails costs its
+ * thread 16 element adds, and its whole subgroup waits for them; with one bin of 7 fields about
+ * 12% of price-like batches (0.01 .. 1000) failed, so nearly every subgroup of 32 had one; with
+ * 14 fields a batch fails only when it holds a value below 2^-13 of its largest. */
 #if TSIZE == 8 && TFLOAT
 const bool FAST64 = (FEAT & (N_SUM | N_SQDEV | N_MIN | N_MAX | N_ARGMIN | N_ARGMAX | N_BITS | N_PROD)) == N_SUM;
 #else
@@ -638,20 +652,30 @@ bool f64_batch(uvec4 x[UMAX])
         t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
         return true;
     }
-    if (emin == 0u || emax == 0x7ffu || emax - emin > 6u) return false;
-    int64_t acc = 0l;
+    if (emin == 0u || emax == 0x7ffu || emax - emin > 13u) return false;
+    uint base = emax - emin <= 6u ? emin : emax - 6u; /* the high bin's; the low bin's is base - 7 */
+    int64_t ahi = 0l, alo = 0l;
     for (uint u = 0u; u < UU; u++) {
         for (uint k = 0u; k < 2u; k++) {
             uint hw = x[u][2u * k + 1u], lw = x[u][2u * k];
             uint e = (hw >> 20) & 0x7ffu;
             uint mh = (hw & 0x000fffffu) | (e != 0u ? 0x00100000u : 0u);
-            int64_t v = int64_t(pack64(uvec2(lw, mh)) << (e != 0u ? e - emin : 0u));
-            acc += (hw >> 31) != 0u ? -v : v;
+            bool high = e >= base;
+            /* zeros (e = 0, m = 0) add 0 to the low bin */
+            uint sh = e == 0u ? 0u : (high ? e - base : e + 7u - base);
+            int64_t v = int64_t(pack64(uvec2(lw, mh)) << sh);
+            v = (hw >> 31) != 0u ? -v : v;
+            ahi += high ? v : 0l;
+            alo += high ? 0l : v;
         }
     }
-    if (acc != 0l) {
-        bool neg = acc < 0l;
-        w_add_wide(neg ? 0ul - uint64_t(acc) : uint64_t(acc), int(emin) + (X_BIAS - 1075), neg);
+    if (ahi != 0l) {
+        bool neg = ahi < 0l;
+        w_add_wide(neg ? 0ul - uint64_t(ahi) : uint64_t(ahi), int(base) + (X_BIAS - 1075), neg);
+    }
+    if (alo != 0l) {
+        bool neg = alo < 0l;
+        w_add_wide(neg ? 0ul - uint64_t(alo) : uint64_t(alo), int(base) - 7 + (X_BIAS - 1075), neg);
     }
     t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
     return true;
@@ -1192,7 +1216,7 @@ void finish()
 void main()
 {
     tid = gl_LocalInvocationID.x;
-    if (pc.fin >= 2u) { /* segmented: one workgroup per segment, the whole of it */
+    if (!ONLY_FOLD && !ONLY_FIN && pc.fin >= 2u) { /* segmented: one workgroup per segment, the whole of it */
         uint j = gl_WorkGroupID.x;
         g_slot = j;
         g_n = seg[j].n;
@@ -1218,6 +1242,8 @@ void main()
         g_wg = gl_WorkGroupID.x;
         g_groups = gl_NumWorkGroups.x;
     }
-    if (pc.fin == 1u || pc.fin == 3u) finish();
+    if (ONLY_FIN) finish();
+    else if (ONLY_FOLD) fold_share();
+    else if (pc.fin == 1u || pc.fin == 3u) finish();
     else fold_share();
 }
