@@ -87,7 +87,7 @@ layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
            N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
            N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u,
-           N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u;
+           N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u, N_ONEBIN = 262144u;
 /* the fold and the finish as pipelines of their own (the host binds the one it dispatches), so
  * that the fold's register allocation is not the finish's (the digits' normalisation, the
  * partial records' merge); without either bit, pc.fin chooses (the segmented mode) */
@@ -652,7 +652,8 @@ bool f64_batch(uvec4 x[UMAX])
         t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
         return true;
     }
-    if (emin == 0u || emax == 0x7ffu || emax - emin > 13u) return false;
+    /* N_ONEBIN (benchmarks): one bin of 7 fields, the former path */
+    if (emin == 0u || emax == 0x7ffu || emax - emin > ((FEAT & N_ONEBIN) != 0u ? 6u : 13u)) return false;
     uint base = emax - emin <= 6u ? emin : emax - 6u; /* the high bin's; the low bin's is base - 7 */
     int64_t ahi = 0l, alo = 0l;
     for (uint u = 0u; u < UU; u++) {
