@@ -26,7 +26,11 @@
  * alone.
  *
  * Reduce fold shapes (docs/vulkan.md, "Reduction speed"): with TALLY_BENCH_VK_SHAPES set to a
- * comma-separated list of grid:U:G (grid-stride, U vectors in flight, at most G workgroups) or
+ * comma-separated list of grid:U:G (grid-stride, U vectors in flight, at most G workgroups),
+ * block:U:G (grid-stride by blocks: a workgroup's U loads side by side), nomm:U:G (grid:U:G
+ * with float min/max element by element, as before their NaN-free batch path), joined:U:G
+ * (grid:U:G with the fold and the finish in one pipeline, as before they were split), onebin:U:G
+ * (grid:U:G with the f64 sums' batches in one int64 bin of 7 exponent fields, as before) or
  * share:U (a contiguous share per workgroup, the former plan), the reduce rows of 2^24 and up
  * run once per shape, each validated, the shape in the note ("shape grid:8:2048"); smaller
  * sizes and the other rows use the default shape.
@@ -61,6 +65,11 @@ TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t sp
 TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_t out[4]);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
                                                uint64_t bytes, void *dst);
+TALLY_API void tally_vulkan_bench_free(tally_context *ctx, int slot);
+TALLY_API uint64_t tally_vulkan_bench_dedicated(tally_context *ctx, uint64_t bytes);
+TALLY_API tally_status tally_vulkan_bench_copy(tally_context *ctx, int src, uint64_t src_off, int dst,
+                                               uint64_t dst_off, uint64_t bytes);
+TALLY_API void tally_vulkan_bench_memory(tally_context *ctx, int slot, char *out, size_t cap);
 
 static double now(void)
 {
@@ -148,6 +157,7 @@ typedef struct rcase {
     tally_context *ctx;
     tally_type t;
     VkBuffer buf;
+    uint64_t off; /* bytes into buf */
     const void *host;
     uint64_t n;
     tally_op op;
@@ -161,7 +171,7 @@ static tally_status run_reduce(void *a)
 {
     rcase *c = a;
     if (c->ctx == g_cpu) return tally_reduce(g_cpu, c->op, c->t, c->host, c->n, NULL, &c->r);
-    return tally_vulkan_reduce_buffer(g_vk, c->t, c->buf, 0, c->n, &c->op, 1, NULL, &c->r);
+    return tally_vulkan_reduce_buffer(g_vk, c->t, c->buf, c->off, c->n, &c->op, 1, NULL, &c->r);
 }
 static tally_status run_scan(void *a)
 {
@@ -219,6 +229,120 @@ static void fill(void *p, tally_type t, uint64_t n)
     }
 }
 
+/* ---- big buffers (docs/vulkan.md: buffers of 2 GiB and more read at half speed on the H200) --
+ * The i32 sum of P = 2^k elements (1 GiB at k = 28) read from: its own buffer of P * 4 bytes; the
+ * first and the last quarter of a buffer four times as large; that whole buffer (4P elements,
+ * four copies: 4x the sum); the same in a dedicated allocation; and the whole buffer with the
+ * block shape. Device copies of the P * 4 bytes between the buffers are timed too (a read and a
+ * write each, by the driver's copy, not our shader). Every sum is checked against the CPU's.
+ * Rows "bigbuf_sum" / "bigbuf_copy"; the note says which buffer. */
+static tally_status run_copy_case(void *a);
+typedef struct ccase {
+    int src, dst;
+    uint64_t src_off, dst_off, bytes;
+} ccase;
+static tally_status run_copy_case(void *a)
+{
+    ccase *c = a;
+    return tally_vulkan_bench_copy(g_vk, c->src, c->src_off, c->dst, c->dst_off, c->bytes);
+}
+static int big_probe(int k)
+{
+    uint64_t n = 1ull << k, bytes = n * 4;
+    int32_t *h = malloc(bytes);
+    if (!h) return 1;
+    fill(h, TALLY_I32, n);
+    tally_result ref;
+    tally_reduce(g_cpu, TALLY_SUM, TALLY_I32, h, n, NULL, &ref);
+    char mem[2048];
+    VkBuffer one, four;
+    for (int sl = 0; sl < 4; sl++) tally_vulkan_bench_free(g_vk, sl);
+    if (tally_vulkan_bench_buffer(g_vk, 0, h, bytes, &one) != TALLY_OK ||
+        tally_vulkan_bench_buffer(g_vk, 1, NULL, bytes, &four) != TALLY_OK) { /* 1: a copy target */
+        printf("big buffers: %s\n", tally_last_error(g_vk));
+        free(h);
+        return 1;
+    }
+    tally_vulkan_bench_memory(g_vk, 0, mem, sizeof mem);
+    printf("%s", mem);
+    int fails = 0;
+    for (int ded = 0; ded < 2; ded++) {
+        int slot = 2 + ded;
+        uint64_t old = tally_vulkan_bench_dedicated(g_vk, ded ? bytes : 0);
+        tally_status st = tally_vulkan_bench_buffer(g_vk, slot, NULL, 4 * bytes, &four);
+        tally_vulkan_bench_dedicated(g_vk, old);
+        if (st != TALLY_OK) {
+            printf("big buffers: %s\n", tally_last_error(g_vk));
+            break;
+        }
+        tally_vulkan_bench_memory(g_vk, slot, mem, sizeof mem);
+        printf("%s%s", ded ? "(dedicated) " : "", strstr(mem, "buffer slot") ? strstr(mem, "buffer slot") : "");
+        const char *alloc = ded ? "dedicated" : "one";
+        char note[160];
+        double gpu, call;
+        if (!ded) {
+            ccase cc = {0, 1, 0, 0, bytes};
+            timeit(run_copy_case, &cc, &gpu, &call);
+            snprintf(note, sizeof note, "copy between two buffers of %llu MiB (read + write)",
+                     (unsigned long long)(bytes >> 20));
+            row("bigbuf_copy", TALLY_I32, n, gpu, call, 0, 2.0 * bytes, note);
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.t = TALLY_I32, c.buf = one, c.n = n, c.op = TALLY_SUM;
+            run_reduce(&c);
+            if (c.r.status != TALLY_OK || c.r.value.i64 != ref.value.i64) {
+                printf("VALIDATION FAILED: bigbuf_sum, its own buffer (%s)\n", tally_last_error(g_vk));
+                fails++;
+                g_fail++;
+            } else {
+                timeit(run_reduce, &c, &gpu, &call);
+                snprintf(note, sizeof note, "its own buffer of %llu MiB", (unsigned long long)(bytes >> 20));
+                row("bigbuf_sum", TALLY_I32, n, gpu, call, 0, (double)bytes, note);
+            }
+        }
+        for (int q = 0; q < 4; q++) {
+            ccase cc = {0, slot, 0, (uint64_t)q * bytes, bytes};
+            if (q == 0 || q == 3) {
+                timeit(run_copy_case, &cc, &gpu, &call);
+                snprintf(note, sizeof note, "copy into quarter %d of a %s allocation of %llu MiB", q, alloc,
+                         (unsigned long long)(4 * bytes >> 20));
+                row("bigbuf_copy", TALLY_I32, n, gpu, call, 0, 2.0 * bytes, note);
+            } else if (run_copy_case(&cc) != TALLY_OK) {
+                printf("big buffers: copy failed (%s)\n", tally_last_error(g_vk));
+                fails++;
+            }
+        }
+        for (int v = 0; v < 4; v++) {
+            /* 0: quarter 0; 1: quarter 3; 2: the whole buffer; 3: the whole, block shape */
+            if (v == 3) tally_vulkan_bench_reduce_shape(2, 8, 0);
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.t = TALLY_I32, c.buf = four, c.op = TALLY_SUM;
+            c.off = v == 1 ? 3 * bytes : 0;
+            c.n = v >= 2 ? 4 * n : n;
+            int64_t want = v >= 2 ? 4 * ref.value.i64 : ref.value.i64;
+            run_reduce(&c);
+            int ok = c.r.status == TALLY_OK && c.r.value.i64 == want;
+            if (!ok) {
+                printf("VALIDATION FAILED: bigbuf_sum %s v%d (%s)\n", alloc, v, tally_last_error(g_vk));
+                fails++;
+                g_fail++;
+            } else {
+                timeit(run_reduce, &c, &gpu, &call);
+                static const char *const what[] = {"quarter 0 of", "quarter 3 of", "all of", "all of"};
+                snprintf(note, sizeof note, "%s a %s allocation of %llu MiB%s", what[v], alloc,
+                         (unsigned long long)(4 * bytes >> 20), v == 3 ? ", shape block:8:2048" : "");
+                row("bigbuf_sum", TALLY_I32, c.n, gpu, call, 0, (double)c.n * 4, note);
+            }
+            if (v == 3) tally_vulkan_bench_reduce_shape(-1, 0, 0);
+        }
+        tally_vulkan_bench_free(g_vk, slot);
+    }
+    for (int sl = 0; sl < 4; sl++) tally_vulkan_bench_free(g_vk, sl);
+    free(h);
+    return fails;
+}
+
 int main(int argc, char **argv)
 {
     int lo = 10, hi = 24, step = 2;
@@ -255,10 +379,11 @@ int main(int argc, char **argv)
     int nshapes = 0;
     const char *shenv = getenv("TALLY_BENCH_VK_SHAPES");
     for (const char *q = shenv; q && *q && nshapes < MAX_SHAPES;) {
-        int grid = !strncmp(q, "grid", 4), u = 8;
+        int grid = !strncmp(q, "grid", 4) ? 1 : !strncmp(q, "block", 5) ? 2 : !strncmp(q, "nomm", 4) ? 3 : !strncmp(q, "joined", 6) ? 4 : !strncmp(q, "onebin", 6) ? 5 : 0,
+            u = 8;
         unsigned g = 0;
         if (!grid && strncmp(q, "share", 5)) {
-            fprintf(stderr, "TALLY_BENCH_VK_SHAPES: '%s' is not grid:U:G or share:U\n", q);
+            fprintf(stderr, "TALLY_BENCH_VK_SHAPES: '%s' is not grid:U:G, block:U:G, nomm:U:G, joined:U:G, onebin:U:G or share:U\n", q);
             return 2;
         }
         const char *c = strchr(q, ':'), *end = strchr(q, ',');
@@ -294,6 +419,11 @@ int main(int argc, char **argv)
              ts ? "timestamps" : "wall time (no timestamps)");
     fputs(head, stdout);
     if (g_out) fputs(head, g_out);
+    /* big buffers first (TALLY_BENCH_VK_BIG=k: parts of 2^k elements; by default 2^28 when the
+     * sizes reach 2^30; 0: none) */
+    const char *bigenv = getenv("TALLY_BENCH_VK_BIG");
+    int bigk = bigenv && *bigenv ? atoi(bigenv) : (hi >= 30 && !seg_only ? 28 : 0);
+    if (bigk > 0 && bigk <= 30) big_probe(bigk);
     const tally_type types[] = {TALLY_I32, TALLY_F32, TALLY_F64};
     size_t maxbytes = ((size_t)1 << hi) * 8;
     void *h = malloc(maxbytes), *ho = malloc(maxbytes), *hv = malloc(maxbytes);
@@ -412,7 +542,9 @@ int main(int argc, char **argv)
                 if (nsh > 1 || (l >= 24 && nshapes)) {
                     int j = k / 2;
                     tally_vulkan_bench_reduce_shape(sh_grid[j], sh_u[j], sh_g[j]);
-                    if (sh_grid[j]) snprintf(shape, sizeof shape, "shape grid:%d:%u; ", sh_u[j], sh_g[j] ? sh_g[j] : 2048u);
+                    static const char *const gname[] = {"share", "grid", "block", "nomm", "joined", "onebin"};
+                    if (sh_grid[j]) snprintf(shape, sizeof shape, "shape %s:%d:%u; ", gname[sh_grid[j]],
+                                             sh_u[j], sh_g[j] ? sh_g[j] : 2048u);
                     else snprintf(shape, sizeof shape, "shape share:%d; ", sh_u[j]);
                 }
                 rcase c;

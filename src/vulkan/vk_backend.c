@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "core/api_check.h"
 #include "core/backend.h"
 #include "core/partial.h"
@@ -350,6 +352,10 @@ tally_status tvk_buf_ensure(tally_context *ctx, tvk_state *s, tvk_buf *b, VkDevi
         return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: no suitable Vulkan memory type", fn);
     }
     VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, mr.size, (uint32_t)mt};
+    /* a dedicated allocation (Vulkan 1.1) for big device buffers when asked: one of the
+     * candidates for big buffers' read speed on NVIDIA (docs/vulkan.md) */
+    VkMemoryDedicatedAllocateInfo dai = {VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, NULL, VK_NULL_HANDLE, b->buf};
+    if (!host && s->dedicated_min && size >= s->dedicated_min) ai.pNext = &dai;
     VkResult r = s->fd.vkAllocateMemory(s->dev, &ai, NULL, &b->mem);
     if (r != VK_SUCCESS) {
         tvk_buf_free(s, b);
@@ -403,6 +409,7 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
     ci.layout = s->layout;
     VkPipeline pipe;
     TVK_TRY(ctx, fn, s->fd.vkCreateComputePipelines(s->dev, s->pcache, 1, &ci, NULL, &pipe));
+    s->pcache_new++;
     tvk_pipe *p = &s->pipes[s->npipes++];
     p->shader = shader;
     p->type = t;
@@ -552,11 +559,103 @@ tvk_range tvk_window(const tvk_state *s, VkBuffer buf, VkDeviceSize off, VkDevic
 }
 
 /* ---- context ------------------------------------------------------------------------------- */
+/* ---- the pipeline cache kept between runs ---------------------------------------------------
+ * The driver compiles each pipeline on first use (seconds for the scans' variants on NVIDIA);
+ * the context's VkPipelineCache is filled from a file when it is made and written back when the
+ * context ends, if it made pipelines. The file: TALLY_VULKAN_PIPELINE_CACHE (a directory; 0 or
+ * off: none), else $XDG_CACHE_HOME/tally, else $HOME/.cache/tally; one file per device and driver
+ * version (named by them and the cache UUID), replaced atomically (written aside, renamed), so
+ * processes that end together leave one whole file. Its header is checked against the device
+ * before the driver sees it; any failure just means an empty cache. */
+#define TVK_PCACHE_MAX (64u << 20) /* larger caches are neither read nor written */
+
+static char *pcache_path(const VkPhysicalDeviceProperties *p)
+{
+    const char *env = getenv("TALLY_VULKAN_PIPELINE_CACHE");
+    char dir[4096];
+    if (env && (!strcmp(env, "0") || !strcmp(env, "off") || !*env)) return NULL;
+    if (env) snprintf(dir, sizeof dir, "%s", env);
+    else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME"))
+        snprintf(dir, sizeof dir, "%s/tally", getenv("XDG_CACHE_HOME"));
+    else if (getenv("HOME") && *getenv("HOME")) snprintf(dir, sizeof dir, "%s/.cache/tally", getenv("HOME"));
+    else return NULL;
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++) snprintf(uuid + 2 * i, 3, "%02x", p->pipelineCacheUUID[i]);
+    size_t len = strlen(dir) + 128;
+    char *path = malloc(len);
+    if (path) snprintf(path, len, "%s/vk-pipelines-%08x-%08x-%08x-%s.bin", dir, p->vendorID, p->deviceID,
+                       p->driverVersion, uuid);
+    return path;
+}
+
+/* The file's bytes if its header is this device's (caller frees), else NULL. */
+static void *pcache_load(const char *path, const VkPhysicalDeviceProperties *p, size_t *size)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) return NULL;
+    unsigned char *data = NULL;
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (len >= 32 && (unsigned long)len <= TVK_PCACHE_MAX && fseek(f, 0, SEEK_SET) == 0 &&
+        (data = malloc((size_t)len)) && fread(data, 1, (size_t)len, f) == (size_t)len) {
+        uint32_t h[4];
+        memcpy(h, data, sizeof h); /* header length, version (1: VK_PIPELINE_CACHE_HEADER_VERSION_ONE), vendor, device */
+        if (h[0] < 32 || h[1] != 1u || h[2] != p->vendorID || h[3] != p->deviceID ||
+            memcmp(data + 16, p->pipelineCacheUUID, VK_UUID_SIZE) != 0) {
+            free(data);
+            data = NULL;
+        }
+    } else {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    *size = data ? (size_t)len : 0;
+    return data;
+}
+
+static void pcache_save(tvk_state *s)
+{
+    if (!s->pcache_file || !s->pcache || !s->pcache_new) return;
+    size_t size = 0;
+    if (s->fd.vkGetPipelineCacheData(s->dev, s->pcache, &size, NULL) != VK_SUCCESS || !size ||
+        size > TVK_PCACHE_MAX)
+        return;
+    void *data = malloc(size);
+    if (!data) return;
+    if (s->fd.vkGetPipelineCacheData(s->dev, s->pcache, &size, data) == VK_SUCCESS) {
+        /* the directory (and its parent, for the default under ~/.cache) */
+        char *dir = strdup(s->pcache_file), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash) {
+            *slash = 0;
+            char *up = strrchr(dir, '/');
+            if (up && up != dir) {
+                *up = 0;
+                mkdir(dir, 0700);
+                *up = '/';
+            }
+            mkdir(dir, 0700);
+        }
+        free(dir);
+        size_t len = strlen(s->pcache_file) + 32;
+        char *tmp = malloc(len);
+        if (tmp) {
+            snprintf(tmp, len, "%s.%ld.tmp", s->pcache_file, (long)getpid());
+            FILE *f = fopen(tmp, "wb");
+            int ok = f && fwrite(data, 1, size, f) == size;
+            if (f && fclose(f) != 0) ok = 0;
+            if (!ok || rename(tmp, s->pcache_file) != 0) remove(tmp);
+            free(tmp);
+        }
+    }
+    free(data);
+}
+
 static void free_state(tvk_state *s)
 {
     if (!s) return;
     if (s->dev) {
         s->fd.vkDeviceWaitIdle(s->dev);
+        pcache_save(s);
         for (int i = 0; i < s->npipes; i++) s->fd.vkDestroyPipeline(s->dev, s->pipes[i].pipe, NULL);
         for (int sh = 0; sh < TVK_SH_COUNT; sh++)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
@@ -580,6 +679,7 @@ static void free_state(tvk_state *s)
         s->fi.vkDestroyInstance(s->inst, NULL);
     }
     if (s->cpu) tally_destroy(s->cpu);
+    free(s->pcache_file);
     free(s->bcalls);
     free(s->bops);
     free(s->barena);
@@ -769,7 +869,22 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     TVK_INIT(s->fd.vkCreateFence(s->dev, &fi, NULL, &s->fence));
     VkPipelineCacheCreateInfo pci = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-    TVK_INIT(s->fd.vkCreatePipelineCache(s->dev, &pci, NULL, &s->pcache));
+    s->pcache_file = pcache_path(&s->props);
+    size_t pcache_size = 0;
+    void *pcache_data = pcache_load(s->pcache_file, &s->props, &pcache_size);
+    pci.initialDataSize = pcache_size;
+    pci.pInitialData = pcache_data;
+    VkResult pcres = s->fd.vkCreatePipelineCache(s->dev, &pci, NULL, &s->pcache);
+    if (pcres != VK_SUCCESS && pcache_data) { /* data the driver refuses: start empty */
+        pci.initialDataSize = 0;
+        pci.pInitialData = NULL;
+        pcres = s->fd.vkCreatePipelineCache(s->dev, &pci, NULL, &s->pcache);
+    }
+    free(pcache_data);
+    TVK_INIT(pcres);
+    /* big device buffers in dedicated allocations (a knob for measuring; 0: never) */
+    const char *dedenv = getenv("TALLY_VULKAN_DEDICATED_BYTES");
+    s->dedicated_min = dedenv && *dedenv ? strtoull(dedenv, NULL, 10) : 0;
 #undef TVK_INIT
     s->align = s->props.limits.minStorageBufferOffsetAlignment;
     if (s->align < 16) s->align = 16;
@@ -1319,6 +1434,71 @@ TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, c
     }
     *out = s->bench[slot].buf;
     return TALLY_OK;
+}
+/* Frees a benchmark buffer (slot 0..3), so that the next tally_vulkan_bench_buffer makes it
+ * at the size it asks for. */
+TALLY_API void tally_vulkan_bench_free(tally_context *ctx, int slot)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || slot < 0 || slot > 3) return;
+    s->fd.vkDeviceWaitIdle(s->dev);
+    tvk_buf_free(s, &s->bench[slot]);
+}
+/* Device-local buffers of at least bytes bytes made from now on get a dedicated allocation (0:
+ * none); returns the old setting. */
+TALLY_API uint64_t tally_vulkan_bench_dedicated(tally_context *ctx, uint64_t bytes)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return 0;
+    uint64_t old = s->dedicated_min;
+    s->dedicated_min = bytes;
+    return old;
+}
+/* One device copy between benchmark buffers, in a submission of its own (timed like the
+ * reductions when timing is on). */
+TALLY_API tally_status tally_vulkan_bench_copy(tally_context *ctx, int src, uint64_t src_off, int dst,
+                                               uint64_t dst_off, uint64_t bytes)
+{
+    static const char fn[] = "tally_vulkan_bench_copy";
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || src < 0 || src > 3 || dst < 0 || dst > 3 || !s->bench[src].buf || !s->bench[dst].buf ||
+        src_off + bytes > s->bench[src].size || dst_off + bytes > s->bench[dst].size)
+        return TALLY_ERR_INVALID_ARGUMENT;
+    tally_status st = tvk_begin(ctx, s, fn);
+    if (st != TALLY_OK) return st;
+    VkBufferCopy c = {src_off, dst_off, bytes};
+    s->fd.vkCmdCopyBuffer(s->cb, s->bench[src].buf, s->bench[dst].buf, 1, &c);
+    tvk_barrier(s);
+    return tvk_submit_wait(ctx, s, fn);
+}
+/* The device's memory types and heaps, and the type, size and binding limits of benchmark
+ * buffer `slot` (-1: none), as text (always NUL-terminated). */
+TALLY_API void tally_vulkan_bench_memory(tally_context *ctx, int slot, char *out, size_t cap)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!cap) return;
+    out[0] = 0;
+    if (!s) return;
+    size_t k = 0;
+#define TVK_PUT(...) (k += (size_t)snprintf(out + k, k < cap ? cap - k : 0, __VA_ARGS__), k = k < cap ? k : cap - 1)
+    const VkPhysicalDeviceMemoryProperties *m = &s->memprops;
+    for (uint32_t i = 0; i < m->memoryHeapCount; i++)
+        TVK_PUT("heap %u: %.1f GiB flags 0x%x\n", i, (double)m->memoryHeaps[i].size / (1u << 30),
+                (unsigned)m->memoryHeaps[i].flags);
+    for (uint32_t i = 0; i < m->memoryTypeCount; i++)
+        TVK_PUT("type %u: heap %u flags 0x%x\n", i, m->memoryTypes[i].heapIndex, (unsigned)m->memoryTypes[i].propertyFlags);
+    TVK_PUT("maxStorageBufferRange %u, dispatch segment %llu bytes, dedicated from %llu bytes\n",
+            s->props.limits.maxStorageBufferRange, (unsigned long long)s->seg_bytes,
+            (unsigned long long)s->dedicated_min);
+    if (slot >= 0 && slot <= 3 && s->bench[slot].buf) {
+        VkMemoryRequirements mr;
+        s->fd.vkGetBufferMemoryRequirements(s->dev, s->bench[slot].buf, &mr);
+        int mt = find_memory(s, mr.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        TVK_PUT("buffer slot %d: %llu bytes, alignment %llu, allowed types 0x%x, type %d\n", slot,
+                (unsigned long long)s->bench[slot].size, (unsigned long long)mr.alignment,
+                (unsigned)mr.memoryTypeBits, mt);
+    }
+#undef TVK_PUT
 }
 /* Copies bytes [off, off + bytes) of buf to host memory dst. */
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,

@@ -138,6 +138,10 @@ typedef struct tvk_state {
     double split_ns;          /* the same, start to the end of the first reduce pass's folds */
     int split_written;        /* this command buffer wrote that timestamp (query 2) */
     tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
+    VkDeviceSize dedicated_min; /* device-local buffers of at least this many bytes get a
+                                   dedicated allocation (TALLY_VULKAN_DEDICATED_BYTES; 0: none) */
+    char *pcache_file;        /* where the pipeline cache is kept between runs (NULL: nowhere) */
+    int pcache_new;           /* pipelines made since the cache was loaded */
     /* tally_vulkan_batch_*: the calls recorded since batch_begin (run at batch_end); host
      * data copied into barena (16-byte aligned), ops into bops */
     int batch;

@@ -51,6 +51,7 @@
     X(vkDestroyPipeline)                                                                        \
     X(vkCreatePipelineCache)                                                                    \
     X(vkDestroyPipelineCache)                                                                   \
+    X(vkGetPipelineCacheData)                                                                   \
     X(vkCreateDescriptorPool)                                                                   \
     X(vkDestroyDescriptorPool)                                                                  \
     X(vkResetDescriptorPool)                                                                    \

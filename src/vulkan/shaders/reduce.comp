@@ -52,8 +52,9 @@
  * the window never overflows: f32: m < 2^24, so each add is below 2^48 in magnitude, and the
  * accumulator is flushed after 2^14 adds: |acc| < 2^62. f64: m < 2^53, each add < 2^93, and a
  * thread makes fewer than 2^31 adds (the host caps each workgroup's share at 2^30 elements):
- * |acc| < 2^124 (f64_batch's adds, one per batch of up to 16 values, are below 2^103: with
- * fewer than 2^20 adds per thread, which a segment of at most 2^30 bytes guarantees, still
+ * |acc| < 2^124 (f64_batch's adds, at most two per batch of up to 16 values, are below 2^103:
+ * with fewer than 2^20 adds per thread, which a segment of at most 2^30 bytes guarantees (at
+ * most 2^18 vectors per thread, so 2^17 batch adds or 2^19 element adds), still
  * below 2^124). An element outside the window flushes the accumulator into the workgroup's
  * shared digits (atomic int64 adds of 32-bit pieces, exactly exact_sum.h's deferred-carry
  * layout) and re-centres the window on the element. Nothing is ever rounded: the flushed digits
@@ -85,10 +86,20 @@ layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-
 
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
            N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
-           N_GRID = 4096u, N_U8 = 8192u;
+           N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u,
+           N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u, N_ONEBIN = 262144u;
+/* the fold and the finish as pipelines of their own (the host binds the one it dispatches), so
+ * that the fold's register allocation is not the finish's (the digits' normalisation, the
+ * partial records' merge); without either bit, pc.fin chooses (the segmented mode) */
+const bool ONLY_FOLD = (FEAT & N_ONLY_FOLD) != 0u;
+const bool ONLY_FIN = (FEAT & N_ONLY_FIN) != 0u;
 /* the bulk loop's shape (vk_reduce.c picks it): grid-stride or a contiguous share per
  * workgroup; 8 or 4 vectors in flight per invocation */
 const bool GRID = (FEAT & N_GRID) != 0u;
+/* grid-stride by blocks (with GRID): a batch is UU * WG consecutive vectors (vector u of thread t
+ * at block + u * WG + t), the workgroups' blocks side by side, so that a workgroup's loads in
+ * flight fall in one UU * 4 KiB window instead of UU windows G * 4 KiB apart */
+const bool BLOCK = (FEAT & N_BLOCK) != 0u;
 const uint UU = (FEAT & N_U8) != 0u ? 8u : 4u;
 const bool DO_SUM = (FEAT & N_SUM) != 0u;
 const bool DO_IPROD = (FEAT & N_PROD) != 0u && TFLOAT == 0;
@@ -583,11 +594,18 @@ bool f32_batch(uvec4 x[UMAX])
 
 /* ---- the f64 sums' batch path ------------------------------------------------------------------
  * For an f64 sum alone: a batch (UU vectors, at most 16 values) whose nonzero values are normal
- * and lie within 7 exponent fields (emax - emin <= 6) is summed exactly in one int64 as
- * +-m << (e - emin) (each below 2^59 in magnitude, 16 of them below 2^63), then added once into
- * the 128-bit window at emin's position (w_add_wide), instead of a window add per element.
- * Zeros add nothing (their mantissa is 0 and no implicit bit is set); the signed-zero flags come
- * from the bits. Other batches (NaN, inf, subnormals, wider spreads) go element by element. */
+ * and lie within 14 exponent fields (emax - emin <= 13) is summed exactly in two int64 bins:
+ * with base b = emin when emax - emin <= 6 (one bin holds all), else b = emax - 6, a value of
+ * exponent field e >= b goes to the high bin as +-m << (e - b), one with e < b (then e >= b - 7)
+ * to the low bin as +-m << (e - b + 7): each below 2^59 in magnitude, 16 of them below 2^63. Each
+ * bin is then added once into the 128-bit window, at b's position and at b - 7's (w_add_wide),
+ * instead of a window add per element: at most two window adds per batch of 16, within the
+ * window's bound (fewer than 2^20 adds per thread). Zeros add nothing (their mantissa is 0 and
+ * no implicit bit is set); the signed-zero flags come from the bits. Other batches (NaN, inf,
+ * subnormals, wider spreads) go element by element. Why two bins: a batch that fails costs its
+ * thread 16 element adds, and its whole subgroup waits for them; with one bin of 7 fields about
+ * 12% of price-like batches (0.01 .. 1000) failed, so nearly every subgroup of 32 had one; with
+ * 14 fields a batch fails only when it holds a value below 2^-13 of its largest. */
 #if TSIZE == 8 && TFLOAT
 const bool FAST64 = (FEAT & (N_SUM | N_SQDEV | N_MIN | N_MAX | N_ARGMIN | N_ARGMAX | N_BITS | N_PROD)) == N_SUM;
 #else
@@ -634,23 +652,89 @@ bool f64_batch(uvec4 x[UMAX])
         t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
         return true;
     }
-    if (emin == 0u || emax == 0x7ffu || emax - emin > 6u) return false;
-    int64_t acc = 0l;
+    /* N_ONEBIN (benchmarks): one bin of 7 fields, the former path */
+    if (emin == 0u || emax == 0x7ffu || emax - emin > ((FEAT & N_ONEBIN) != 0u ? 6u : 13u)) return false;
+    uint base = emax - emin <= 6u ? emin : emax - 6u; /* the high bin's; the low bin's is base - 7 */
+    int64_t ahi = 0l, alo = 0l;
     for (uint u = 0u; u < UU; u++) {
         for (uint k = 0u; k < 2u; k++) {
             uint hw = x[u][2u * k + 1u], lw = x[u][2u * k];
             uint e = (hw >> 20) & 0x7ffu;
             uint mh = (hw & 0x000fffffu) | (e != 0u ? 0x00100000u : 0u);
-            int64_t v = int64_t(pack64(uvec2(lw, mh)) << (e != 0u ? e - emin : 0u));
-            acc += (hw >> 31) != 0u ? -v : v;
+            bool high = e >= base;
+            /* zeros (e = 0, m = 0) add 0 to the low bin */
+            uint sh = e == 0u ? 0u : (high ? e - base : e + 7u - base);
+            int64_t v = int64_t(pack64(uvec2(lw, mh)) << sh);
+            v = (hw >> 31) != 0u ? -v : v;
+            ahi += high ? v : 0l;
+            alo += high ? 0l : v;
         }
     }
-    if (acc != 0l) {
-        bool neg = acc < 0l;
-        w_add_wide(neg ? 0ul - uint64_t(acc) : uint64_t(acc), int(emin) + (X_BIAS - 1075), neg);
+    if (ahi != 0l) {
+        bool neg = ahi < 0l;
+        w_add_wide(neg ? 0ul - uint64_t(ahi) : uint64_t(ahi), int(base) + (X_BIAS - 1075), neg);
+    }
+    if (alo != 0l) {
+        bool neg = alo < 0l;
+        w_add_wide(neg ? 0ul - uint64_t(alo) : uint64_t(alo), int(base) - 7 + (X_BIAS - 1075), neg);
     }
     t_xflags |= nonnegz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
     return true;
+}
+
+/* ---- float min/max without indices: a batch without NaN ------------------------------------
+ * For float min and/or max alone (no sum, variance, index or first NaN: those take add_elem),
+ * a batch of the bulk loop is folded without a branch per element: each element's order key
+ * (elem_key's, by a sign mask: bits ^ (negative ? ~0 : 0x80000000)), the batch's least and
+ * greatest keys, and the greatest |x| bits. A batch holding a NaN (f64: a NaN or an infinity,
+ * tested on the high words alone) is not taken (nothing folded) and goes element by element,
+ * where add_elem counts its NaNs and leaves them out of the keys. A taken batch holds no NaN:
+ * its NaN count is zero and every key is a value's, so it folds exactly as add_elem would
+ * (min/max of keys is order-free). N_NOMM (benchmarks) turns it off. */
+#if TFLOAT
+const bool FASTMM = (FEAT & (N_SUM | N_SQDEV | N_ARGMIN | N_ARGMAX | N_FIRSTNAN | N_BITS | N_PROD | N_NOMM)) == 0u &&
+                    (FEAT & (N_MIN | N_MAX)) != 0u;
+#else
+const bool FASTMM = false;
+#endif
+
+bool mm_batch(uvec4 x[UMAX])
+{
+#if TFLOAT && TSIZE == 4
+    uint kmn = ~0u, kmx = 0u, am = 0u;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 4u; k++) {
+            uint b = x[u][k];
+            uint key = b ^ (uint(int(b) >> 31) | 0x80000000u);
+            if (DO_MIN) kmn = min(kmn, key);
+            if (DO_MAX) kmx = max(kmx, key);
+            am = max(am, b << 1);
+        }
+    }
+    if (am > 0xff000000u) return false; /* a NaN: |x| bits above the infinity's */
+    if (DO_MIN) t_kmin32 = min(t_kmin32, kmn);
+    if (DO_MAX) t_kmax32 = max(t_kmax32, kmx);
+    return true;
+#elif TFLOAT
+    uint64_t kmn = ~0ul, kmx = 0ul;
+    uint am = 0u;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint lw = x[u][2u * k], hw = x[u][2u * k + 1u];
+            uint m = uint(int(hw) >> 31);
+            uint64_t key = pack64(uvec2(lw ^ m, hw ^ (m | 0x80000000u)));
+            if (DO_MIN) kmn = min(kmn, key);
+            if (DO_MAX) kmx = max(kmx, key);
+            am = max(am, hw << 1);
+        }
+    }
+    if (am >= 0xffe00000u) return false; /* a NaN or an infinity: exponent field all ones */
+    if (DO_MIN) t_kmin = min(t_kmin, kmn);
+    if (DO_MAX) t_kmax = max(t_kmax, kmx);
+    return true;
+#else
+    return false;
+#endif
 }
 
 /* One batch of the bulk loop: UU whole vectors, vector u at index v + u * step. */
@@ -661,6 +745,9 @@ void add_batch(uvec4 x[UMAX], uint v, uint step)
     }
     if (FAST64) {
         if (f64_batch(x)) return;
+    }
+    if (FASTMM) {
+        if (mm_batch(x)) return;
     }
     for (uint u = 0u; u < UU; u++) add_vec(x[u], v + u * step);
 }
@@ -906,13 +993,26 @@ void fold_share()
          * partial vector first (workgroup 0's thread 0) and the last one last */
         uint G = g_groups, stride = G * uint(WG);
         if (hp && g == 0u && tid == 0u) add_edge_vec(hv, endb);
-        uint v = fv0 + g * uint(WG) + tid;
-        for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
-            uvec4 x[UMAX];
-            for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
-            add_batch(x, v, stride);
+        if (BLOCK) {
+            /* the loop ends at the first block this thread does not fill; every later block
+             * starts past fv1 (blocks are UU * WG vectors, G * UU * WG apart), so the tail is
+             * the rest of that one block, still in increasing order */
+            uint v = fv0 + g * (UU * uint(WG)) + tid;
+            for (; v + (UU - 1u) * uint(WG) < fv1; v += UU * stride) {
+                uvec4 x[UMAX];
+                for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * uint(WG)];
+                add_batch(x, v, uint(WG));
+            }
+            for (; v < fv1; v += uint(WG)) add_vec(inv[v], v);
+        } else {
+            uint v = fv0 + g * uint(WG) + tid;
+            for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
+                uvec4 x[UMAX];
+                for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
+                add_batch(x, v, stride);
+            }
+            for (; v < fv1; v += stride) add_vec(inv[v], v);
         }
-        for (; v < fv1; v += stride) add_vec(inv[v], v);
         if (lp && g == G - 1u && tid == uint(WG - 1)) add_edge_vec(lv, endb);
     } else {
         if (hp && hv >= v0 && hv < v1 && tid == 0u) add_edge_vec(hv, endb);
@@ -1117,7 +1217,7 @@ void finish()
 void main()
 {
     tid = gl_LocalInvocationID.x;
-    if (pc.fin >= 2u) { /* segmented: one workgroup per segment, the whole of it */
+    if (!ONLY_FOLD && !ONLY_FIN && pc.fin >= 2u) { /* segmented: one workgroup per segment, the whole of it */
         uint j = gl_WorkGroupID.x;
         g_slot = j;
         g_n = seg[j].n;
@@ -1143,6 +1243,8 @@ void main()
         g_wg = gl_WorkGroupID.x;
         g_groups = gl_NumWorkGroups.x;
     }
-    if (pc.fin == 1u || pc.fin == 3u) finish();
+    if (ONLY_FIN) finish();
+    else if (ONLY_FOLD) fold_share();
+    else if (pc.fin == 1u || pc.fin == 3u) finish();
     else fold_share();
 }
