@@ -1083,30 +1083,39 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
 
 /* The bins' loops prefetch XPF_DIST ahead as the other methods' do: without it the scalar adds
  * into the bins and the reads from memory did not overlap (a call from DRAM took the in-cache
- * time plus more than a read loop's). */
-#define XBINS_PREFETCH(p, bytes)                                                                 \
-    do {                                                                                         \
-        for (int pf_ = 0; pf_ < (bytes); pf_ += 64) XPREFETCH((const char *)(p) + XPF_DIST + pf_); \
-    } while (0)
+ * time plus more than a read loop's). One prefetch per 64 bytes of input, spread through the
+ * scalar adds (XBINS_PF_LINE), not one burst per group of XB32_N / XB64_N elements (16 or 32
+ * lines): on Intel cores a software prefetch holds one of the L1's 16 fill buffers until its
+ * line comes, so a burst took them all and the next group's own loads waited about a memory
+ * latency per group, i.e. time = compute + memory instead of the larger of the two; from DRAM
+ * on one core that burst cost a quarter to a third of the call (full-range f32 and f64). */
+#define XBINS_PF_LINE(p) XPREFETCH((const char *)(p) + XPF_DIST)
 #if defined(XB32_PREP)
 /* tally_xbins32_loop_ with the bin index and the addend of XB32_N floats at a time computed by
  * vector ops (XB32_PREP) into two small arrays: the scalar adds into the bins are then one
  * load, one add to memory, with no shifts and masks between them (the scalar loop was bound by
  * its instruction count, not by the bins' loads and stores). Same adds, same bins. */
+/* The adds of one prepared group of XB32_N floats at x, with a prefetch per 16 (64 bytes). */
+#define XBINS32_GROUP(bin, idx, add, x)                                                          \
+    do {                                                                                         \
+        for (int j_ = 0; j_ < XB32_N; j_ += 16) {                                                \
+            XBINS_PF_LINE((x) + j_);                                                             \
+            for (int k_ = j_; k_ < j_ + 16; k_ += 4) {                                           \
+                (bin)[(idx)[k_]] += (add)[k_];                                                   \
+                (bin)[(idx)[k_ + 1]] += (add)[k_ + 1];                                           \
+                (bin)[(idx)[k_ + 2]] += (add)[k_ + 2];                                           \
+                (bin)[(idx)[k_ + 3]] += (add)[k_ + 3];                                           \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
 static void XFN(bins32_loop)(uint64_t *restrict bin, const uint32_t *restrict x, uint64_t n) {
     __asm__("" : "+r"(bin)); /* kept in a register (see bins64_add) */
     _Alignas(64) uint32_t idx[XB32_N];
     _Alignas(64) uint64_t add[XB32_N];
     uint64_t i = 0;
     for (; i + XB32_N <= n; i += XB32_N) {
-        XBINS_PREFETCH(x + i, XB32_N * 4);
         XB32_PREP(x + i, idx, add);
-        for (int j = 0; j < XB32_N; j += 4) {
-            bin[idx[j]] += add[j];
-            bin[idx[j + 1]] += add[j + 1];
-            bin[idx[j + 2]] += add[j + 2];
-            bin[idx[j + 3]] += add[j + 3];
-        }
+        XBINS32_GROUP(bin, idx, add, x + i);
     }
     tally_xbins32_loop_(bin, x + i, n - i);
 }
@@ -1126,17 +1135,11 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
     _Alignas(64) uint64_t add[XB32_N];
     int i = 0, bad = 0;
     for (; i + XB32_N <= len; i += XB32_N) {
-        XBINS_PREFETCH(x + i, XB32_N * 4);
         if (!XB32_PREP(x + i, idx, add)) {
             bad = 1;
             break;
         }
-        for (int j = 0; j < XB32_N; j += 4) {
-            bin[idx[j]] += add[j];
-            bin[idx[j + 1]] += add[j + 1];
-            bin[idx[j + 2]] += add[j + 2];
-            bin[idx[j + 3]] += add[j + 3];
-        }
+        XBINS32_GROUP(bin, idx, add, x + i);
     }
     for (int j = i; j < len && !bad; j++) bad = (x[j] & 0x7f800000u) == 0x7f800000u;
     if (bad) {
@@ -1167,8 +1170,10 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
                  : "cc", "memory"                                                                \
                  : lbl)
 static inline __attribute__((always_inline)) void tally_xbins64_group_(
-    uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc) {
+    uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc,
+    const uint64_t *x) {
     for (int j = 0; j < n; j += 4) {
+        if ((j & 7) == 0) XBINS_PF_LINE(x + j); /* one line per 8 doubles */
         XBIN64_ADD_ASM_(bin, idx, sig, j, 0, cy0);
     a1:
         XBIN64_ADD_ASM_(bin, idx, sig, j, 1, cy1);
@@ -1192,8 +1197,9 @@ static inline __attribute__((always_inline)) void tally_xbins64_group_(
 }
 #else
 static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, const uint64_t *sig,
-                                        int n, tally_exact *acc) {
+                                        int n, tally_exact *acc, const uint64_t *x) {
     for (int j = 0; j < n; j++) {
+        if ((j & 7) == 0) XBINS_PF_LINE(x + j);
         const uint64_t o = bin[idx[j]], t = o + sig[j];
         bin[idx[j]] = t;
         if (__builtin_expect(t < o, 0)) tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
@@ -1201,7 +1207,7 @@ static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, cons
 }
 #endif
 #endif
-#define XBINS64_GROUP(bin, idx, sig, acc) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc))
+#define XBINS64_GROUP(bin, idx, sig, acc, x) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc), (x))
 /* tally_xbins64_add_ (e0 = 1: the implicit bit from the exponent field) with the bin indices and
  * significands of XB64_N doubles at a time computed by vector ops (XB64_PREP), as for f32. */
 static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
@@ -1212,9 +1218,8 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     _Alignas(64) uint64_t sig[XB64_N];
     uint64_t i = 0;
     for (; i + XB64_N <= n; i += XB64_N) {
-        XBINS_PREFETCH(x + i, XB64_N * 8);
         (void)XB64_PREP(x + i, idx, sig); /* finite: the stats said so */
-        XBINS64_GROUP(bin, idx, sig, acc);
+        XBINS64_GROUP(bin, idx, sig, acc, x + i);
     }
     tally_xbins64_add_(b, acc, x + i, n - i, 1);
 }
@@ -1237,9 +1242,8 @@ static int XFN(bins64_try)(tally_xbins *b, tally_exact *acc, const uint64_t *res
     b->b64lo = 0;
     b->b64hi = 2046;
     for (; i + XB64_N <= len; i += XB64_N) {
-        XBINS_PREFETCH(x + i, XB64_N * 8);
         if (!XB64_PREP(x + i, idx, sig)) return i;
-        XBINS64_GROUP(bin, idx, sig, acc);
+        XBINS64_GROUP(bin, idx, sig, acc, x + i);
     }
     for (int j = i; j < len; j++)
         if ((x[j] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return i;
