@@ -52,8 +52,9 @@
  * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
  * exact by the proofs below, and the block runs again. After 32 blocks, then 64, .., every 256,
  * the next cheaper method is tried (a wrong try costs a rerun); in BINS, plain sums take a block
- * without a stats pass (the bins' prep finds inf and NaN itself) except every 16th, whose stats
- * may pick a cheaper method; with extremes or omitted NaNs a stats pass runs on every block. So
+ * without a stats pass (the bins' prep finds inf and NaN itself); every 16th (from the 8th) then
+ * takes one on the block in cache, which may pick a cheaper method for the blocks after it; with
+ * extremes or omitted NaNs a stats pass runs on every block. So
  * the cost follows the data: a call on price-like f32 data is W32 throughout, on data over
  * 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of character
  * costs a block or two. A method chosen from stats that still fails (never, by the
@@ -1358,19 +1359,20 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         int slow_rest = 0; /* of those, the last ones went the SLOW way (see bins64_try) */
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
             dirty = 1;
-            /* every 16th block in BINS: not the first (the sample has just chosen BINS; the
-             * stats pass cost a call of 4 blocks a quarter more), and once in a 1 MiB call of the
-             * threaded pass */
-            const int lsb = ++bins_blocks % 16 == 0;
+            /* every 16th block in BINS, from the 8th: not the first (the sample has just chosen
+             * BINS; the stats pass cost a call of 4 blocks a quarter more), and once in a 1 MiB
+             * call of the threaded pass, in its middle: the direct blocks' probe (below) picks
+             * the method of the blocks after it */
+            const int lsb = ++bins_blocks % 16 == 8;
 #if defined(XB32_PREP)
-            if (!lsb && kind == XK_SUM_F32 && mode == 0 &&
+            if (kind == XK_SUM_F32 && mode == 0 &&
                 XFN(bins32_try)(bins, acc, (const uint32_t *)xb, len)) {
                 direct = 1;
                 bins32 = 1;
             }
 #endif
 #if defined(XB64_PREP)
-            if (!lsb && kind == XK_SUM_F64 && mode == 0) {
+            if (kind == XK_SUM_F64 && mode == 0) {
                 const int k = XFN(bins64_try)(bins, acc, (const uint64_t *)xb, len);
                 bins64 = 1;
                 direct = 1;
@@ -1381,9 +1383,20 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 }
             }
 #endif
-            if (!direct) XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
-            have_stats = lsb;
-            if (!direct) { /* (s is not set for a direct block) */
+            if (direct && lsb && slow_rest == 0) {
+                /* The probe that may leave BINS, after the block went in directly: its stats,
+                 * now read from cache (before, they read the block from memory and the bins then
+                 * worked on it in cache, time = read + bins for that block), choose the method
+                 * of the NEXT block, which runs it optimistically as after any change (a wrong
+                 * choice fails its checks and is corrected from that block's own stats). The
+                 * block itself is in the bins already, exactly; the stats see it whole and
+                 * finite (a direct block with an inf or NaN went SLOW from there: no probe). */
+                XFN(stats)(x, i0, len, kind, vmean, mode, 1, &s);
+                if (!s.nonfinite) method = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            }
+            if (!direct) {
+                XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
+                have_stats = lsb;
                 if (s.nonfinite || s.nans) bm = XM_SLOW;
                 else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
             }
