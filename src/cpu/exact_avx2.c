@@ -31,8 +31,11 @@ static inline __m256i tally_xavx2_lanes8_(int k) { /* first k of 8 i32 lanes all
 #define XV_OR(a, b) _mm256_or_pd((a), (b))
 #define XV_MAXABS(acc, v) _mm256_max_pd((acc), _mm256_andnot_pd(_mm256_set1_pd(-0.0), (v)))
 #define XV_MINABS(acc, v) _mm256_min_pd((acc), _mm256_andnot_pd(_mm256_set1_pd(-0.0), (v)))
-/* key(v) (exact_impl.h): the lowest set bit of the 53-bit significand m, m & -m = 2^t, goes to a
- * double exactly as (2^52 | 2^t) - 2^52 (2^t <= 2^52), whose exponent field is t + 1023. */
+/* key(v) (exact_impl.h): the lowest set bit of the 53-bit significand m, m & -m = 2^t (t <= 52),
+ * goes to a double exactly as (bits of 2^53 | 2^t) - 2^53 = 2^(t+1), whose exponent field is
+ * t + 1024: 2^t lands in the fraction field of 2^53 (ulp 2), or for t = 52 (m a power of two)
+ * on the lowest exponent bit, making it 2^54. (With 2^52 as the base, t = 52 gave 0, a key far
+ * too small: exact still, but a power of two such as 8.0 in price-like data sent blocks to BINS.) */
 static inline __m256i tally_xavx2_lsbmin_(__m256i acc, __m256d v) {
     const __m256i zero = _mm256_setzero_si256();
     __m256i b = _mm256_castpd_si256(v);
@@ -41,10 +44,10 @@ static inline __m256i tally_xavx2_lsbmin_(__m256i acc, __m256d v) {
     __m256i m = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi64x(0x000fffffffffffffll)),
                                 _mm256_andnot_si256(ez, _mm256_set1_epi64x(1ll << 52)));
     __m256i low = _mm256_and_si256(m, _mm256_sub_epi64(zero, m));
-    __m256d two52 = _mm256_set1_pd(0x1p52);
-    __m256d ld = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(low, _mm256_castpd_si256(two52))), two52);
+    __m256d two53 = _mm256_set1_pd(0x1p53);
+    __m256d ld = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(low, _mm256_castpd_si256(two53))), two53);
     __m256i key = _mm256_add_epi64(_mm256_srli_epi64(_mm256_castpd_si256(ld), 52),
-                                   _mm256_sub_epi64(e, ez)); /* e, or 1 for e = 0 */
+                                   _mm256_sub_epi64(e, _mm256_sub_epi64(ez, _mm256_set1_epi64x(-1)))); /* t + 1023 + (e, or 1 for e = 0) */
     key = _mm256_blendv_epi8(key, _mm256_set1_epi64x(INT64_MAX), _mm256_cmpeq_epi64(m, zero));
     return _mm256_blendv_epi8(acc, key, _mm256_cmpgt_epi64(acc, key));
 }

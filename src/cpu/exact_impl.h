@@ -52,8 +52,9 @@
  * pass (max |x| and the lowest set bit of any input: vector ops only) picks the method that is
  * exact by the proofs below, and the block runs again. After 32 blocks, then 64, .., every 256,
  * the next cheaper method is tried (a wrong try costs a rerun); in BINS, plain sums take a block
- * without a stats pass (the bins' prep finds inf and NaN itself) except every 16th, whose stats
- * may pick a cheaper method; with extremes or omitted NaNs a stats pass runs on every block. So
+ * without a stats pass (the bins' prep finds inf and NaN itself); every 16th (from the 8th) then
+ * takes one on the block in cache, which may pick a cheaper method for the blocks after it; with
+ * extremes or omitted NaNs a stats pass runs on every block. So
  * the cost follows the data: a call on price-like f32 data is W32 throughout, on data over
  * 2^-40..2^40 LEV(3) or LEV(4), over the whole exponent range BINS, and a change of character
  * costs a block or two. A method chosen from stats that still fails (never, by the
@@ -446,6 +447,29 @@ static void tally_xbins32_flush_(tally_xbins *b, tally_exact *acc) {
         tally_xadd_i64_(acc, sum, (int)base - 150);
     }
     b->n32 = 0;
+}
+/* The f32 probe that may leave BINS (see run), from the bins instead of a stats pass over the
+ * block (which cost a 1 MiB call of f32 bins ~7% more: ~0.6 ns per element of its block): before[] holds the bins
+ * as they were before the block, bins as after it, with no spill between. A bin whose value
+ * changed took some of the block's elements (every add is at least 2^40, and the count field
+ * does not wrap between spills); for exponent 0 only a change of the fraction sum (bits 0..39)
+ * counts, so that zeros (2^40 added, nothing to the sum) do not make the data look wide. The
+ * stats are bounds: |x| <= 2^(max(e_hi,1) - 126) and every x is a multiple of
+ * 2^(max(e_lo,1) - 150). They only pick the next blocks' method, which runs checked. */
+static inline void tally_xbins32_probe_(const uint64_t *before, const uint64_t *bins, tally_xstats *s) {
+    int lo = 256, hi = -1;
+    for (int i = 0; i < 512; i++) {
+        const uint64_t d = before[i] ^ bins[i];
+        const int e = i & 255;
+        if (!d || (e == 0 && !(d & ((1ull << 40) - 1)))) continue;
+        lo = e < lo ? e : lo;
+        hi = e > hi ? e : hi;
+    }
+    memset(s, 0, sizeof *s);
+    s->lsbkey = INT64_MAX;
+    if (hi < 0) return; /* nothing but zeros: maxabs 0 */
+    s->maxabs = tally_xpow2_((hi ? hi : 1) - 126);
+    s->lsbkey = (int64_t)((lo ? lo : 1) - 150) + 2098;
 }
 static void tally_xbins32_loop_(uint64_t *restrict bin, const uint32_t *restrict x, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) bin[x[i] >> 23] += (x[i] & 0x7fffffu) + (1ull << 40);
@@ -1101,12 +1125,27 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
 
 /* The bins' loops prefetch XPF_DIST ahead as the other methods' do: without it the scalar adds
  * into the bins and the reads from memory did not overlap (a call from DRAM took the in-cache
- * time plus more than a read loop's). */
-#define XBINS_PREFETCH(p, bytes)                                                                 \
-    do {                                                                                         \
-        for (int pf_ = 0; pf_ < (bytes); pf_ += 64) XPREFETCH((const char *)(p) + XPF_DIST + pf_); \
-    } while (0)
+ * time plus more than a read loop's). One prefetch per 64 bytes of input, spread through the
+ * scalar adds (XBINS_PF_LINE), not one burst per group of XB32_N / XB64_N elements (16 or 32
+ * lines): on Intel cores a software prefetch holds one of the L1's 16 fill buffers until its
+ * line comes, so a burst took them all and the next group's own loads waited about a memory
+ * latency per group, i.e. time = compute + memory instead of the larger of the two; from DRAM
+ * on one core that burst cost a quarter to a third of the call (full-range f32 and f64). */
+#define XBINS_PF_LINE(p) XPREFETCH((const char *)(p) + XPF_DIST)
 #if defined(XB32_PREP)
+/* The adds of one prepared group of XB32_N floats at x, with a prefetch per 16 (64 bytes). */
+#define XBINS32_GROUP(bin, idx, add, x)                                                          \
+    do {                                                                                         \
+        for (int j_ = 0; j_ < XB32_N; j_ += 16) {                                                \
+            XBINS_PF_LINE((x) + j_);                                                             \
+            for (int k_ = j_; k_ < j_ + 16; k_ += 4) {                                           \
+                (bin)[(idx)[k_]] += (add)[k_];                                                   \
+                (bin)[(idx)[k_ + 1]] += (add)[k_ + 1];                                           \
+                (bin)[(idx)[k_ + 2]] += (add)[k_ + 2];                                           \
+                (bin)[(idx)[k_ + 3]] += (add)[k_ + 3];                                           \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
 /* tally_xbins32_loop_ with the bin index and the addend of XB32_N floats at a time computed by
  * vector ops (XB32_PREP) into two small arrays: the scalar adds into the bins are then one
  * load, one add to memory, with no shifts and masks between them (the scalar loop was bound by
@@ -1117,14 +1156,8 @@ static void XFN(bins32_loop)(uint64_t *restrict bin, const uint32_t *restrict x,
     _Alignas(64) uint64_t add[XB32_N];
     uint64_t i = 0;
     for (; i + XB32_N <= n; i += XB32_N) {
-        XBINS_PREFETCH(x + i, XB32_N * 4);
         XB32_PREP(x + i, idx, add);
-        for (int j = 0; j < XB32_N; j += 4) {
-            bin[idx[j]] += add[j];
-            bin[idx[j + 1]] += add[j + 1];
-            bin[idx[j + 2]] += add[j + 2];
-            bin[idx[j + 3]] += add[j + 3];
-        }
+        XBINS32_GROUP(bin, idx, add, x + i);
     }
     tally_xbins32_loop_(bin, x + i, n - i);
 }
@@ -1144,17 +1177,11 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
     _Alignas(64) uint64_t add[XB32_N];
     int i = 0, bad = 0;
     for (; i + XB32_N <= len; i += XB32_N) {
-        XBINS_PREFETCH(x + i, XB32_N * 4);
         if (!XB32_PREP(x + i, idx, add)) {
             bad = 1;
             break;
         }
-        for (int j = 0; j < XB32_N; j += 4) {
-            bin[idx[j]] += add[j];
-            bin[idx[j + 1]] += add[j + 1];
-            bin[idx[j + 2]] += add[j + 2];
-            bin[idx[j + 3]] += add[j + 3];
-        }
+        XBINS32_GROUP(bin, idx, add, x + i);
     }
     for (int j = i; j < len && !bad; j++) bad = (x[j] & 0x7f800000u) == 0x7f800000u;
     if (bad) {
@@ -1185,8 +1212,10 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
                  : "cc", "memory"                                                                \
                  : lbl)
 static inline __attribute__((always_inline)) void tally_xbins64_group_(
-    uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc) {
+    uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc,
+    const uint64_t *x) {
     for (int j = 0; j < n; j += 4) {
+        if ((j & 7) == 0) XBINS_PF_LINE(x + j); /* one line per 8 doubles */
         XBIN64_ADD_ASM_(bin, idx, sig, j, 0, cy0);
     a1:
         XBIN64_ADD_ASM_(bin, idx, sig, j, 1, cy1);
@@ -1210,8 +1239,9 @@ static inline __attribute__((always_inline)) void tally_xbins64_group_(
 }
 #else
 static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, const uint64_t *sig,
-                                        int n, tally_exact *acc) {
+                                        int n, tally_exact *acc, const uint64_t *x) {
     for (int j = 0; j < n; j++) {
+        if ((j & 7) == 0) XBINS_PF_LINE(x + j);
         const uint64_t o = bin[idx[j]], t = o + sig[j];
         bin[idx[j]] = t;
         if (__builtin_expect(t < o, 0)) tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
@@ -1219,7 +1249,7 @@ static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, cons
 }
 #endif
 #endif
-#define XBINS64_GROUP(bin, idx, sig, acc) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc))
+#define XBINS64_GROUP(bin, idx, sig, acc, x) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc), (x))
 /* tally_xbins64_add_ (e0 = 1: the implicit bit from the exponent field) with the bin indices and
  * significands of XB64_N doubles at a time computed by vector ops (XB64_PREP), as for f32. */
 static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
@@ -1230,9 +1260,8 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     _Alignas(64) uint64_t sig[XB64_N];
     uint64_t i = 0;
     for (; i + XB64_N <= n; i += XB64_N) {
-        XBINS_PREFETCH(x + i, XB64_N * 8);
         (void)XB64_PREP(x + i, idx, sig); /* finite: the stats said so */
-        XBINS64_GROUP(bin, idx, sig, acc);
+        XBINS64_GROUP(bin, idx, sig, acc, x + i);
     }
     tally_xbins64_add_(b, acc, x + i, n - i, 1);
 }
@@ -1255,9 +1284,8 @@ static int XFN(bins64_try)(tally_xbins *b, tally_exact *acc, const uint64_t *res
     b->b64lo = 0;
     b->b64hi = 2046;
     for (; i + XB64_N <= len; i += XB64_N) {
-        XBINS_PREFETCH(x + i, XB64_N * 8);
         if (!XB64_PREP(x + i, idx, sig)) return i;
-        XBINS64_GROUP(bin, idx, sig, acc);
+        XBINS64_GROUP(bin, idx, sig, acc, x + i);
     }
     for (int j = i; j < len; j++)
         if ((x[j] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return i;
@@ -1372,19 +1400,32 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
         int slow_rest = 0; /* of those, the last ones went the SLOW way (see bins64_try) */
         if (method == XM_BINS) { /* needs the block's finiteness; the lsb now and then, to leave */
             dirty = 1;
-            /* every 16th block in BINS: not the first (the sample has just chosen BINS; the
-             * stats pass cost a call of 4 blocks a quarter more), and once in a 1 MiB call of the
-             * threaded pass */
-            const int lsb = ++bins_blocks % 16 == 0;
+            /* every 16th block in BINS, from the 8th: not the first (the sample has just chosen
+             * BINS; the stats pass cost a call of 4 blocks a quarter more), and once in a 1 MiB
+             * call of the threaded pass, in its middle: the direct blocks' probe (below) picks
+             * the method of the blocks after it */
+            const int lsb = ++bins_blocks % 16 == 8;
+            int probed = 0;
 #if defined(XB32_PREP)
-            if (!lsb && kind == XK_SUM_F32 && mode == 0 &&
-                XFN(bins32_try)(bins, acc, (const uint32_t *)xb, len)) {
-                direct = 1;
-                bins32 = 1;
+            if (kind == XK_SUM_F32 && mode == 0) {
+                uint64_t before[512]; /* the f32 probe: the bins before the block (see below) */
+                if (lsb) {
+                    if (bins->n32 + (uint64_t)len > TALLY_XB32_ADDS) tally_xbins32_flush_(bins, acc);
+                    memcpy(before, bins->b32, sizeof before); /* bins32_try will not spill now */
+                }
+                if (XFN(bins32_try)(bins, acc, (const uint32_t *)xb, len)) {
+                    direct = 1;
+                    bins32 = 1;
+                    if (lsb) {
+                        tally_xbins32_probe_(before, bins->b32, &s);
+                        method = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+                        probed = 1;
+                    }
+                }
             }
 #endif
 #if defined(XB64_PREP)
-            if (!lsb && kind == XK_SUM_F64 && mode == 0) {
+            if (kind == XK_SUM_F64 && mode == 0) {
                 const int k = XFN(bins64_try)(bins, acc, (const uint64_t *)xb, len);
                 bins64 = 1;
                 direct = 1;
@@ -1395,9 +1436,20 @@ static void XFN(run)(const void *x, uint64_t n, int kind, double mean, int omit_
                 }
             }
 #endif
-            if (!direct) XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
-            have_stats = lsb;
-            if (!direct) { /* (s is not set for a direct block) */
+            if (direct && lsb && slow_rest == 0 && !probed) {
+                /* The probe that may leave BINS, after the block went in directly: its stats,
+                 * now read from cache (before, they read the block from memory and the bins then
+                 * worked on it in cache, time = read + bins for that block), choose the method
+                 * of the NEXT block, which runs it optimistically as after any change (a wrong
+                 * choice fails its checks and is corrected from that block's own stats). The
+                 * block itself is in the bins already, exactly; the stats see it whole and
+                 * finite (a direct block with an inf or NaN went SLOW from there: no probe). */
+                XFN(stats)(x, i0, len, kind, vmean, mode, 1, &s);
+                if (!s.nonfinite) method = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
+            }
+            if (!direct) {
+                XFN(stats)(x, i0, len, kind, vmean, mode, lsb, &s);
+                have_stats = lsb;
                 if (s.nonfinite || s.nans) bm = XM_SLOW;
                 else if (lsb) bm = XFN(choose)(&st, &s, kind, w32_ok, 1, acc);
             }

@@ -699,6 +699,49 @@ static void test_methods(void **s) {
     assert_int_equal(failures, 0);
 }
 
+/* BINS's probe: a plain sum in BINS adds its blocks without stats and, on the 8th BINS block of
+ * a call (then every 16th), takes the block's stats to choose the method of the blocks after it.
+ * Blocks 0-6 wide, 7 and 8 price-like, 9-11 wide (blocks of 16384 floats / 8192 doubles): the
+ * probe on block 7 must leave BINS, block 8 take the cheaper method (W32 for f32 where the ISA has
+ * it, else LEV) and block 9 fail it and go back; every sum exact, split and merged too. */
+static double g_probe(uint64_t i, int f32) {
+    const uint64_t p = i / (f32 ? 16384 : 8192) % 10;
+    return p == 7 || p == 8 ? g_price(i, f32) : g_wide(i, f32);
+}
+static void test_bins_probe(void **s) {
+    (void)s;
+    for (int f32 = 0; f32 <= 1; f32++) {
+        const uint64_t blk = f32 ? 16384 : 8192, n = 12 * blk;
+        float *xf = malloc(n * sizeof *xf);
+        double *xd = malloc(n * sizeof *xd);
+        assert_non_null(xf);
+        assert_non_null(xd);
+        for (uint64_t i = 0; i < n; i++) {
+            const double v = g_probe(i, f32);
+            xf[i] = (float)v;
+            xd[i] = v;
+        }
+        check_all("bins_probe", K_SUM, f32 ? xf : NULL, f32 ? NULL : xd, n, 0, 0);
+        for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+            if (!isa_usable(isa)) continue;
+            const int cheap = f32 && isa != TALLY_ISA_SCALAR ? 0 : 1; /* W32 : LEV */
+            uint64_t cnt[4];
+            tally_exact_method_counts(cnt, 1);
+            (void)run_kernel(isa, K_SUM, f32 ? xf : NULL, f32 ? NULL : xd, n, 0, 0, NULL);
+            tally_exact_method_counts(cnt, 1);
+            if (cnt[cheap] < blk || cnt[2] < 8 * blk) {
+                printf("PROBE f32=%d isa=%s: W32/LEV/BINS/SLOW %llu/%llu/%llu/%llu, want a block by %d\n",
+                       f32, isa_names[isa], (unsigned long long)cnt[0], (unsigned long long)cnt[1],
+                       (unsigned long long)cnt[2], (unsigned long long)cnt[3], cheap);
+                failures++;
+            }
+        }
+        free(xf);
+        free(xd);
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* The caller's floating-point environment cannot change a result, and the kernels leave it as
  * they found it (flags included). */
 static void test_fenv(void **s) {
@@ -1094,7 +1137,7 @@ int main(void) {
         cmocka_unit_test(test_far),         cmocka_unit_test(test_negzero_nan),
         cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
         cmocka_unit_test(test_fused_minmax), cmocka_unit_test(test_wide_zeros),
-        cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_wide_late),
+        cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_wide_late),    cmocka_unit_test(test_bins_probe),
         cmocka_unit_test(test_bin_overflow),
         cmocka_unit_test(test_wide_long),   cmocka_unit_test(test_phases), cmocka_unit_test(test_huge_squares),
         cmocka_unit_test(test_growing),     cmocka_unit_test(test_w32_edge),
