@@ -1384,23 +1384,9 @@ TALLY_API double tally_vulkan_bench_fold_us(tally_context *ctx)
 }
 /* Poll a submission's fence for up to us microseconds before the driver's sleeping wait (0:
  * sleep at once, the default); returns the previous setting. */
-TALLY_API double tally_vulkan_bench_poll_us(tally_context *ctx, double us)
-{
-    tvk_state *s = tvk_state_of(ctx);
-    if (!s) return 0;
-    double old = s->poll_us;
-    s->poll_us = us;
-    return old;
-}
+TVK_BENCH_SETTER(tally_vulkan_bench_poll_us, double, poll_us)
 /* Segments of at most this many bytes take the segmented dispatch (0: none); the old value. */
-TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t bytes)
-{
-    tvk_state *s = tvk_state_of(ctx);
-    if (!s) return 0;
-    uint64_t old = s->short_bytes;
-    s->short_bytes = bytes;
-    return old;
-}
+TVK_BENCH_SETTER(tally_vulkan_bench_short_bytes, uint64_t, short_bytes)
 /* GPU microseconds of the submissions since the last read (timing on). */
 TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)
 {
@@ -1446,14 +1432,7 @@ TALLY_API void tally_vulkan_bench_free(tally_context *ctx, int slot)
 }
 /* Device-local buffers of at least bytes bytes made from now on get a dedicated allocation (0:
  * none); returns the old setting. */
-TALLY_API uint64_t tally_vulkan_bench_dedicated(tally_context *ctx, uint64_t bytes)
-{
-    tvk_state *s = tvk_state_of(ctx);
-    if (!s) return 0;
-    uint64_t old = s->dedicated_min;
-    s->dedicated_min = bytes;
-    return old;
-}
+TVK_BENCH_SETTER(tally_vulkan_bench_dedicated, uint64_t, dedicated_min)
 /* One device copy between benchmark buffers, in a submission of its own (timed like the
  * reductions when timing is on). */
 TALLY_API tally_status tally_vulkan_bench_copy(tally_context *ctx, int src, uint64_t src_off, int dst,

@@ -179,6 +179,17 @@ tally_status tvk_upload(tally_context *ctx, tvk_state *s, const void *data, uint
 tally_status tvk_download(tally_context *ctx, tvk_state *s, VkBuffer buf, VkDeviceSize off,
                           uint64_t bytes, const void **view, const char *fn);
 tvk_state *tvk_state_of(const tally_context *ctx);
+/* A benchmark hook (bench/bench_vulkan.c declares them) that sets one setting of a context's
+ * Vulkan state and returns the previous value (0 for a context without one). */
+#define TVK_BENCH_SETTER(fname, T, field)                                                        \
+    TALLY_API T fname(tally_context *ctx, T value)                                               \
+    {                                                                                            \
+        tvk_state *s = tvk_state_of(ctx);                                                        \
+        if (!s) return 0;                                                                        \
+        T old = (T)s->field;                                                                     \
+        s->field = value;                                                                        \
+        return old;                                                                              \
+    }
 
 /* The reduce accumulators, zero between calls; cleared in the open command buffer when
  * (re)made. */

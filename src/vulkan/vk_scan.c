@@ -513,22 +513,8 @@ TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_
 /* Benchmarks: float sum/product scans in the shaders even on a device without IEEE subnormals
  * (on: 1), as TALLY_VULKAN_FLOAT_SHADERS=1 does for a new context (products too); returns the
  * previous setting. */
-TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on)
-{
-    tvk_state *s = tvk_state_of(ctx);
-    if (!s) return 0;
-    int old = s->float_shaders;
-    s->float_shaders = on;
-    return old;
-}
+TVK_BENCH_SETTER(tally_vulkan_bench_float_shaders, int, float_shaders)
 
 /* Benchmarks: the one-pass scan's look-back steps without progress before a fallback (what
  * TALLY_VULKAN_SCAN_SPINS sets for a new context); returns the previous value. */
-TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins)
-{
-    tvk_state *s = tvk_state_of(ctx);
-    if (!s) return 0;
-    uint32_t old = s->scan_spins;
-    s->scan_spins = spins;
-    return old;
-}
+TVK_BENCH_SETTER(tally_vulkan_bench_scan_spins, uint32_t, scan_spins)
