@@ -62,6 +62,8 @@ TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, c
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups);
 TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on);
 TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins);
+TALLY_API uint32_t tally_vulkan_bench_scan_lookback(tally_context *ctx, uint32_t sg);
+TALLY_API int tally_vulkan_bench_scan_count(tally_context *ctx, int on);
 TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_t out[4]);
 TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
                                                uint64_t bytes, void *dst);
@@ -576,18 +578,19 @@ int main(int argc, char **argv)
              * memory model), then for i32 the three-pass reduce-then-scan it replaced; i32 at
              * 2^22 and up also the one-pass scan's other settings, inclusive only (each an
              * environment variable of the library): 16 and 64 KiB tiles (TALLY_VULKAN_SCAN_VPT
-             * 4 and 16 vectors per invocation; 8, 32 KiB, by default), the other look-back
+             * 4 and 16 vectors per invocation; 8, 32 KiB, by default), each look-back
              * (TALLY_VULKAN_SCAN_LOOKBACK: sg, subgroup 0 alone; wg, the whole workgroup,
              * three barriers a step, the default) and 4096 steps without progress before a
-             * fallback (TALLY_VULKAN_SCAN_SPINS, read when a context is made, so set here through
-             * tally_vulkan_bench_scan_spins; 32 by default). The variables' values from the
-             * caller's environment are restored after each such row. */
-            static const struct { const char *env, *val, *note; } vars[] = {
-                {"TALLY_VULKAN_SCAN_VPT", "4", "16 KiB tiles"},
-                {"TALLY_VULKAN_SCAN_VPT", "16", "64 KiB tiles"},
-                {"TALLY_VULKAN_SCAN_LOOKBACK", "wg", "32 KiB tiles, workgroup look-back"},
-                {"TALLY_VULKAN_SCAN_LOOKBACK", "sg", "32 KiB tiles, subgroup look-back"},
-                {NULL, "4096", "32 KiB tiles, spins 4096"}, /* (a context's setting: the hook) */
+             * fallback (TALLY_VULKAN_SCAN_SPINS; 32 by default). The look-back and the spins are
+             * a context's settings, read when it is made, so they are set here through their
+             * hooks (hook 1: spins, 2: look-back); the tiles' variable's value from the caller's
+             * environment is restored after each such row. */
+            static const struct { const char *env, *val, *note; int hook; } vars[] = {
+                {"TALLY_VULKAN_SCAN_VPT", "4", "16 KiB tiles", 0},
+                {"TALLY_VULKAN_SCAN_VPT", "16", "64 KiB tiles", 0},
+                {NULL, "0", "32 KiB tiles, workgroup look-back", 2},
+                {NULL, "1", "32 KiB tiles, subgroup look-back", 2},
+                {NULL, "4096", "32 KiB tiles, spins 4096", 1},
             };
             int nvars = (int)(sizeof vars / sizeof vars[0]);
             /* f32 where the default is the CPU: fscan.comp's shaders as well (flagged) */
@@ -600,9 +603,11 @@ int main(int argc, char **argv)
                 int fshader = t == TALLY_F32 && (!f32_cpu || ex >= 2);
                 char saved[64] = "";
                 int had = 0;
-                uint32_t spins0 = 0;
-                if (vi >= 0 && !vars[vi].env) {
-                    spins0 = tally_vulkan_bench_scan_spins(g_vk, (uint32_t)atoi(vars[vi].val));
+                uint32_t hook0 = 0;
+                if (vi >= 0 && vars[vi].hook == 1) {
+                    hook0 = tally_vulkan_bench_scan_spins(g_vk, (uint32_t)atoi(vars[vi].val));
+                } else if (vi >= 0 && vars[vi].hook == 2) {
+                    hook0 = tally_vulkan_bench_scan_lookback(g_vk, (uint32_t)atoi(vars[vi].val));
                 } else if (vi >= 0) {
                     const char *old = getenv(vars[vi].env);
                     if (old) snprintf(saved, sizeof saved, "%s", old), had = 1;
@@ -641,9 +646,9 @@ int main(int argc, char **argv)
                     if (!three && t != TALLY_F32) {
                         /* one more (untimed) call with the look-back's counters on */
                         uint32_t k4[4];
-                        setenv("TALLY_VULKAN_SCAN_STATS", "1", 1);
+                        int count0 = tally_vulkan_bench_scan_count(g_vk, 1);
                         run_scan(&c);
-                        unsetenv("TALLY_VULKAN_SCAN_STATS");
+                        tally_vulkan_bench_scan_count(g_vk, count0);
                         if (tally_vulkan_bench_scan_stats(g_vk, k4) == TALLY_OK && k4[0]) {
                             size_t len = strlen(note);
                             snprintf(note + len, sizeof note - len,
@@ -653,7 +658,8 @@ int main(int argc, char **argv)
                     }
                     row(excl ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes, note);
                 }
-                if (vi >= 0 && !vars[vi].env) tally_vulkan_bench_scan_spins(g_vk, spins0);
+                if (vi >= 0 && vars[vi].hook == 1) tally_vulkan_bench_scan_spins(g_vk, hook0);
+                else if (vi >= 0 && vars[vi].hook == 2) tally_vulkan_bench_scan_lookback(g_vk, hook0);
                 else if (vi >= 0 && had) setenv(vars[vi].env, saved, 1);
                 else if (vi >= 0) unsetenv(vars[vi].env);
                 tally_vulkan_bench_float_shaders(g_vk, g_fs0);

@@ -122,18 +122,16 @@ static uint32_t scan1_vpt(void)
     return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : SCAN1_VPT;
 }
 
-/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (1, meant for GPU
- * drivers), or by the whole workgroup, three barriers a step (0, the default). lavapipe, whose
+/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (meant for GPU
+ * drivers), or by the whole workgroup, three barriers a step (the default). lavapipe, whose
  * SIMD groups switch at barriers, drops the stores of the SIMD group that ran the subgroup
  * look-back (its share of the tile's outputs left unwritten), so lavapipe cannot test it: it
- * stays opt-in until the NVIDIA driver has run the tests with it.
- * TALLY_VULKAN_SCAN_LOOKBACK=sg or wg chooses (tuning and tests). */
+ * stays opt-in until the NVIDIA driver has run the tests with it. TALLY_VULKAN_SCAN_LOOKBACK=sg
+ * chooses it (s->scan_lookback 1; "sg-all", 2: every subgroup takes it, the same code in every
+ * SIMD group, which is how lavapipe tests it). */
 static uint32_t scan1_sg_lookback(const tvk_state *s)
 {
-    const char *e = getenv("TALLY_VULKAN_SCAN_LOOKBACK");
-    (void)s;
-    if (e && (!strcmp(e, "sg") || !strcmp(e, "sg-all"))) return 1;
-    return 0;
+    return s->scan_lookback != 0;
 }
 
 /* scan1.comp over every segment: one dispatch per segment, a barrier between them (the next
@@ -178,8 +176,7 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     VkBuffer old_flags = s->sflag.buf;
     /* benchmarks (TALLY_VULKAN_SCAN_STATS=1): four counters after the states, zeroed per call
      * (tally_vulkan_bench_scan_stats reads them) */
-    const char *se = getenv("TALLY_VULKAN_SCAN_STATS");
-    int stats = se && *se && strcmp(se, "0");
+    int stats = s->scan_stats;
     VkDeviceSize flag_bytes = total * 8 + (stats ? 16 : 0);
     if ((st = tvk_buf_ensure(ctx, s, &s->sflag, flag_bytes, 0, fn)) != TALLY_OK) return st;
     if (s->sflag.buf != old_flags) s->scan_epoch = 0; /* a new buffer holds anything */
@@ -201,11 +198,8 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
                            (opts->exclusive ? 1u : 0u) | (sg << 1), &p)) != TALLY_OK)
         return st;
     const char *one = getenv("TALLY_VULKAN_SCAN_ONE_LANE"); /* tests: no shuffles */
-    /* tests: TALLY_VULKAN_SCAN_LOOKBACK=sg-all, every subgroup takes the subgroup look-back
-     * (the same code in every SIMD group: how lavapipe tests it) */
-    const char *lb = getenv("TALLY_VULKAN_SCAN_LOOKBACK");
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (one && *one && strcmp(one, "0") ? 2u : 0u) |
-                     (lb && !strcmp(lb, "sg-all") ? 8u : 0u);
+                     (s->scan_lookback == 2 ? 8u : 0u); /* sg-all: every subgroup looks back */
     uint32_t tile0 = 0;
     for (uint64_t k = 0; k < nseg; k++) {
         if (k > 0) tvk_barrier(s);
@@ -518,3 +512,11 @@ TVK_BENCH_SETTER(tally_vulkan_bench_float_shaders, int, float_shaders)
 /* Benchmarks: the one-pass scan's look-back steps without progress before a fallback (what
  * TALLY_VULKAN_SCAN_SPINS sets for a new context); returns the previous value. */
 TVK_BENCH_SETTER(tally_vulkan_bench_scan_spins, uint32_t, scan_spins)
+
+/* Benchmarks: the one-pass scan's look-back (0: the workgroup's, 1: subgroup 0's; what
+ * TALLY_VULKAN_SCAN_LOOKBACK sets for a new context); returns the previous setting. */
+TVK_BENCH_SETTER(tally_vulkan_bench_scan_lookback, uint32_t, scan_lookback)
+
+/* Benchmarks: the one-pass scan counts its look-back steps (on: 1; what TALLY_VULKAN_SCAN_STATS
+ * sets for a new context; tally_vulkan_bench_scan_stats reads them); returns the previous setting. */
+TVK_BENCH_SETTER(tally_vulkan_bench_scan_count, int, scan_stats)
