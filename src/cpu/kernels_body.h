@@ -687,8 +687,17 @@ TALLY_FLOAT_TYPES(TK_KEYED_SCANS)
 /* the float entries of the scan tables */
 #define TK_FSCAN_FN_sum(kind, name) scan_##kind##_sum_##name
 #define TK_FSCAN_FN_prod(kind, name) scan_##kind##_prod_##name
+/* min/max: the fused vector scans where the ISA has them (kernels_simd.h), else the keyed ones */
+#ifdef TK_FKSCAN
+#define TK_FSCAN_FN_min(kind, name) TK_FSCAN_MM_##kind(min, name)
+#define TK_FSCAN_FN_max(kind, name) TK_FSCAN_MM_##kind(max, name)
+#define TK_FSCAN_MM_incl(opname, name) fkscan_incl_##opname##_##name
+#define TK_FSCAN_MM_excl(opname, name) fkscan_excl_##opname##_##name
+#define TK_FSCAN_MM_total(opname, name) kscan_total_##opname##_##name
+#else
 #define TK_FSCAN_FN_min(kind, name) kscan_##kind##_min_##name
 #define TK_FSCAN_FN_max(kind, name) kscan_##kind##_max_##name
+#endif
 
 /* ---- the table ------------------------------------------------------------------------------ */
 #define TK_E_ISUM(E, name, C, i, s, W) [TALLY_##E] = isum_##name,

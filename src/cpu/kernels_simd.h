@@ -400,6 +400,97 @@ TALLY_INT_TYPES(TK_VSCANS)
 #define TK_ISCAN_total(opname, name) scan_total_##opname##_##name
 #define TK_ISCAN(kind, opname, name) TK_ISCAN_##kind(opname, name)
 
+/* Float min/max scans fused into one pass: each vector's bits are keyed (k = b ^ ((b >> (W-1))
+ * >>> 1), the signed order of IEEE 754-2019 minimum/maximum on non-NaN values, -0 < +0, equal
+ * keys equal bits), scanned as integers in registers (the prefix above, the carry a key in
+ * every lane) and keyed back (the map is its own inverse) before the store: no pass through a
+ * key buffer. So the bits are those of the scalar scan (tk_fmin/tk_fmax) on every input without
+ * NaN. A vector with a NaN in it (or a NaN carry in) sends the rest of the call to the scalar
+ * scan from that vector's first element, with the carry of the elements before it: a NaN
+ * propagates from its position exactly as there. The identity shifted into the prefix is the
+ * key beyond every non-NaN key (INT_MIN for max, INT_MAX for min), never an output. */
+#if TK_VB == 64
+static inline int tk_vnan_f32(tk_vi32 b)
+{
+    __m512 f = _mm512_castsi512_ps((__m512i)b);
+    return _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q) != 0;
+}
+static inline int tk_vnan_f64(tk_vi64 b)
+{
+    __m512d f = _mm512_castsi512_pd((__m512i)b);
+    return _mm512_cmp_pd_mask(f, f, _CMP_UNORD_Q) != 0;
+}
+#else
+static inline int tk_vnan_f32(tk_vi32 b)
+{
+    __m256 f = _mm256_castsi256_ps((__m256i)b);
+    return _mm256_movemask_ps(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)) != 0;
+}
+static inline int tk_vnan_f64(tk_vi64 b)
+{
+    __m256d f = _mm256_castsi256_pd((__m256i)b);
+    return _mm256_movemask_pd(_mm256_cmp_pd(f, f, _CMP_UNORD_Q)) != 0;
+}
+#endif
+#define TK_FK_S_f32 int32_t
+#define TK_FK_S_f64 int64_t
+#define TK_FK_V_f32 tk_vi32
+#define TK_FK_V_f64 tk_vi64
+#define TK_FK_N_f32 i32
+#define TK_FK_N_f64 i64
+#define TK_FK_ID_max(name) TK_SMIN_##name
+#define TK_FK_ID_min(name) TK_SMAX_##name
+#define TK_FK_PFX(L, V, v, z, OP) TK_PFX(L, V, v, z, OP)
+#define TK_FK_OP(opname, KN) TK_FK_OP_(opname, KN)
+#define TK_FK_OP_(opname, KN) tk_v##opname##_##KN
+#define TK_FK_LANES(KN) TK_FK_LANES_(KN)
+#define TK_FK_LANES_(KN) TK_L_##KN
+#define TK_FKSCAN_KIND(opname, name, C, kind, EXCL)                                              \
+    static void fkscan_##kind##_##opname##_##name(const void *vi, void *vo, uint64_t n,          \
+                                                  tally_carry *cy)                               \
+    {                                                                                            \
+        typedef TK_FK_V_##name VS;                                                               \
+        typedef TK_FK_S_##name S;                                                                \
+        const char *x = vi;                                                                      \
+        char *o = vo;                                                                            \
+        const uint64_t L = TK_VB / sizeof(C);                                                    \
+        const int W1 = (int)sizeof(S) * 8 - 1;                                                   \
+        uint64_t i = 0;                                                                          \
+        if (cy->name == cy->name) {                                                              \
+            const VS m = (VS){0} + TK_SMAX_##name;                                               \
+            const VS z = (VS){0} + TK_FK_ID_##opname(name);                                      \
+            S ck;                                                                                \
+            memcpy(&ck, &cy->name, sizeof ck);                                                   \
+            VS c = (VS){0} + ck;                                                                 \
+            c ^= (c >> W1) & m;                                                                  \
+            for (; i + L <= n; i += L) {                                                         \
+                VS k;                                                                            \
+                memcpy(&k, x + i * sizeof(C), sizeof k);                                         \
+                if (tk_vnan_##name(k)) break;                                                    \
+                k ^= (k >> W1) & m;                                                              \
+                TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z,                                 \
+                          TK_FK_OP(opname, TK_FK_N_##name));                                     \
+                VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                \
+                VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;    \
+                e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                      \
+                e ^= (e >> W1) & m;                                                              \
+                memcpy(o + i * sizeof(C), &e, sizeof e);                                         \
+                c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);                                      \
+            }                                                                                    \
+            c ^= (c >> W1) & m;                                                                  \
+            ck = c[0];                                                                           \
+            memcpy(&cy->name, &ck, sizeof ck);                                                   \
+        }                                                                                        \
+        scan_##kind##_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);        \
+    }
+#define TK_FKSCANS(E, name, C, is_int, sgn, W)                                                   \
+    TK_FKSCAN_KIND(min, name, C, incl, 0)                                                        \
+    TK_FKSCAN_KIND(min, name, C, excl, 1)                                                        \
+    TK_FKSCAN_KIND(max, name, C, incl, 0)                                                        \
+    TK_FKSCAN_KIND(max, name, C, excl, 1)
+TALLY_FLOAT_TYPES(TK_FKSCANS)
+#define TK_FKSCAN 1
+
 /* Byte sums: psadbw adds 8 bytes into each 64-bit lane in one instruction. Signed bytes are
  * biased by 128 (x ^ 0x80 = x + 128 as an unsigned byte) and the bias is taken off at the end. */
 static inline tk_vu64 tk_sad(tk_vu8 v)

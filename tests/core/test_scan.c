@@ -5,7 +5,8 @@
  * running local value per block; written out plainly here, one element at a time); min/max
  * are IEEE minimum/maximum. */
 #include "reference.h"
-#include "cpu/cpu.h" /* tally_cpu_set_scan_piece */
+#include "cpu/cpu.h"     /* tally_cpu_set_scan_piece */
+#include "cpu/kernels.h" /* the min/max scan kernels, called directly */
 
 #define SCAN_BLOCK 4096
 
@@ -397,6 +398,137 @@ static void test_scan_error_bound(void **state)
     free(got);
 }
 
+/* ---- the float min/max scan kernels on adversarial data --------------------------------------
+ * Each ISA path's min/max scan kernels (kernels.h: scan_incl, scan_excl, scan_total), called
+ * directly so that every size and carry reaches them: sizes 0..160 and around 256, 1024, 4096
+ * (every vector and chunk boundary of every path), data drawn from NaNs with payloads (quiet and
+ * signalling, both signs), +-0, +-inf, the smallest and largest subnormals, +-FLT_MIN/MAX and
+ * random finite values, a NaN at every position (and a second one after it), every special
+ * carry in. Checked bit for bit (NaN payloads included: the first NaN is the one that
+ * propagates) against the plain IEEE minimum/maximum loop above (fmin_/fmax_). */
+static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
+#define ADV_MM(E, name, C, U, MB, ONE)                                                                  \
+    static const U adv_special_##name[] = {                                                    \
+        0, ADV_INF(U, MB), 1, /* +0 (-0 by the sign flip below), +inf, smallest subnormal */   \
+        ((U)1 << MB) - 1, (U)1 << MB, /* largest subnormal, smallest normal */                 \
+        ADV_INF(U, MB) - 1, ONE}; /* largest finite, 1 */                                      \
+    static U adv_nan_##name(uint64_t r)                                                        \
+    {                                                                                          \
+        U payload = (U)(r % (((U)1 << MB) - 1)) + 1; /* quiet or signalling, never 0 */        \
+        return ((r >> 60) & 1 ? ADV_SIGN(U) : 0) | ADV_INF(U, MB) | payload;                   \
+    }                                                                                          \
+    /* a value that is not NaN: a special one (either sign) or random finite bits */           \
+    static U adv_value_##name(void)                                                            \
+    {                                                                                          \
+        uint64_t r = rnd();                                                                    \
+        if (r % 3) {                                                                           \
+            U v = adv_special_##name[(r >> 8) % (sizeof adv_special_##name / sizeof(U))];      \
+            return (r >> 20) & 1 ? v ^ ADV_SIGN(U) : v;                                        \
+        }                                                                                      \
+        U v = (U)rnd();                                                                        \
+        if ((v & ADV_INF(U, MB)) == ADV_INF(U, MB)) v ^= (U)1 << MB; /* finite */              \
+        return v;                                                                              \
+    }                                                                                          \
+    static C adv_c_##name(U b)                                                                 \
+    {                                                                                          \
+        C v;                                                                                   \
+        memcpy(&v, &b, sizeof v);                                                              \
+        return v;                                                                              \
+    }                                                                                          \
+    /* one kernel call against the reference; returns 0 (and says why) on a difference */     \
+    static int adv_check_##name(const tally_cpu_kernels *k, tally_op op, int excl, const U *x, \
+                                uint64_t n, U carry, U *want, U *got, const char *what)        \
+    {                                                                                          \
+        C c = adv_c_##name(carry);                                                             \
+        for (uint64_t i = 0; i < n; i++) {                                                     \
+            C v = adv_c_##name(x[i]), prev = c;                                                \
+            c = op == TALLY_MIN ? fmin_##name(c, v) : fmax_##name(c, v);                       \
+            C o = excl ? prev : c;                                                             \
+            memcpy(&want[i], &o, sizeof o);                                                    \
+        }                                                                                      \
+        U cwant, cgot, ctot;                                                                   \
+        memcpy(&cwant, &c, sizeof c);                                                          \
+        for (uint64_t i = 0; i < n + 1; i++) got[i] = (U)0x5a5a5a5a5a5a5a5aull;                \
+        tally_carry cy, ct;                                                                    \
+        memset(&cy, 0, sizeof cy);                                                             \
+        memcpy(&cy.name, &carry, sizeof carry);                                                \
+        ct = cy;                                                                               \
+        (excl ? k->scan_excl : k->scan_incl)[op][TALLY_##E](x, got, n, &cy);                    \
+        k->scan_total[op][TALLY_##E](x, n, &ct);                                               \
+        memcpy(&cgot, &cy.name, sizeof cgot);                                                  \
+        memcpy(&ctot, &ct.name, sizeof ctot);                                                  \
+        uint64_t bad = n;                                                                      \
+        for (uint64_t i = 0; i < n && bad == n; i++)                                           \
+            if (got[i] != want[i]) bad = i;                                                    \
+        if (bad < n || cgot != cwant || ctot != cwant || got[n] != (U)0x5a5a5a5a5a5a5a5aull) { \
+            print_error("%s %s %s %s n=%llu (%s): element %llu got %llx want %llx, carry out " \
+                        "%llx (total %llx) want %llx\n",                                       \
+                        adv_kname(k), op == TALLY_MIN ? "min" : "max", excl ? "excl" : "incl",      \
+                        #name, (unsigned long long)n, what, (unsigned long long)bad,            \
+                        (unsigned long long)(bad < n ? got[bad] : got[n]),                     \
+                        (unsigned long long)(bad < n ? want[bad] : 0),                         \
+                        (unsigned long long)cgot, (unsigned long long)ctot,                    \
+                        (unsigned long long)cwant);                                            \
+            return 0;                                                                          \
+        }                                                                                      \
+        return 1;                                                                              \
+    }                                                                                          \
+    static int adv_all_##name(const tally_cpu_kernels *k, const U *x, uint64_t n, U carry,     \
+                              U *want, U *got, const char *what)                               \
+    {                                                                                          \
+        int ok = 1;                                                                            \
+        for (int excl = 0; excl < 2; excl++) {                                                 \
+            ok &= adv_check_##name(k, TALLY_MIN, excl, x, n, carry, want, got, what);          \
+            ok &= adv_check_##name(k, TALLY_MAX, excl, x, n, carry, want, got, what);          \
+        }                                                                                      \
+        return ok;                                                                             \
+    }                                                                                          \
+    static int adv_run_##name(const tally_cpu_kernels *k, uint64_t n)                          \
+    {                                                                                          \
+        U *x = malloc((n + 1) * sizeof(U)), *want = malloc((n + 1) * sizeof(U)),               \
+          *got = malloc((n + 1) * sizeof(U));                                                  \
+        const U inf = ADV_INF(U, MB), sign = ADV_SIGN(U);                                      \
+        const U carries[] = {inf, inf | sign, 0, sign, 1, sign | 1, adv_nan_##name(rnd()),     \
+                             adv_nan_##name(rnd()), 0};                                        \
+        int ok = 1;                                                                            \
+        for (size_t ci = 0; ci < sizeof carries / sizeof carries[0]; ci++) {                   \
+            for (uint64_t i = 0; i < n; i++) x[i] = adv_value_##name();                        \
+            U cin = ci + 1 == sizeof carries / sizeof carries[0] ? adv_value_##name()          \
+                                                                 : carries[ci];                \
+            ok &= adv_all_##name(k, x, n, cin, want, got, "no NaN in the data");               \
+        }                                                                                      \
+        /* a NaN at every position (beyond 160 elements: at the boundaries), a second after */ \
+        for (uint64_t p = 0; p < n && ok; p++) {                                               \
+            if (n > 160 && p > 70 && p + 70 < n && p % 64 > 1 && p % 64 < 62) continue;        \
+            for (uint64_t i = 0; i < n; i++) x[i] = adv_value_##name();                        \
+            x[p] = adv_nan_##name(rnd());                                                      \
+            if (p + 1 < n && rnd() % 2) x[p + 1 + rnd() % (n - p - 1)] = adv_nan_##name(rnd());\
+            ok &= adv_all_##name(k, x, n, adv_value_##name(), want, got, "NaN in the data");   \
+        }                                                                                      \
+        free(x);                                                                               \
+        free(want);                                                                            \
+        free(got);                                                                             \
+        return ok;                                                                             \
+    }
+#define ADV_SIGN(U) ((U)1 << (sizeof(U) * 8 - 1))
+#define ADV_INF(U, MB) ((U)(ADV_SIGN(U) - 1) >> MB << MB) /* exponent all ones */
+ADV_MM(F32, f32, float, uint32_t, 23, 0x3f800000u)
+ADV_MM(F64, f64, double, uint64_t, 52, 0x3ff0000000000000ull)
+
+static void test_scan_minmax_kernels(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    const tally_cpu_kernels *k = tally_cpu_kernels_for(c->isa);
+    rng_state = 4242;
+    int ok = 1;
+    for (uint64_t n = 0; n <= 160; n++) ok &= adv_run_f32(k, n) & adv_run_f64(k, n);
+    static const uint64_t more[] = {255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        ok &= adv_run_f32(k, more[i]) & adv_run_f64(k, more[i]);
+    assert_true(ok);
+}
+
 /* test_scans runs with 256 KiB scan pieces (many pieces on every thread count, float blocks'
  * totals and carries across several pieces); the big test keeps the default. */
 static int small_pieces(void **state, int (*setup)(void **))
@@ -421,6 +553,7 @@ int main(void)
         ISA_TESTS(test_scan_big_f32),
         ISA_TESTS(test_scan_examples),
         ISA_TESTS(test_scan_error_bound),
+        ISA_TESTS(test_scan_minmax_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
