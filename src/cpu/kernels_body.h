@@ -693,7 +693,7 @@ TALLY_FLOAT_TYPES(TK_KEYED_SCANS)
 #define TK_FSCAN_FN_max(kind, name) TK_FSCAN_MM_##kind(max, name)
 #define TK_FSCAN_MM_incl(opname, name) fkscan_incl_##opname##_##name
 #define TK_FSCAN_MM_excl(opname, name) fkscan_excl_##opname##_##name
-#define TK_FSCAN_MM_total(opname, name) kscan_total_##opname##_##name
+#define TK_FSCAN_MM_total(opname, name) fktotal_##opname##_##name
 #else
 #define TK_FSCAN_FN_min(kind, name) kscan_##kind##_min_##name
 #define TK_FSCAN_FN_max(kind, name) kscan_##kind##_max_##name

@@ -489,6 +489,67 @@ static inline int tk_vnan_f64(tk_vi64 b)
     TK_FKSCAN_KIND(max, name, C, incl, 0)                                                        \
     TK_FKSCAN_KIND(max, name, C, excl, 1)
 TALLY_FLOAT_TYPES(TK_FKSCANS)
+/* Their block totals (the look-back's input, read from memory on many threads): the keys'
+ * extreme and, to prove there was no NaN, their other extreme, in two accumulators each; a NaN
+ * key lies beyond the keys of +-inf, so extremes within them prove there was none. Otherwise
+ * (or with a NaN carry in) the scalar total from the start: the same bits. */
+#define TK_FKTOTAL(opname, name, C, VEXT, VOTH)                                                  \
+    static void fktotal_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)           \
+    {                                                                                            \
+        typedef TK_FK_V_##name VS;                                                               \
+        typedef TK_FK_S_##name S;                                                                \
+        const char *x = vi;                                                                      \
+        const uint64_t L = TK_VB / sizeof(C);                                                    \
+        const int W1 = (int)sizeof(S) * 8 - 1;                                                   \
+        const VS m = (VS){0} + TK_SMAX_##name;                                                   \
+        if (cy->name != cy->name) {                                                              \
+            scan_total_##opname##_##name(vi, n, cy);                                             \
+            return;                                                                              \
+        }                                                                                        \
+        S ck;                                                                                    \
+        memcpy(&ck, &cy->name, sizeof ck);                                                       \
+        ck ^= (S)((ck >> W1) & TK_SMAX_##name);                                                  \
+        VS e0 = (VS){0} + ck, e1 = e0, o0 = e0, o1 = e0;                                         \
+        uint64_t i = 0;                                                                          \
+        for (; i + 2 * L <= n; i += 2 * L) {                                                     \
+            VS b0, b1;                                                                           \
+            memcpy(&b0, x + i * sizeof(C), sizeof b0);                                           \
+            memcpy(&b1, x + (i + L) * sizeof(C), sizeof b1);                                     \
+            b0 ^= (b0 >> W1) & m;                                                                \
+            b1 ^= (b1 >> W1) & m;                                                                \
+            e0 = VEXT(e0, b0);                                                                   \
+            e1 = VEXT(e1, b1);                                                                   \
+            o0 = VOTH(o0, b0);                                                                   \
+            o1 = VOTH(o1, b1);                                                                   \
+        }                                                                                        \
+        e0 = VEXT(e0, e1);                                                                       \
+        o0 = VOTH(o0, o1);                                                                       \
+        S lo = TK_SMAX_##name, hi = TK_SMIN_##name;                                              \
+        for (uint64_t j = 0; j < L; j++) {                                                       \
+            lo = TK_MIN(lo, TK_MIN(e0[j], o0[j]));                                               \
+            hi = TK_MAX(hi, TK_MAX(e0[j], o0[j]));                                               \
+        }                                                                                        \
+        for (; i < n; i++) {                                                                     \
+            S k;                                                                                 \
+            memcpy(&k, x + i * sizeof(C), sizeof k);                                             \
+            k ^= (S)((k >> W1) & TK_SMAX_##name);                                                \
+            lo = TK_MIN(lo, k);                                                                  \
+            hi = TK_MAX(hi, k);                                                                  \
+        }                                                                                        \
+        if (lo < tk_key_##name(TK_NINF_##name) || hi > (S)TK_INF_##name) {                       \
+            scan_total_##opname##_##name(vi, n, cy);                                             \
+            return;                                                                              \
+        }                                                                                        \
+        S r = TK_FK_PICK_##opname(lo, hi);                                                       \
+        r ^= (S)((r >> W1) & TK_SMAX_##name);                                                    \
+        memcpy(&cy->name, &r, sizeof r);                                                         \
+    }
+#define TK_FK_PICK_min(lo, hi) (lo)
+#define TK_FK_PICK_max(lo, hi) (hi)
+TK_FKTOTAL(min, f32, float, tk_vmin_i32, tk_vmax_i32)
+TK_FKTOTAL(max, f32, float, tk_vmax_i32, tk_vmin_i32)
+TK_FKTOTAL(min, f64, double, tk_vmin_i64, tk_vmax_i64)
+TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
 #define TK_FKSCAN 1
 
 /* Byte sums: psadbw adds 8 bytes into each 64-bit lane in one instruction. Signed bytes are
