@@ -43,8 +43,10 @@
 #                (i32 i64 f32 f64; sum, max; exclusive f32 sum), each row beside the read loop / memcpy
 #                of the same run; 2^28 elements (CPU_N) from 4 threads, 2^27 (CPU_N_LOW, still 2-4x
 #                the L3) at 1 and 2, as the summary's n row says; prints the ratios per thread count
-#                (CPUSCALE_S, default 150 s, split so that every thread count gets its turn; best of
-#                CPUSCALE_R=3 runs; tables in cpu-t<T>.md, a run stopped by its limit keeps its rows)
+#                (CPUSCALE_S, default 150 s, split so that every thread count gets its turn: the later
+#                runs' needs CPUSCALE_NEED="60 30 12" s (1, 2, 4+ threads) are kept for them, and a
+#                short budget is shared in proportion to them; best of CPUSCALE_R=3 runs; tables in
+#                cpu-t<T>.md, a run stopped by its limit keeps its rows; the log has each run's seconds)
 #   cpuperf      where the scans' time goes at 16, 4 and 1 threads (CPUPERF_THREADS): perf stat and
 #                perf record of bench_cpu -s (the i32 and f32 sum scans, 2^27 elements (CPUPERF_N)),
 #                perf from the PATH or .perf/
@@ -421,21 +423,28 @@ if want cpuscale; then
   log "CPU: bench_cpu -q at ${CPU_THREADS:-16,8,4,2,1} threads (at most ${c}s)"
   ts=${CPU_THREADS:-16,8,4,2,1}   # most cores first: one thread takes longest (its references too)
   cs0=$(date +%s)
-  # a run may use what is left but what the runs after it need (what each took on the host,
-  # roughly: 1 thread ~40 s, 2 threads ~25 s, 4-16 threads ~10-15 s); one stopped by its limit
-  # keeps the rows it printed (partial_table)
-  need() { local s=0 x; for x in "$@"; do if [ "$x" -le 1 ]; then s=$((s + 40)); elif [ "$x" -le 2 ]; then s=$((s + 25)); else s=$((s + 12)); fi; done; echo $s; }
+  # a run may use what is left but what the runs after it need (CPUSCALE_NEED="T1 T2 T4": seconds
+  # for 1 thread, 2 threads, 4 or more; a 1-thread run at 2^27 is ~2^27 x 40 bytes of first touch,
+  # the serial references and every row at one core's share of the bus: a minute), so that the
+  # 1-thread run, last, keeps its share whatever the runs before it take; one stopped by its
+  # limit keeps the rows it printed (partial_table); each run's seconds are in the log
+  read -r nd1 nd2 nd4 <<<"${CPUSCALE_NEED:-60 30 12}"
+  need() { local s=0 x; for x in "$@"; do if [ "$x" -le 1 ]; then s=$((s + nd1)); elif [ "$x" -le 2 ]; then s=$((s + nd2)); else s=$((s + nd4)); fi; done; echo $s; }
   set -- ${ts//,/ }
   while [ $# -gt 0 ]; do
     t=$1; shift
-    left=$(( c - ($(date +%s) - cs0) )); [ "$left" -lt 10 ] && break
-    lim=$(( left - $(need "$@") )); [ "$lim" -lt $(( left / ($# + 1) )) ] && lim=$(( left / ($# + 1) ))
+    # what is left but the later runs' needs; where that is less than this run's part of what is
+    # left in proportion to the needs, that part (a short budget is shared, none is skipped)
+    left=$(( c - ($(date +%s) - cs0) )); [ "$left" -lt 3 ] && { log "cpuscale: no time left for $t $*"; break; }
+    lim=$(( left - $(need "$@") )); p=$(( left * $(need "$t") / $(need "$t" "$@") ))
+    [ "$lim" -lt "$p" ] && lim=$p
     n=${CPU_N:-268435456}; [ "$t" -le 2 ] && n=${CPU_N_LOW:-134217728}
     echo "$n" >"$OUT/cpu-t$t.n"
+    ts0=$(date +%s)
     timeout "$lim" "$B/bench/tally_bench_cpu" -q -t "$t" -n "$n" -r "${CPUSCALE_R:-3}" -o "$OUT/cpu-t$t.md" >"$L/cpu-t$t.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     partial_table "$OUT/cpu-t$t.md" "$L/cpu-t$t.log" "$r"
-    log "cpuscale: $t threads exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-t$t.log") validation failures"
+    log "cpuscale: $t threads exit $r$([ "$r" = 124 ] && echo ' (timed out)') in $(( $(date +%s) - ts0 ))s of ${lim}s, $(grep -c '^| ' "$L/cpu-t$t.log") rows, $(grep -c 'VALIDATION FAILED' "$L/cpu-t$t.log") validation failures"
   done
 fi
 if want cpuperf; then
