@@ -12,7 +12,9 @@
  *   - scans (i32, i64, f32, f64: inclusive sum and max; exclusive f32 sum): memcpy of the same
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
  *     the i32 and f32 inclusive sum scans also on a second context with the early totals
- *     (TALLY_CPU_TUNE scan_pf=2, rows "(early)"; none where TALLY_CPU_TUNE is set);
+ *     (TALLY_CPU_TUNE scan_pf=2, rows "(early)"; none where TALLY_CPU_TUNE is set), and the f32
+ *     and f64 max scans also through the keyed kernels that the fused ones replaced (scan_keyed=1,
+ *     rows "(keyed)");
  *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
@@ -683,10 +685,14 @@ int main(int argc, char **argv) {
     omp_set_num_threads(nth);
     /* a second context whose scans publish their totals early (scan_pf=2), for the A/B rows;
      * none where TALLY_CPU_TUNE is set (the caller is measuring a setting of its own) */
-    tally_context *ctx_early = NULL;
+    tally_context *ctx_early = NULL, *ctx_keyed = NULL;
     if (!getenv("TALLY_CPU_TUNE")) {
         setenv("TALLY_CPU_TUNE", "scan_pf=2", 1);
         if (tally_create(&ctx_early, &opt) != TALLY_OK) ctx_early = NULL;
+        /* and one whose float max scans go through the keyed kernels (a key buffer per chunk),
+         * for the "(keyed)" rows beside the fused ones */
+        setenv("TALLY_CPU_TUNE", "scan_keyed=1", 1);
+        if (tally_create(&ctx_keyed, &opt) != TALLY_OK) ctx_keyed = NULL;
         unsetenv("TALLY_CPU_TUNE");
     }
 #if defined(__x86_64__)
@@ -815,8 +821,9 @@ int main(int argc, char **argv) {
     /* scans: out of place, against memcpy of the same bytes into another buffer; every type,
      * sum and max (and the exclusive float sum), each answer checked in full first */
     {
-        /* early: on the context with the early totals (TALLY_CPU_TUNE scan_pf=2, scan.c), beside
-         * the same scan on the default one */
+        /* early 1: on the context with the early totals (TALLY_CPU_TUNE scan_pf=2, scan.c); 2: on
+         * the one with the keyed float min/max scans (scan_keyed=1); each beside the same scan on
+         * the default one */
         struct { const char *name; tally_type type; tally_op op; int excl, early; } scans[] = {
             {"inclusive sum scan i32", TALLY_I32, TALLY_SUM, 0, 0},
             {"inclusive sum scan i32 (early)", TALLY_I32, TALLY_SUM, 0, 1},
@@ -827,12 +834,15 @@ int main(int argc, char **argv) {
             {"inclusive sum scan f64", TALLY_F64, TALLY_SUM, 0, 0},
             {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0, 0},
             {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0, 0},
+            {"inclusive max scan f32 (keyed)", TALLY_F32, TALLY_MAX, 0, 2},
             {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0, 0},
             {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0, 0},
+            {"inclusive max scan f64 (keyed)", TALLY_F64, TALLY_MAX, 0, 2},
         };
         for (size_t s = 0; s < (g_scans_only == 2 ? 5 : sizeof scans / sizeof scans[0]); s++) {
-            if (scans[s].early && (!ctx_early || nth < 2)) continue; /* 1 thread: no pieces */
-            tally_context *sctx = scans[s].early ? ctx_early : ctx;
+            if (scans[s].early == 1 && (!ctx_early || nth < 2)) continue; /* 1 thread: no pieces */
+            if (scans[s].early == 2 && !ctx_keyed) continue;
+            tally_context *sctx = scans[s].early == 1 ? ctx_early : scans[s].early == 2 ? ctx_keyed : ctx;
             tally_type ty = scans[s].type;
             size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
             const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
@@ -944,6 +954,7 @@ int main(int argc, char **argv) {
     }
     tally_destroy(ctx);
     if (ctx_early) tally_destroy(ctx_early);
+    if (ctx_keyed) tally_destroy(ctx_keyed);
     free(xi);
     free(xf);
     free(xd);

@@ -76,6 +76,13 @@ typedef struct tally_cpu_kernels {
     /* *carry = *carry op local(x[0..n-1]): what the scan of the block leaves in its carry. */
     void (*scan_total[TALLY_SCAN_OP_COUNT][TALLY_TYPE_COUNT])(const void *in, uint64_t n,
                                                          tally_carry *carry);
+    /* Float min [0] / max [1] scans through a key buffer (a chunk keyed, the integer scan, keyed
+     * back: a pass more through L1), [exclusive][max][type] and their totals [max][type]: the same
+     * bits as scan_incl/_excl/_total, whose fused kernels they preceded; kept where the ISA has
+     * the fused ones (else NULL), for comparing the two in one run (TALLY_CPU_TUNE scan_keyed=1). */
+    void (*kscan_mm[2][2][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
+                                             tally_carry *carry);
+    void (*ktotal_mm[2][TALLY_TYPE_COUNT])(const void *in, uint64_t n, tally_carry *carry);
     /* f32 sum [0] and product [1], where the ISA does it faster than scan_total block by block
      * (else NULL): tot[k] = the total of block k (identity as its carry) for 16 whole blocks
      * from in, TALLY_SCAN_BLOCK elements apart. The same bits as scan_total. */

@@ -746,4 +746,12 @@ const tally_cpu_kernels TALLY_KTABLE = {
     .scan_incl = TK_SCAN_TABLE(incl),
     .scan_excl = TK_SCAN_TABLE(excl),
     .scan_total = TK_SCAN_TABLE(total),
+#ifdef TK_FKSCAN
+    .kscan_mm = {{{[TALLY_F32] = kscan_incl_min_f32, [TALLY_F64] = kscan_incl_min_f64},
+                  {[TALLY_F32] = kscan_incl_max_f32, [TALLY_F64] = kscan_incl_max_f64}},
+                 {{[TALLY_F32] = kscan_excl_min_f32, [TALLY_F64] = kscan_excl_min_f64},
+                  {[TALLY_F32] = kscan_excl_max_f32, [TALLY_F64] = kscan_excl_max_f64}}},
+    .ktotal_mm = {{[TALLY_F32] = kscan_total_min_f32, [TALLY_F64] = kscan_total_min_f64},
+                  {[TALLY_F32] = kscan_total_max_f32, [TALLY_F64] = kscan_total_max_f64}},
+#endif
 };

@@ -35,7 +35,8 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
 
 /* TALLY_CPU_TUNE: "name=bytes,..." for pf_dist, pf_bytes (a power of two), pf_min, chunk_min,
  * chunk_max, and the scans' scan_piece (bytes) and scan_pf (0: no prefetch of a thread's next
- * piece; 2: prefetch it early and publish its totals early, scan.c) (see state.h). */
+ * piece; 2: prefetch it early and publish its totals early, scan.c) and scan_keyed (1: float
+ * min/max scans through the keyed kernels, the same bits) (see state.h). */
 static void tune_from_env(tally_cpu_state *st)
 {
     const char *e = getenv("TALLY_CPU_TUNE");
@@ -52,6 +53,7 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "chunk_max") && v >= 4096) st->chunk_max = v;
             else if (!strcmp(name, "scan_piece")) st->scan_piece = v; /* clamped below */
             else if (!strcmp(name, "scan_pf")) st->scan_pf = v > 2 ? 2 : (int)v;
+            else if (!strcmp(name, "scan_keyed")) st->scan_keyed = v != 0;
         }
         e = strchr(e, ',');
         if (e) e++;

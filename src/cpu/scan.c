@@ -361,6 +361,10 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
     j.st = st;
     j.kern = opts->exclusive ? st->k->scan_excl[op][type] : st->k->scan_incl[op][type];
     j.total = st->k->scan_total[op][type];
+    if (st->scan_keyed && (op == TALLY_MIN || op == TALLY_MAX) && st->k->ktotal_mm[0][type]) {
+        j.kern = st->k->kscan_mm[opts->exclusive != 0][op == TALLY_MAX][type];
+        j.total = st->k->ktotal_mm[op == TALLY_MAX][type];
+    }
     j.in = in;
     j.out = out;
     j.n = n;

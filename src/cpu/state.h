@@ -48,6 +48,8 @@ struct tally_cpu_state {
     struct tally_cpu_scan_prof *scan_prof; /* scans: where the time goes (cpu.h), or NULL */
     int scan_pf;            /* scans: prefetch a thread's next piece while writing (1), and its
                                totals early (2; scan.c), or not (0) (TALLY_CPU_TUNE) */
+    int scan_keyed;         /* scans: float min/max through the keyed kernels (kernels.h kscan_mm;
+                               TALLY_CPU_TUNE scan_keyed=1, to compare them with the fused ones) */
     uint64_t chunk_bytes;   /* reductions: bytes per chunk, 0: by size (tests only) */
     int interleave;         /* reductions: fixed round robin, merged last thread first (tests) */
     /* Reductions' memory knobs: the TALLY_CPU_* defaults above, unless TALLY_CPU_TUNE (read once

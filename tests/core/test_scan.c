@@ -436,8 +436,9 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
         return v;                                                                              \
     }                                                                                          \
     /* one kernel call against the reference; returns 0 (and says why) on a difference */     \
-    static int adv_check_##name(const tally_cpu_kernels *k, tally_op op, int excl, const U *x, \
-                                uint64_t n, U carry, U *want, U *got, const char *what)        \
+    static int adv_check_##name(const tally_cpu_kernels *k, tally_op op, int excl, int keyed,  \
+                                const U *x, uint64_t n, U carry, U *want, U *got,              \
+                                const char *what)                                              \
     {                                                                                          \
         C c = adv_c_##name(carry);                                                             \
         for (uint64_t i = 0; i < n; i++) {                                                     \
@@ -453,8 +454,13 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
         memset(&cy, 0, sizeof cy);                                                             \
         memcpy(&cy.name, &carry, sizeof carry);                                                \
         ct = cy;                                                                               \
-        (excl ? k->scan_excl : k->scan_incl)[op][TALLY_##E](x, got, n, &cy);                    \
-        k->scan_total[op][TALLY_##E](x, n, &ct);                                               \
+        if (keyed) { /* the keyed kernels kept beside the fused ones */                       \
+            k->kscan_mm[excl][op == TALLY_MAX][TALLY_##E](x, got, n, &cy);                     \
+            k->ktotal_mm[op == TALLY_MAX][TALLY_##E](x, n, &ct);                               \
+        } else {                                                                               \
+            (excl ? k->scan_excl : k->scan_incl)[op][TALLY_##E](x, got, n, &cy);                \
+            k->scan_total[op][TALLY_##E](x, n, &ct);                                           \
+        }                                                                                      \
         memcpy(&cgot, &cy.name, sizeof cgot);                                                  \
         memcpy(&ctot, &ct.name, sizeof ctot);                                                  \
         uint64_t bad = n;                                                                      \
@@ -463,7 +469,8 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
         if (bad < n || cgot != cwant || ctot != cwant || got[n] != (U)0x5a5a5a5a5a5a5a5aull) { \
             print_error("%s %s %s %s n=%llu (%s): element %llu got %llx want %llx, carry out " \
                         "%llx (total %llx) want %llx\n",                                       \
-                        adv_kname(k), op == TALLY_MIN ? "min" : "max", excl ? "excl" : "incl",      \
+                        adv_kname(k), op == TALLY_MIN ? "min" : "max",                         \
+                        keyed ? (excl ? "excl keyed" : "incl keyed") : excl ? "excl" : "incl", \
                         #name, (unsigned long long)n, what, (unsigned long long)bad,            \
                         (unsigned long long)(bad < n ? got[bad] : got[n]),                     \
                         (unsigned long long)(bad < n ? want[bad] : 0),                         \
@@ -477,10 +484,11 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
                               U *want, U *got, const char *what)                               \
     {                                                                                          \
         int ok = 1;                                                                            \
-        for (int excl = 0; excl < 2; excl++) {                                                 \
-            ok &= adv_check_##name(k, TALLY_MIN, excl, x, n, carry, want, got, what);          \
-            ok &= adv_check_##name(k, TALLY_MAX, excl, x, n, carry, want, got, what);          \
-        }                                                                                      \
+        for (int keyed = 0; keyed <= (k->ktotal_mm[0][TALLY_##E] != NULL); keyed++)            \
+            for (int excl = 0; excl < 2; excl++) {                                             \
+                ok &= adv_check_##name(k, TALLY_MIN, excl, keyed, x, n, carry, want, got, what);\
+                ok &= adv_check_##name(k, TALLY_MAX, excl, keyed, x, n, carry, want, got, what);\
+            }                                                                                  \
         return ok;                                                                             \
     }                                                                                          \
     static int adv_run_##name(const tally_cpu_kernels *k, uint64_t n)                          \
