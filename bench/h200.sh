@@ -322,8 +322,12 @@ if want vulkan && [ $VK = ON ]; then
   log "bench_vulkan (at most ${c}s)"
   # the SM clock during the run (nvidia-smi dmon, once a second): the GPU's clocks fall while it idles
   nvidia-smi dmon -s pc -d 1 >"$L/bench-vulkan-dmon.log" 2>&1 & dm=$!
+  # each case is preceded by batched large reductions until the SM clock reads VK_CLOCK_MIN MHz
+  # (at most VK_HEAT seconds); each row's note carries the clock before and after its timed runs
+  TALLY_BENCH_CLOCK_CMD="nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits -i 0" \
+  TALLY_BENCH_CLOCK_MIN=${VK_CLOCK_MIN:-1800} \
   timeout "$c" "$B/bench/tally_bench_vulkan" ${VK_BENCH_ARGS:---min-log2 10 --max-log2 30 --step 4} --min-time 0.02 \
-    --warm "${VK_WARM:-0.05}" --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+    --warm "${VK_WARM:-0.05}" --heat "${VK_HEAT:-1.5}" --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
   kill $dm 2>/dev/null
   log "bench_vulkan: SM clock MHz during it (min/median/max of dmon's samples): $(awk '/^# *gpu/ {for (i = 2; i <= NF; i++) if ($i == "pclk") c = i - 1}
     $1 !~ /^#/ && c {print $c}' "$L/bench-vulkan-dmon.log" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[1] "/" a[int((NR+1)/2)] "/" a[NR]}')"
