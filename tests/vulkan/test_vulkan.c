@@ -201,6 +201,9 @@ static void test_reduce_matrix(int full)
                     int via = vias[oi];
                     size_t off = offs[oi];
                     for (int omit = 0; omit <= (is_float(t) ? 1 : 0); omit++) {
+                        /* skipping NaNs matters where there are NaNs: outside --full, omit=1 runs
+                         * on the data families that hold them (raw bits, specials) */
+                        if (omit && !full && d != D_BITS && d != D_SPECIAL) continue;
                         compare_reduce(t, h, n, all, nall, omit, 0, via, off, what);
                         /* the single ops and the small sets pick their own pipelines; where the
                          * data comes from (host copy or the caller's buffer at an offset) is the
