@@ -858,6 +858,15 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
 #else
     const int fx = 0;
 #endif
+#if defined(XW32)
+    /* Plain f32 sums take the bound's max on the floats as loaded (XPW a vector) instead of on
+     * every widened vector of XW doubles: half the max ops (the levels fill the FP ports). A NaN
+     * or inf makes the level-0 accumulators non-finite anyway, so the max may ignore it. */
+    const int fm = kind == XK_SUM_F32 && mode == 0;
+    XP pmax0 = XP_SET1(0.0f), pmax1 = XP_SET1(0.0f);
+#else
+    const int fm = 0;
+#endif
     const uint64_t pfd = tally_xpf_far_get_();
     for (; i + XU * XW <= len; i += XU * XW) {
         for (int u = 0; u < XU * XW * (int)((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8); u += 64)
@@ -871,9 +880,19 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
             fmaxs = XF_MAXS(fmaxs, f);
         }
 #endif
+#if defined(XW32)
+        if (fm) {
+            for (int u = 0; u + 2 * XPW <= XU * XW; u += 2 * XPW) {
+                pmax0 = XP_MAXABS(pmax0, XP_LOAD((const float *)x + i0 + i + u));
+                pmax1 = XP_MAXABS(pmax1, XP_LOAD((const float *)x + i0 + i + u + XPW));
+            }
+            if ((XU * XW) % (2 * XPW))
+                pmax0 = XP_MAXABS(pmax0, XP_LOAD((const float *)x + i0 + i + XU * XW - XPW));
+        }
+#endif
         for (int u = 0; u < XU; u++)
             XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax[u],
-                      &vmn[u], &vmx[u], &nans, &res, mode, !fx, pe);
+                      &vmn[u], &vmx[u], &nans, &res, mode, !fx && !fm, pe);
     }
 #if defined(XF_W)
     /* Reduced right away: live across the calls below, GCC 12 kept them in memory in the loop
@@ -923,6 +942,13 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
         XV a = vmax[0];
         for (int w = 1; w < XU; w++) a = XV_MAXABS(a, vmax[w]);
         mx = XFN(hmax)(a);
+#if defined(XW32)
+        if (fm) {
+            float pl[XPW];
+            XP_STORE(pl, XP_MAXABS(pmax0, pmax1));
+            for (int j = 0; j < XPW; j++) mx = (double)pl[j] > mx ? (double)pl[j] : mx;
+        }
+#endif
     }
     o->bmax = mx;
     o->res = pe ? 0 : XFN(orbits)(res);
