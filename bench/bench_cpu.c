@@ -31,7 +31,8 @@
  * the small-array rows: one exact sum of 4,096 f32 / f64 against a plain SIMD loop over them. Each
  * answer is checked against the superaccumulator fed element by element (core/exact_sum.h).
  * TALLY_BENCH_XPF="FAR,NEAR;...": the wide and full-range rows again per prefetch setting of the
- * exact kernels (bytes ahead into L2 and into L1, exact_kernels.h), labelled "xpf=FAR,NEAR". */
+ * exact kernels (bytes ahead into L2 and into L1, exact_kernels.h), labelled "xpf=FAR,NEAR", at
+ * 2 threads and more. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -573,11 +574,12 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
                 /* TALLY_BENCH_XPF="FAR,NEAR;FAR,NEAR;...": the wide and full-range rows again with
                  * the exact kernels' prefetch distances set so (exact_kernels.h), each beside its
-                 * own read loop; the rows above use the defaults */
+                 * own read loop, at 2 threads and more (what they are for); the rows above use the
+                 * defaults */
                 const char *xv = getenv("TALLY_BENCH_XPF");
                 uint32_t far0, near0;
                 tally_exact_get_prefetch(&far0, &near0);
-                for (const char *c = xv; shape > 0 && c && *c;) {
+                for (const char *c = nth > 1 ? xv : NULL; shape > 0 && c && *c;) {
                     unsigned long far = far0, near = near0;
                     if (sscanf(c, "%lu,%lu", &far, &near) < 1) break;
                     tally_exact_set_prefetch((uint32_t)far / 64 * 64, (uint32_t)near / 64 * 64);
