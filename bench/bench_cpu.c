@@ -31,7 +31,10 @@
  * data shape (price-like; random sign with exponents over 2^-40..2^40; over the whole range of
  * the type), each row beside the read loop and a plain rounding SIMD sum of the same bytes, and
  * the small-array rows: one exact sum of 4,096 f32 / f64 against a plain SIMD loop over them. Each
- * answer is checked against the superaccumulator fed element by element (core/exact_sum.h). */
+ * answer is checked against the superaccumulator fed element by element (core/exact_sum.h).
+ * TALLY_BENCH_XPF="FAR,NEAR;...": the wide and full-range rows again per prefetch setting of the
+ * exact kernels (bytes ahead into L2 and into L1, exact_kernels.h), labelled "xpf=FAR,NEAR", at
+ * 2 threads and more. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +49,7 @@
 #include "tally.h"
 #include "core/exact_sum.h"
 #include "cpu/cpu.h" /* tally_cpu_set_scan_profile */
+#include "cpu/exact_kernels.h" /* tally_exact_set_prefetch (-x variants) */
 
 static double now(void) {
     struct timespec t;
@@ -575,6 +579,33 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 fputs(line, stdout);
                 fflush(stdout);
                 g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+                /* TALLY_BENCH_XPF="FAR,NEAR;FAR,NEAR;...": the wide and full-range rows again with
+                 * the exact kernels' prefetch distances set so (exact_kernels.h), each beside its
+                 * own read loop, at 2 threads and more (what they are for); the rows above use the
+                 * defaults */
+                const char *xv = getenv("TALLY_BENCH_XPF");
+                uint32_t far0, near0;
+                tally_exact_get_prefetch(&far0, &near0);
+                for (const char *c = nth > 1 ? xv : NULL; shape > 0 && c && *c;) {
+                    unsigned long far = far0, near = near0;
+                    if (sscanf(c, "%lu,%lu", &far, &near) < 1) break;
+                    tally_exact_set_prefetch((uint32_t)far / 64 * 64, (uint32_t)near / 64 * 64);
+                    ours(&o);
+                    int vok = memcmp(&o.res[0].value.f64, &want[f64], 8) == 0;
+                    if (!vok) fail("exact sum (prefetch variant)");
+                    timepair(ours, &o, base_read, &b, &t, &tb);
+                    char label[96];
+                    snprintf(label, sizeof label, "%s xpf=%lu,%lu", shapes[shape], far / 64 * 64, near / 64 * 64);
+                    snprintf(line, sizeof line, "| %d | %s | %s | %.2f | %.1f | %.1f | %.2f | | | %.17g%s |\n",
+                             nth, label, f64 ? "f64" : "f32", t * 1e3, bytes / t / 1e9, bytes / tb / 1e9,
+                             tb / t, o.res[0].value.f64, vok ? "" : " WRONG");
+                    fputs(line, stdout);
+                    fflush(stdout);
+                    g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+                    tally_exact_set_prefetch(far0, near0);
+                    c = strchr(c, ';');
+                    if (c) c++;
+                }
             }
             tally_destroy(ctx);
         }

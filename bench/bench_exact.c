@@ -1,6 +1,7 @@
 /* tally_bench_exact: the exact-sum kernels alone, one core, per ISA, data shape and kernel.
  *
  *   tally_bench_exact [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] [-d DATA] [-k KERNEL]
+ *                     [-p FAR,NEAR]   (the kernels' prefetch distances in bytes, exact_kernels.h)
  *
  * Every row: ns per element and GB/s of input (best of RUNS, the thread's CPU time, so other load
  * on the machine inflates them less), next to a read loop over the same bytes in the same run
@@ -316,9 +317,13 @@ int main(int argc, char **argv) {
             const char *s = argv[++i];
             for (int j = 0; j < K_COUNT; j++)
                 if (!strcmp(s, knames[j])) only_k = j;
+        } else if (!strcmp(argv[i], "-p") && i + 1 < argc) { /* FAR,NEAR: prefetch distances */
+            unsigned long far = 0, near = 0;
+            if (sscanf(argv[++i], "%lu,%lu", &far, &near) < 1) far = TALLY_XPF_DIST;
+            tally_exact_set_prefetch((uint32_t)far, (uint32_t)near);
         } else {
             fprintf(stderr, "usage: %s [-s] [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] "
-                            "[-d price|pm40|full|pm20] [-k sum|sum+min+max|sqdev]\n", argv[0]);
+                            "[-d price|pm40|full|pm20] [-k sum|sum+min+max|sqdev] [-p FAR,NEAR]\n", argv[0]);
             return 2;
         }
     }

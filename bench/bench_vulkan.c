@@ -35,7 +35,8 @@
  * run once per shape, each validated, the shape in the note ("shape grid:8:2048"); smaller
  * sizes and the other rows use the default shape.
  *
- *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--warm SECONDS] [--out FILE]
+ *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--warm SECONDS]
+ *                [--heat SECONDS] [--out FILE]
  *                [--segments-only] [--reduce-only] [--scan-only]
  *
  * --scan-only: the scan rows alone (i32 and f32).
@@ -88,6 +89,16 @@ static int cmp_d(const void *a, const void *b)
 static tally_context *g_vk, *g_cpu;
 static double g_min_time = 0.2;
 static double g_warm = 0.1; /* seconds each case runs untimed first (--warm) */
+/* The steady clock (docs/vulkan.md, "Clocks"): NVIDIA's driver keeps the GPU at its idle SM clock
+ * under submit-and-wait calls and raises it only under sustained load. With --heat S, each case is
+ * preceded by up to S seconds of batched large reductions (the heater, slot 4) until the SM
+ * clock read by TALLY_BENCH_CLOCK_CMD (a command printing the clock in MHz, e.g. nvidia-smi's
+ * query) reaches TALLY_BENCH_CLOCK_MIN (without a command: all S seconds). The clock read before
+ * and after each case's timed runs goes into its row's note ("sm 1980/1980 MHz"). */
+static double g_heat;
+static const char *g_clock_cmd;
+static int g_clock_min;
+static char g_clock_note[48];
 static FILE *g_out;
 static int g_fail;
 static int g_fs0; /* float scans in shaders by default (TALLY_VULKAN_FLOAT_SHADERS) */
@@ -99,14 +110,57 @@ static void row(const char *op, tally_type t, uint64_t n, double gpu, double cal
     int l = (int)round(log2((double)n));
     if ((1ull << l) == n) snprintf(nn, sizeof nn, "2^%d", l);
     else snprintf(nn, sizeof nn, "%llu", (unsigned long long)n);
-    char line[512];
-    snprintf(line, sizeof line, "| %-14s | %-4s | %-4s | %10.2f | %10.2f | %8.1f | %10.2f | %6.2f | %s |\n",
-             op, tally_type_name(t), nn, gpu, call, bytes / (gpu * 1e3), cpu, cpu / gpu, note);
+    char line[640];
+    snprintf(line, sizeof line, "| %-14s | %-4s | %-4s | %10.2f | %10.2f | %8.1f | %10.2f | %6.2f | %s%s%s |\n",
+             op, tally_type_name(t), nn, gpu, call, bytes / (gpu * 1e3), cpu, cpu / gpu, note,
+             g_clock_note[0] && note[0] ? "; " : "", g_clock_note);
+    g_clock_note[0] = 0;
     fputs(line, stdout);
     fflush(stdout);
     if (g_out) {
         fputs(line, g_out);
         fflush(g_out);
+    }
+}
+
+/* The SM clock in MHz from TALLY_BENCH_CLOCK_CMD (-1: no command or no number). */
+static int sm_clock(void)
+{
+    if (!g_clock_cmd) return -1;
+    FILE *p = popen(g_clock_cmd, "r");
+    if (!p) return -1;
+    int mhz = -1;
+    if (fscanf(p, "%d", &mhz) != 1) mhz = -1;
+    pclose(p);
+    return mhz;
+}
+
+/* The heater: 64 i32 sums of 2^26 elements (256 MiB) in one command buffer, about 4 ms of
+ * full-bandwidth reads on an H200, repeated until the clock is up or g_heat seconds are spent. */
+#define HEAT_CALLS 64
+static void heat(void)
+{
+    static VkBuffer hb;
+    static int failed;
+    if (g_heat <= 0 || failed) return;
+    const uint64_t hn = 1ull << 26;
+    if (!hb && tally_vulkan_bench_buffer(g_vk, 4, NULL, hn * 4, &hb) != TALLY_OK) {
+        printf("heater: no buffer (%s); cases run without it\n", tally_last_error(g_vk));
+        failed = 1;
+        return;
+    }
+    tally_result r[HEAT_CALLS];
+    tally_op op = TALLY_SUM;
+    double start = now(), asked = start;
+    while (now() - start < g_heat) {
+        if (g_clock_cmd && g_clock_min > 0 && now() - asked >= 0.1) {
+            if (sm_clock() >= g_clock_min) break;
+            asked = now();
+        }
+        /* the heater's data is whatever the allocation held: its sums are not read */
+        tally_vulkan_batch_begin(g_vk);
+        for (int j = 0; j < HEAT_CALLS; j++) tally_vulkan_reduce_buffer(g_vk, TALLY_U32, hb, 0, hn, &op, 1, NULL, &r[j]);
+        tally_vulkan_batch_end(g_vk);
     }
 }
 
@@ -122,7 +176,9 @@ static void timeit(case_fn fn, void *arg, double *gpu, double *call)
     /* warm up first: between submissions the GPU idles and its clocks fall back (at 2^26 an idle
      * start measured a reduce 2.7x and a scan 4.4x slower than the same shader right after other
      * GPU work), so each case runs alone for g_warm seconds before it is timed */
+    heat();
     for (double w = now(); now() - w < g_warm;) fn(arg);
+    int mhz0 = sm_clock();
     double best = INFINITY, start = now();
     tally_vulkan_bench_gpu_us(g_vk);
     tally_vulkan_bench_fold_us(g_vk);
@@ -137,6 +193,8 @@ static void timeit(case_fn fn, void *arg, double *gpu, double *call)
             g_fold = f;
         }
     }
+    int mhz1 = sm_clock();
+    if (mhz0 >= 0 || mhz1 >= 0) snprintf(g_clock_note, sizeof g_clock_note, "sm %d/%d MHz", mhz0, mhz1);
     qsort(t, (size_t)k, sizeof t[0], cmp_d);
     *call = t[k / 2];
     *gpu = isfinite(best) ? best : *call;
@@ -356,15 +414,20 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--step") && i + 1 < argc) step = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--min-time") && i + 1 < argc) g_min_time = atof(argv[++i]);
         else if (!strcmp(argv[i], "--warm") && i + 1 < argc) g_warm = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--heat") && i + 1 < argc) g_heat = atof(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) outp = argv[++i];
         else if (!strcmp(argv[i], "--segments-only")) seg_only = 1;
         else if (!strcmp(argv[i], "--reduce-only")) reduce_only = 1;
         else if (!strcmp(argv[i], "--scan-only")) scan_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--warm S] [--out FILE] [--segments-only] [--reduce-only] [--scan-only]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--warm S] [--heat S] [--out FILE] [--segments-only] [--reduce-only] [--scan-only]\n", argv[0]);
             return 2;
         }
     }
+    g_clock_cmd = getenv("TALLY_BENCH_CLOCK_CMD");
+    if (g_clock_cmd && !*g_clock_cmd) g_clock_cmd = NULL;
+    const char *cmin = getenv("TALLY_BENCH_CLOCK_MIN");
+    g_clock_min = cmin ? atoi(cmin) : 0;
     tally_options o;
     tally_options_init(&o);
     o.backend = TALLY_BACKEND_VULKAN;
@@ -414,11 +477,12 @@ int main(int argc, char **argv)
     if (outp) g_out = fopen(outp, "w");
     char head[1024];
     snprintf(head, sizeof head,
-             "device: %s; CPU baseline: %d threads (%s); GPU µs from %s\n\n"
+             "device: %s; CPU baseline: %d threads (%s); GPU µs from %s; heater %.2f s per case%s%s\n\n"
              "| op             | type | n    |   GPU µs   |  call µs   |   GB/s   |   CPU µs   | CPU/GPU | note |\n"
              "|----------------|------|------|------------|------------|----------|------------|--------|------|\n",
              tally_device_description(g_vk), tally_thread_count(g_cpu), tally_isa_name(tally_active_isa(g_cpu)),
-             ts ? "timestamps" : "wall time (no timestamps)");
+             ts ? "timestamps" : "wall time (no timestamps)", g_heat, g_clock_cmd ? ", clock from: " : "",
+             g_clock_cmd ? g_clock_cmd : "");
     fputs(head, stdout);
     if (g_out) fputs(head, g_out);
     /* big buffers first (TALLY_BENCH_VK_BIG=k: parts of 2^k elements; by default 2^28 when the

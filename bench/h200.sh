@@ -38,7 +38,9 @@
 #                right after one of its baseline; its table is printed last), then the exact sums'
 #                scaling table (bench_cpu -x at CPU_XT=1,2,4,8,16 threads), the short arrays'
 #                one-pass sums (bench_exact -s, 1Ki..64Ki) and the candidate loops' cost on this
-#                core (bench/probe_small.c; CPU_SMALL=0: neither)
+#                core (bench/probe_small.c; CPU_SMALL=0: neither); CPU_XN=16777216: the -x table
+#                again in the L3 (cpu-exact-l3.md, with lscpu); TALLY_BENCH_XPF="FAR,NEAR;...": the
+#                -x tables' wide and full-range rows again per exact-kernel prefetch setting
 #   cpuscale     bench_cpu -q at 16, 8, 4, 2 and 1 threads (CPU_THREADS): the reductions and every scan
 #                (i32 i64 f32 f64; sum, max; exclusive f32 sum), each row beside the read loop / memcpy
 #                of the same run; 2^28 elements (CPU_N) from 4 threads, 2^27 (CPU_N_LOW, still 2-4x
@@ -324,8 +326,12 @@ if want vulkan && [ $VK = ON ]; then
   log "bench_vulkan (at most ${c}s)"
   # the SM clock during the run (nvidia-smi dmon, once a second): the GPU's clocks fall while it idles
   nvidia-smi dmon -s pc -d 1 >"$L/bench-vulkan-dmon.log" 2>&1 & dm=$!
+  # each case is preceded by batched large reductions until the SM clock reads VK_CLOCK_MIN MHz
+  # (at most VK_HEAT seconds); each row's note carries the clock before and after its timed runs
+  TALLY_BENCH_CLOCK_CMD="nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits -i 0" \
+  TALLY_BENCH_CLOCK_MIN=${VK_CLOCK_MIN:-1800} \
   timeout "$c" "$B/bench/tally_bench_vulkan" ${VK_BENCH_ARGS:---min-log2 10 --max-log2 30 --step 4} --min-time 0.02 \
-    --warm "${VK_WARM:-0.05}" --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
+    --warm "${VK_WARM:-0.05}" --heat "${VK_HEAT:-1.5}" --out "$OUT/bench-vulkan.md" >"$L/bench-vulkan.log" 2>&1 || rc=1
   kill $dm 2>/dev/null
   log "bench_vulkan: SM clock MHz during it (min/median/max of dmon's samples): $(awk '/^# *gpu/ {for (i = 2; i <= NF; i++) if ($i == "pclk") c = i - 1}
     $1 !~ /^#/ && c {print $c}' "$L/bench-vulkan-dmon.log" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[1] "/" a[int((NR+1)/2)] "/" a[NR]}')"
@@ -394,6 +400,14 @@ if want cpu; then
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
   [ "${CPU_X:-1}" = 0 ] || log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
+  # CPU_XN=ELEMENTS: the -x table again at a size that stays in the L3 (16777216: 64 MiB of f32), so
+  # the exact sums' per-thread compute rate at each thread count shows without memory (cores
+  # shared by two threads, or a lower all-core clock, slow it; memory does not)
+  if [ -n "${CPU_XN:-}" ]; then
+    lscpu 2>/dev/null | grep -E '^(Model name|Thread|Core|Socket|CPU\(s\)|L2|L3|CPU max MHz)' | sed 's/^/# /' >"$OUT/cpu-exact-l3.md"
+    timeout 60 "$B/bench/tally_bench_cpu" -x "${CPU_XT:-1,2,4,8,16}" -n "$CPU_XN" -r 5 >>"$OUT/cpu-exact-l3.md" 2>&1
+    log "cpu: bench_cpu -x -n $CPU_XN exit $?, table in cpu-exact-l3.md"
+  fi
   # the exact kernels' per-core cost on this host (one thread; in cache, then from memory):
   # ns per element for price-like, 2^-40..2^40 and full-range f32/f64 (CPU_CORE=0: none, ~15 s)
   if [ "${CPU_CORE:-1}" != 0 ]; then
@@ -553,7 +567,11 @@ if want scanio && [ -f "$OUT/scanio.md" ]; then
 fi
 if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
   echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
-  grep -E '^\| (threads|1|16) \|' "$OUT/cpu-exact.md"
+  grep -E '^\| (threads|1|8|16) \|' "$OUT/cpu-exact.md"
+fi
+if want cpu && [ -s "$OUT/cpu-exact-l3.md" ]; then
+  echo "=== CPU correctly rounded sums in the L3 (bench_cpu -x -n \$CPU_XN; the host's lscpu first): per-thread compute"
+  grep -E '^(# |\| (threads|[0-9]+) \| [^|]*(2\^|full))' "$OUT/cpu-exact-l3.md"
 fi
 if want cpu && [ -s "$OUT/cpu-small.md" ]; then
   echo "=== CPU short arrays, one core (bench_exact -s): TSC ticks per call, plain AVX-512 loop | one pass (ratio, <= 2 wanted) | general path"

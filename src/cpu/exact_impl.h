@@ -123,13 +123,14 @@
 #define XBLK_BYTES 65536    /* a block stays in L2 for a rerun; the flags are read once a block */
 #define XW32_BITS 27        /* W32: |y| <= 2^27 */
 #define XW32_ADDS 8         /* W32: adds per int32 lane between widenings */
-/* The block loops prefetch this many bytes ahead: with a few ops per element between loads the
+/* The block loops prefetch TALLY_XPF_DIST bytes ahead (exact_kernels.h; a run-time setting, read
+ * once per block): with a few ops per element between loads the
  * hardware prefetcher alone left a core at ~0.65 of a read loop's bandwidth from DRAM (compute
  * and memory did not overlap); with it ~0.8 (at 4 KiB ahead, on 2 cores). 16 KiB ahead, into L2:
  * with 16 cores sharing the bus each line takes longer to come, and the threaded pass prefetches
  * the same distance (cpu/state.h). Past the end of the data a prefetch is harmless. */
-#define XPF_DIST 16384
 #define XPREFETCH(p) __builtin_prefetch((p), 0, 2)
+#define XPREFETCH_L1(p) __builtin_prefetch((p), 0, 3)
 /* Blocks between tries of a cheaper method: at first (more than the 16 blocks of the threaded
  * pass's 1 MiB calls, whose method comes from their own sample and stats: a try there, on data
  * that stay alike, fails and reruns a block, 1/16 of the call), */
@@ -157,6 +158,15 @@
 
 #ifndef TALLY_EXACT_IMPL_COMMON /* once per file, however many bodies it stamps */
 #define TALLY_EXACT_IMPL_COMMON
+#include <stdatomic.h>
+/* The prefetch distances (exact_kernels.h: tally_exact_set_prefetch), read once per block. */
+extern _Atomic uint32_t tally_xpf_far_, tally_xpf_near_;
+static inline uint64_t tally_xpf_far_get_(void) {
+    return atomic_load_explicit(&tally_xpf_far_, memory_order_relaxed);
+}
+static inline uint64_t tally_xpf_near_get_(void) {
+    return atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
+}
 #if !(defined(__x86_64__) || defined(__i386__))
 #include <fenv.h>
 #endif
@@ -665,9 +675,10 @@ XINLINE void XFN(stats_)(const void *x, uint64_t i0, int len, int kind, XV vmean
     } while (0)
     int i = 0;
     const size_t es = (kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8;
+    const uint64_t pfd = tally_xpf_far_get_();
     for (; i + 2 * XW <= len; i += 2 * XW) {
         for (int u = 0; u < 2 * XW * (int)es; u += 64)
-            XPREFETCH((const char *)x + (i0 + (uint64_t)i) * es + XPF_DIST + u);
+            XPREFETCH((const char *)x + (i0 + (uint64_t)i) * es + pfd + u);
         XV v0 = XFN(load)(x, i0 + i, kind), v1 = XFN(load)(x, i0 + i + XW, kind);
         XSTAT(v0, XW, vmax0, vmin0);
         XSTAT(v1, XW, vmax1, vmin1);
@@ -847,9 +858,19 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
 #else
     const int fx = 0;
 #endif
+#if defined(XW32)
+    /* Plain f32 sums take the bound's max on the floats as loaded (XPW a vector) instead of on
+     * every widened vector of XW doubles: half the max ops (the levels fill the FP ports). A NaN
+     * or inf makes the level-0 accumulators non-finite anyway, so the max may ignore it. */
+    const int fm = kind == XK_SUM_F32 && mode == 0;
+    XP pmax0 = XP_SET1(0.0f), pmax1 = XP_SET1(0.0f);
+#else
+    const int fm = 0;
+#endif
+    const uint64_t pfd = tally_xpf_far_get_();
     for (; i + XU * XW <= len; i += XU * XW) {
         for (int u = 0; u < XU * XW * (int)((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8); u += 64)
-            XPREFETCH((const char *)x + (i0 + i) * ((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8) + XPF_DIST + u);
+            XPREFETCH((const char *)x + (i0 + i) * ((kind == XK_SUM_F32 || kind == XK_SQ_F32) ? 4 : 8) + pfd + u);
 #if defined(XF_W)
         if (fx) {
             XF f = XF_LOAD((const float *)x + i0 + i);
@@ -859,9 +880,19 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
             fmaxs = XF_MAXS(fmaxs, f);
         }
 #endif
+#if defined(XW32)
+        if (fm) {
+            for (int u = 0; u + 2 * XPW <= XU * XW; u += 2 * XPW) {
+                pmax0 = XP_MAXABS(pmax0, XP_LOAD((const float *)x + i0 + i + u));
+                pmax1 = XP_MAXABS(pmax1, XP_LOAD((const float *)x + i0 + i + u + XPW));
+            }
+            if ((XU * XW) % (2 * XPW))
+                pmax0 = XP_MAXABS(pmax0, XP_LOAD((const float *)x + i0 + i + XU * XW - XPW));
+        }
+#endif
         for (int u = 0; u < XU; u++)
             XFN(step)(S[u], XFN(load)(x, i0 + i + u * XW, kind), XW, kind, L, vmean, &vmax[u],
-                      &vmn[u], &vmx[u], &nans, &res, mode, !fx, pe);
+                      &vmn[u], &vmx[u], &nans, &res, mode, !fx && !fm, pe);
     }
 #if defined(XF_W)
     /* Reduced right away: live across the calls below, GCC 12 kept them in memory in the loop
@@ -911,6 +942,13 @@ XINLINE void XFN(block)(XV Sm[XU][XL_MAX], const void *x, uint64_t i0, int len, 
         XV a = vmax[0];
         for (int w = 1; w < XU; w++) a = XV_MAXABS(a, vmax[w]);
         mx = XFN(hmax)(a);
+#if defined(XW32)
+        if (fm) {
+            float pl[XPW];
+            XP_STORE(pl, XP_MAXABS(pmax0, pmax1));
+            for (int j = 0; j < XPW; j++) mx = (double)pl[j] > mx ? (double)pl[j] : mx;
+        }
+#endif
     }
     o->bmax = mx;
     o->res = pe ? 0 : XFN(orbits)(res);
@@ -979,6 +1017,7 @@ static void XFN(flush)(XV S[XU][XL_MAX], const double *C, tally_exact *acc) {
  * Returns max |x| (NaN lanes skipped with omit). The caller checks the flags and the bound. */
 XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float scale, int omit,
                                int pf) {
+    const uint64_t pfd = pf ? tally_xpf_far_get_() : 0;
     const XP vs = XP_SET1(scale);
     XP vmax[XU32];
     XI A[XU32];
@@ -989,7 +1028,7 @@ XINLINE double XFN(w32_block_)(XL W[XU32][2], const float *x, int len, float sca
     int i = 0, batch = 0;
     for (; i + XU32 * XPW <= len; i += XU32 * XPW) {
         if (pf) /* not for SMALL: its data are in cache, and the loads' ports are busy enough */
-            for (int u = 0; u < XU32 * XPW * 4; u += 64) XPREFETCH((const char *)(x + i) + XPF_DIST + u);
+            for (int u = 0; u < XU32 * XPW * 4; u += 64) XPREFETCH((const char *)(x + i) + pfd + u);
         for (int u = 0; u < XU32; u++) {
             XP v = XP_LOAD(x + i + u * XPW);
             if (omit) v = XP_KEEP_ORD(v);
@@ -1123,7 +1162,7 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
     return XM_LEV;
 }
 
-/* The bins' loops prefetch XPF_DIST ahead as the other methods' do: without it the scalar adds
+/* The bins' loops prefetch TALLY_XPF_DIST ahead as the other methods' do: without it the scalar adds
  * into the bins and the reads from memory did not overlap (a call from DRAM took the in-cache
  * time plus more than a read loop's). One prefetch per 64 bytes of input, spread through the
  * scalar adds (XBINS_PF_LINE), not one burst per group of XB32_N / XB64_N elements (16 or 32
@@ -1131,13 +1170,17 @@ static int XFN(choose)(XFN(state) *st, const tally_xstats *s, int kind, int w32_
  * line comes, so a burst took them all and the next group's own loads waited about a memory
  * latency per group, i.e. time = compute + memory instead of the larger of the two; from DRAM
  * on one core that burst cost a quarter to a third of the call (full-range f32 and f64). */
-#define XBINS_PF_LINE(p) XPREFETCH((const char *)(p) + XPF_DIST)
+#define XBINS_PF_LINE(p, far, near)                                                              \
+    do {                                                                                         \
+        XPREFETCH((const char *)(p) + (far));                                                    \
+        if (near) XPREFETCH_L1((const char *)(p) + (near));                                      \
+    } while (0)
 #if defined(XB32_PREP)
 /* The adds of one prepared group of XB32_N floats at x, with a prefetch per 16 (64 bytes). */
-#define XBINS32_GROUP(bin, idx, add, x)                                                          \
+#define XBINS32_GROUP(bin, idx, add, x, far, near)                                               \
     do {                                                                                         \
         for (int j_ = 0; j_ < XB32_N; j_ += 16) {                                                \
-            XBINS_PF_LINE((x) + j_);                                                             \
+            XBINS_PF_LINE((x) + j_, far, near);                                                  \
             for (int k_ = j_; k_ < j_ + 16; k_ += 4) {                                           \
                 (bin)[(idx)[k_]] += (add)[k_];                                                   \
                 (bin)[(idx)[k_ + 1]] += (add)[k_ + 1];                                           \
@@ -1154,10 +1197,11 @@ static void XFN(bins32_loop)(uint64_t *restrict bin, const uint32_t *restrict x,
     __asm__("" : "+r"(bin)); /* kept in a register (see bins64_add) */
     _Alignas(64) uint32_t idx[XB32_N];
     _Alignas(64) uint64_t add[XB32_N];
+    const uint64_t far = tally_xpf_far_get_(), near = tally_xpf_near_get_();
     uint64_t i = 0;
     for (; i + XB32_N <= n; i += XB32_N) {
         XB32_PREP(x + i, idx, add);
-        XBINS32_GROUP(bin, idx, add, x + i);
+        XBINS32_GROUP(bin, idx, add, x + i, far, near);
     }
     tally_xbins32_loop_(bin, x + i, n - i);
 }
@@ -1175,13 +1219,14 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
     __asm__("" : "+r"(bin));
     _Alignas(64) uint32_t idx[XB32_N];
     _Alignas(64) uint64_t add[XB32_N];
+    const uint64_t far = tally_xpf_far_get_(), near = tally_xpf_near_get_();
     int i = 0, bad = 0;
     for (; i + XB32_N <= len; i += XB32_N) {
         if (!XB32_PREP(x + i, idx, add)) {
             bad = 1;
             break;
         }
-        XBINS32_GROUP(bin, idx, add, x + i);
+        XBINS32_GROUP(bin, idx, add, x + i, far, near);
     }
     for (int j = i; j < len && !bad; j++) bad = (x[j] & 0x7f800000u) == 0x7f800000u;
     if (bad) {
@@ -1213,9 +1258,9 @@ static int XFN(bins32_try)(tally_xbins *b, tally_exact *acc, const uint32_t *res
                  : lbl)
 static inline __attribute__((always_inline)) void tally_xbins64_group_(
     uint64_t *bin, const uint64_t *idx, const uint64_t *sig, int n, tally_exact *acc,
-    const uint64_t *x) {
+    const uint64_t *x, uint64_t far, uint64_t near) {
     for (int j = 0; j < n; j += 4) {
-        if ((j & 7) == 0) XBINS_PF_LINE(x + j); /* one line per 8 doubles */
+        if ((j & 7) == 0) XBINS_PF_LINE(x + j, far, near); /* one line per 8 doubles */
         XBIN64_ADD_ASM_(bin, idx, sig, j, 0, cy0);
     a1:
         XBIN64_ADD_ASM_(bin, idx, sig, j, 1, cy1);
@@ -1239,9 +1284,10 @@ static inline __attribute__((always_inline)) void tally_xbins64_group_(
 }
 #else
 static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, const uint64_t *sig,
-                                        int n, tally_exact *acc, const uint64_t *x) {
+                                        int n, tally_exact *acc, const uint64_t *x, uint64_t far,
+                                        uint64_t near) {
     for (int j = 0; j < n; j++) {
-        if ((j & 7) == 0) XBINS_PF_LINE(x + j);
+        if ((j & 7) == 0) XBINS_PF_LINE(x + j, far, near);
         const uint64_t o = bin[idx[j]], t = o + sig[j];
         bin[idx[j]] = t;
         if (__builtin_expect(t < o, 0)) tally_xbins64_carry_cold_(acc, (unsigned)idx[j]);
@@ -1249,7 +1295,8 @@ static inline void tally_xbins64_group_(uint64_t *bin, const uint64_t *idx, cons
 }
 #endif
 #endif
-#define XBINS64_GROUP(bin, idx, sig, acc, x) tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc), (x))
+#define XBINS64_GROUP(bin, idx, sig, acc, x, far, near)                                          \
+    tally_xbins64_group_((bin), (idx), (sig), XB64_N, (acc), (x), (far), (near))
 /* tally_xbins64_add_ (e0 = 1: the implicit bit from the exponent field) with the bin indices and
  * significands of XB64_N doubles at a time computed by vector ops (XB64_PREP), as for f32. */
 static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *restrict x,
@@ -1258,10 +1305,11 @@ static void XFN(bins64_add)(tally_xbins *b, tally_exact *acc, const uint64_t *re
     __asm__("" : "+r"(bin)); /* kept in a register: GCC recomputed the thread-local address per element */
     _Alignas(64) uint64_t idx[XB64_N];
     _Alignas(64) uint64_t sig[XB64_N];
+    const uint64_t far = tally_xpf_far_get_(), near = tally_xpf_near_get_();
     uint64_t i = 0;
     for (; i + XB64_N <= n; i += XB64_N) {
         (void)XB64_PREP(x + i, idx, sig); /* finite: the stats said so */
-        XBINS64_GROUP(bin, idx, sig, acc, x + i);
+        XBINS64_GROUP(bin, idx, sig, acc, x + i, far, near);
     }
     tally_xbins64_add_(b, acc, x + i, n - i, 1);
 }
@@ -1280,12 +1328,13 @@ static int XFN(bins64_try)(tally_xbins *b, tally_exact *acc, const uint64_t *res
     __asm__("" : "+r"(bin));
     _Alignas(64) uint64_t idx[XB64_N];
     _Alignas(64) uint64_t sig[XB64_N];
+    const uint64_t far = tally_xpf_far_get_(), near = tally_xpf_near_get_();
     int i = 0;
     b->b64lo = 0;
     b->b64hi = 2046;
     for (; i + XB64_N <= len; i += XB64_N) {
         if (!XB64_PREP(x + i, idx, sig)) return i;
-        XBINS64_GROUP(bin, idx, sig, acc, x + i);
+        XBINS64_GROUP(bin, idx, sig, acc, x + i, far, near);
     }
     for (int j = i; j < len; j++)
         if ((x[j] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return i;

@@ -82,6 +82,18 @@ const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa);
 void tally_exact_method_counts(uint64_t out[4], int reset);
 extern _Thread_local uint64_t tally_xmethod_n[4];
 
+/* The kernels' software prefetch distances in bytes, process-wide (benchmark knobs: the CPU
+ * backend sets them from TALLY_CPU_TUNE's xpf_dist and xpf_near when a context is made, reduce.c;
+ * a kernel reads them once per block). far: every block loop prefetches its input this far ahead
+ * into L2 (default TALLY_XPF_DIST); near: the bins' loops (full-range data) also prefetch into L1
+ * this far ahead (0, the default: not), so that their vector prep of a group finds its lines in
+ * L1 instead of waiting on L2 or memory with the group's scalar adds behind it. Any values give
+ * the same results. */
+#define TALLY_XPF_DIST 16384u
+#define TALLY_XPF_NEAR 0u
+void tally_exact_set_prefetch(uint32_t far_bytes, uint32_t near_bytes);
+void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes);
+
 /* Per-ISA tables (internal; only the x86 ones exist where TALLY_X86 is defined). */
 extern const tally_exact_kernels tally_exact_kernels_scalar;
 #if defined(TALLY_X86)

@@ -63,6 +63,17 @@ void tally_exact_method_counts(uint64_t out[4], int reset) {
     }
 }
 
+_Atomic uint32_t tally_xpf_far_ = TALLY_XPF_DIST, tally_xpf_near_ = TALLY_XPF_NEAR;
+
+void tally_exact_set_prefetch(uint32_t far_bytes, uint32_t near_bytes) {
+    atomic_store_explicit(&tally_xpf_far_, far_bytes, memory_order_relaxed);
+    atomic_store_explicit(&tally_xpf_near_, near_bytes, memory_order_relaxed);
+}
+void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes) {
+    *far_bytes = atomic_load_explicit(&tally_xpf_far_, memory_order_relaxed);
+    *near_bytes = atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
+}
+
 const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa) {
 #if defined(TALLY_X86)
     if (isa == TALLY_ISA_AVX512) return &tally_exact_kernels_avx512;

@@ -36,10 +36,14 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
 /* TALLY_CPU_TUNE: "name=bytes,..." for pf_dist, pf_bytes (a power of two), pf_min, chunk_min,
  * chunk_max, and the scans' scan_piece (bytes) and scan_pf (0: no prefetch of a thread's next
  * piece; 2: prefetch it early and publish its totals early, scan.c) and scan_keyed (1: float
- * min/max scans through the keyed kernels, the same bits) (see state.h). */
+ * min/max scans through the keyed kernels, the same bits) (see state.h); xpf_dist and
+ * xpf_near: the exact kernels' prefetch distances (process-wide, exact_kernels.h). */
 static void tune_from_env(tally_cpu_state *st)
 {
     const char *e = getenv("TALLY_CPU_TUNE");
+    uint32_t xfar, xnear;
+    int xset = 0;
+    tally_exact_get_prefetch(&xfar, &xnear);
     while (e && *e) {
         char name[16];
         unsigned long long v;
@@ -54,11 +58,14 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "scan_piece")) st->scan_piece = v; /* clamped below */
             else if (!strcmp(name, "scan_pf")) st->scan_pf = v > 2 ? 2 : (int)v;
             else if (!strcmp(name, "scan_keyed")) st->scan_keyed = v != 0;
+            else if (!strcmp(name, "xpf_dist") && v <= (1u << 20)) xfar = (uint32_t)v / 64 * 64, xset = 1;
+            else if (!strcmp(name, "xpf_near") && v <= (1u << 20)) xnear = (uint32_t)v / 64 * 64, xset = 1;
         }
         e = strchr(e, ',');
         if (e) e++;
     }
     if (st->chunk_max < st->chunk_min) st->chunk_max = st->chunk_min;
+    if (xset) tally_exact_set_prefetch(xfar, xnear);
 }
 
 tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa isa,

@@ -661,10 +661,10 @@ static void free_state(tvk_state *s)
             for (int t = 0; t < TALLY_TYPE_COUNT; t++)
                 if (s->modules[sh][t]) s->fd.vkDestroyShaderModule(s->dev, s->modules[sh][t], NULL);
         tvk_buf *bufs[] = {&s->staging, &s->dbuf, &s->dbuf2, &s->parts, &s->hostres, &s->aux, &s->acc, &s->dummy, &s->sval, &s->sflag,
-                           &s->segtab, &s->segres, &s->segacc, &s->dummy_ro,
-                           &s->bench[0], &s->bench[1], &s->bench[2], &s->bench[3]};
+                           &s->segtab, &s->segres, &s->segacc, &s->dummy_ro};
         if (s->qpool) s->fd.vkDestroyQueryPool(s->dev, s->qpool, NULL);
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tvk_buf_free(s, bufs[i]);
+        for (int i = 0; i < TVK_BENCH_SLOTS; i++) tvk_buf_free(s, &s->bench[i]);
         if (s->fence) s->fd.vkDestroyFence(s->dev, s->fence, NULL);
         if (s->cpool) s->fd.vkDestroyCommandPool(s->dev, s->cpool, NULL);
         if (s->dpool) s->fd.vkDestroyDescriptorPool(s->dev, s->dpool, NULL);
@@ -1400,14 +1400,14 @@ TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx)
     s->gpu_ns = 0;
     return us;
 }
-/* A device-local buffer (slot 0..3, owned by the context) holding bytes of data (NULL: left
+/* A device-local buffer (slot 0..TVK_BENCH_SLOTS-1, owned by the context) holding bytes of data (NULL: left
  * as is), for benchmarks. */
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out)
 {
     static const char fn[] = "tally_vulkan_bench_buffer";
     tvk_state *s = tvk_state_of(ctx);
-    if (!s || slot < 0 || slot > 3) return TALLY_ERR_INVALID_ARGUMENT;
+    if (!s || slot < 0 || slot >= TVK_BENCH_SLOTS) return TALLY_ERR_INVALID_ARGUMENT;
     tally_status st = tvk_buf_ensure(ctx, s, &s->bench[slot], bytes, 0, fn);
     if (st != TALLY_OK) return st;
     if (data) {
@@ -1425,12 +1425,12 @@ TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, c
     *out = s->bench[slot].buf;
     return TALLY_OK;
 }
-/* Frees a benchmark buffer (slot 0..3), so that the next tally_vulkan_bench_buffer makes it
+/* Frees a benchmark buffer (slot 0..TVK_BENCH_SLOTS-1), so that the next tally_vulkan_bench_buffer makes it
  * at the size it asks for. */
 TALLY_API void tally_vulkan_bench_free(tally_context *ctx, int slot)
 {
     tvk_state *s = tvk_state_of(ctx);
-    if (!s || slot < 0 || slot > 3) return;
+    if (!s || slot < 0 || slot >= TVK_BENCH_SLOTS) return;
     s->fd.vkDeviceWaitIdle(s->dev);
     tvk_buf_free(s, &s->bench[slot]);
 }
@@ -1444,7 +1444,7 @@ TALLY_API tally_status tally_vulkan_bench_copy(tally_context *ctx, int src, uint
 {
     static const char fn[] = "tally_vulkan_bench_copy";
     tvk_state *s = tvk_state_of(ctx);
-    if (!s || src < 0 || src > 3 || dst < 0 || dst > 3 || !s->bench[src].buf || !s->bench[dst].buf ||
+    if (!s || src < 0 || src >= TVK_BENCH_SLOTS || dst < 0 || dst >= TVK_BENCH_SLOTS || !s->bench[src].buf || !s->bench[dst].buf ||
         src_off + bytes > s->bench[src].size || dst_off + bytes > s->bench[dst].size)
         return TALLY_ERR_INVALID_ARGUMENT;
     tally_status st = tvk_begin(ctx, s, fn);
@@ -1473,7 +1473,7 @@ TALLY_API void tally_vulkan_bench_memory(tally_context *ctx, int slot, char *out
     TVK_PUT("maxStorageBufferRange %u, dispatch segment %llu bytes, dedicated from %llu bytes\n",
             s->props.limits.maxStorageBufferRange, (unsigned long long)s->seg_bytes,
             (unsigned long long)s->dedicated_min);
-    if (slot >= 0 && slot <= 3 && s->bench[slot].buf) {
+    if (slot >= 0 && slot < TVK_BENCH_SLOTS && s->bench[slot].buf) {
         VkMemoryRequirements mr;
         s->fd.vkGetBufferMemoryRequirements(s->dev, s->bench[slot].buf, &mr);
         int mt = find_memory(s, mr.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);

@@ -73,6 +73,10 @@ typedef struct tvk_src {
     const void *host;
 } tvk_src;
 
+/* benchmark buffer slots (tally_vulkan_bench_buffer): 0..3 for the data, 4 for bench_vulkan's
+ * clock heater */
+#define TVK_BENCH_SLOTS 5
+
 typedef struct tvk_state {
     tvk_instance_fns fi;
     tvk_device_fns fd;
@@ -140,7 +144,7 @@ typedef struct tvk_state {
     double gpu_ns;            /* summed over the submissions since the last read */
     double split_ns;          /* the same, start to the end of the first reduce pass's folds */
     int split_written;        /* this command buffer wrote that timestamp (query 2) */
-    tvk_buf bench[4];         /* benchmarks: device-local buffers they asked for */
+    tvk_buf bench[TVK_BENCH_SLOTS]; /* benchmarks: device-local buffers they asked for */
     VkDeviceSize dedicated_min; /* device-local buffers of at least this many bytes get a
                                    dedicated allocation (TALLY_VULKAN_DEDICATED_BYTES; 0: none) */
     char *pcache_file;        /* where the pipeline cache is kept between runs (NULL: nowhere) */

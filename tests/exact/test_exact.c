@@ -640,6 +640,40 @@ static double g_wide_late(uint64_t i, int f32) {
     return g_wide(i, f32);
 }
 static void test_wide_late(void **s) { (void)s; run_shape("wide_late", g_wide_late, 1, 0); }
+/* The levels' bound: values far above the running bound 2^m, in a block that runs the levels
+ * optimistically, must fail the block (its max is checked against the bound) and not go through.
+ * Data over 2^-29..2^-9 with their low bits (two levels; the first element fixes the sample's max,
+ * so the levels start at E = 9, C = 1.5 * 2^9, and the last blocks were the same).
+ * lev_bound: in every block after the first the last two elements are +H and -H, H = 2^20 + a
+ * low bit: added anyway, H takes a level-0 accumulator out of its binade, and without AVX-512's
+ * suppressed exceptions q = s - S rounds there unseen (no residue is left for the last level).
+ * lev_bound_flush (AVX-512, where that q's rounding raises the flag): V = 230.25 = 0.45 * 2^9 in
+ * the 8 lanes of the last 8 elements of block 1, -V the same in block 9. Each accumulator stays in
+ * its binade and every add is exact, but the lanes' S - C reach 0.45 * 2^E instead of at most
+ * 2^(E-2), and the flush's plain sum of 8 lanes (exact only below 2^(E+1)) rounds: bits lost.
+ * Both pairs cancel, so the exact sum stays small and any lost bit shows. */
+static double lev_bound_base(uint64_t i, int f32) {
+    double v = i == 0 ? 0x1.fp-9 : ldexp(1.0 + unif(), -9 - (int)(rnd() % 20));
+    if (f32) v = (float)v;
+    return rnd() & 1 || i == 0 ? v : -v;
+}
+static double g_lev_bound(uint64_t i, int f32) {
+    const uint64_t blk = f32 ? 16384 : 8192, r = i % blk;
+    const double H = f32 ? 0x1p20 + 0x1p-3 : 0x1p20 + 0x1p-32;
+    if (i >= blk && r == blk - 1) return H;
+    if (i >= blk && r == blk - 2) return -H;
+    return lev_bound_base(i, f32);
+}
+static double g_lev_bound_flush(uint64_t i, int f32) {
+    const uint64_t blk = f32 ? 16384 : 8192, r = i % blk, b = i / blk;
+    if ((b == 1 || b == 9) && r >= blk - 8) return b == 1 ? 230.25 : -230.25;
+    return lev_bound_base(i, f32);
+}
+static void test_lev_bound(void **s) { (void)s; run_shape("lev_bound", g_lev_bound, 1, 5 * 16384); }
+static void test_lev_bound_flush(void **s) {
+    (void)s;
+    run_shape("lev_bound_flush", g_lev_bound_flush, 1, 10 * 16384);
+}
 static void test_bin_overflow(void **s) { (void)s; run_shape("bin_overflow", g_bin_overflow, 1, 60001); }
 static void test_bin_count(void **s) { (void)s; run_shape("bin_count", g_bin_count, 1, 300001); }
 static void test_wide_cancel(void **s) { (void)s; run_shape("wide_cancel", g_wide_cancel, 1, 100003); }
@@ -1138,6 +1172,7 @@ int main(void) {
         cmocka_unit_test(test_nan_only),    cmocka_unit_test(test_price_nan),
         cmocka_unit_test(test_fused_minmax), cmocka_unit_test(test_wide_zeros),
         cmocka_unit_test(test_wide_nan),    cmocka_unit_test(test_wide_late),    cmocka_unit_test(test_bins_probe),
+        cmocka_unit_test(test_lev_bound), cmocka_unit_test(test_lev_bound_flush),
         cmocka_unit_test(test_bin_overflow),
         cmocka_unit_test(test_wide_long),   cmocka_unit_test(test_phases), cmocka_unit_test(test_huge_squares),
         cmocka_unit_test(test_growing),     cmocka_unit_test(test_w32_edge),
