@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     /* the exact sums' bins (Bins, reduce_worker.cuh): -1 when off or not this kernel's kind.
      * Only the ring kernels (large inputs) have them: in the others (64 registers for the f32
      * sum) the bins' code alone made the fast path spill more. */
-    const int bins_at = (W::BINS && RING && p.bins >= 0) ? (p.bins & ~1) : -1;
+    const int bins_at = (W::BINS && RING && p.bins >= 0) ? (p.bins & ~3) : -1;
     if constexpr (W::BINS) Bins<T>::init(bins_at, (p.bins & 1) != 0); /* bit 0: f64 windows */
     /* the kernel before this one (PDL) has finished: global memory may be touched from here */
     pdl_wait();
@@ -130,6 +130,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     double mean = 0.0;
     if constexpr (W::SQ) mean = p.aux->mean;
     w.init(mean);
+    if constexpr (W::BINS) w.rw_enable(bins_at >= 0 && (p.bins & 2) != 0); /* bit 1: f64 register windows */
 
     if (bid == 0 && tid < (int)p.head) w.add_scalar(data[tid], tid, sacc);
     if (bid == grid - 1 && tid < (int)p.tail) {
