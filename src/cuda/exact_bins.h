@@ -365,4 +365,60 @@ static inline TALLY_HD void tbins_rw_add(double *a0, double *a1, double *a2, dou
 #endif
 }
 
+/* f32 register windows (REDUCE_BINS=4): the same with K = 3 windows of W = 40 bits, for f32
+ * values converted to double (exactly). With G (1 <= G <= TBINS_RW32_GMAX) the least accepted
+ * f32 exponent field and L = G - 150, an accepted value (fields G .. G + 96, TBINS_RW32_FIELDS =
+ * 97: W K - 24 + 1) is a multiple of 2^L (an f32 of field e is a multiple of 2^(e - 150)) and
+ * below 2^(G + 96 - 126 + 1) = 2^(L + 120) = 2^W g_0, with g_j = 2^(L + W (2 - j)) and sigma_j =
+ * 2^53 g_j = 2^(G - 17 - 40 j) (j = 0, 1): per value s = sigma_j + t; q = s - sigma_j; t -= q;
+ * acc_j += q (j = 0, 1), acc_2 += t, nine f64 adds. The proof above holds word for word with
+ * three windows (the last t a multiple of g_2 = 2^L below g_1 = 2^W g_2), and the same budget,
+ * TBINS_RW_ADDS values between moves. Range: every sigma lies in [2^-56, 2^141], doubles far
+ * from the range's ends. */
+#define TBINS_RW32_FIELDS 97u
+#define TBINS_RW32_GMAX 158u /* G + 96 <= 254: no inf or NaN accepted */
+
+/* G from a batch's least and greatest f32 exponent fields, as tbins_rw_base (0: none). */
+static inline TALLY_HD uint32_t tbins_rw32_base(uint32_t emin, uint32_t emax)
+{
+    if (emin < 1u || emax > 254u || emax < emin || emax - emin >= TBINS_RW32_FIELDS) return 0u;
+    int g = (int)emin - (int)(TBINS_RW32_FIELDS - 1u - (emax - emin)) / 2;
+    if (g < 1) g = 1;
+    if (g > (int)TBINS_RW32_GMAX) g = (int)TBINS_RW32_GMAX;
+    return (uint32_t)g;
+}
+
+/* sigma_j (j = 0, 1) for base field g: 2^(g - 17 - 40 j), as its bits */
+static inline TALLY_HD uint64_t tbins_rw32_sigma_bits(uint32_t g, int j)
+{
+    return (uint64_t)(g + 1006u - (uint32_t)(TBINS_RW_W * j)) << 52;
+}
+
+/* Whether a batch whose |x| bits (f32) have least amin and greatest amax goes to the f32
+ * register windows of base field g. */
+static inline TALLY_HD int tbins_rw32_accepts(uint32_t g, uint32_t amin, uint32_t amax)
+{
+    return amin >= (g << 23) && amax < ((g + TBINS_RW32_FIELDS) << 23);
+}
+
+/* One accepted f32 value x (as a double) into the windows a0 .. a2. */
+static inline TALLY_HD void tbins_rw32_add(double *a0, double *a1, double *a2, double s0, double s1, double x)
+{
+#if defined(__CUDA_ARCH__)
+    double q = __dsub_rn(__dadd_rn(s0, x), s0);
+    x = __dsub_rn(x, q);
+    *a0 = __dadd_rn(*a0, q);
+    q = __dsub_rn(__dadd_rn(s1, x), s1);
+    x = __dsub_rn(x, q);
+    *a1 = __dadd_rn(*a1, q);
+    *a2 = __dadd_rn(*a2, x);
+#else
+    volatile double v;
+    double q;
+    v = s0 + x; q = v - s0; x = x - q; *a0 += q;
+    v = s1 + x; q = v - s1; x = x - q; *a1 += q;
+    *a2 += x;
+#endif
+}
+
 #endif

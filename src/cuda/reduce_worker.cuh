@@ -188,9 +188,10 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     /* bins on: batches still to send straight to the bins without trying the fast path
      * (Bins::kSkip after a batch the fast path rejected; 0 while the bins are off) */
     unsigned bins_skip;
-    /* f64 register windows (REDUCE_BINS=3; exact_bins.h, tbins_rw_*): the four windows, their
-     * base field (0: not chosen yet; kRwOff: off, by the knob or for good), the values added
-     * since they were last moved out, and the batches they turned away */
+    /* register windows (REDUCE_BINS=3: f64; 4: f32 too; exact_bins.h, tbins_rw_*, tbins_rw32_*):
+     * the windows (f32: rw0 .. rw2), their base field (0: not chosen yet; kRwOff: off, by the
+     * knob or for good), the values added since they were last moved out, and the batches they
+     * turned away */
     static constexpr uint32_t kRwOff = 0xffffffffu;
     static constexpr unsigned kRwRejects = 8; /* turned away this often: off for good */
     double rw0, rw1, rw2, rw3;
@@ -210,41 +211,43 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         rw_f = kRwOff;
         rw_n = rw_rej = 0;
     }
-    /* The f64 register windows on (the kernel's bins knob says so); call after init. */
+    /* The register windows on (the kernel's bins knob says so); call after init. */
     __device__ __forceinline__ void rw_enable(bool on)
     {
-        if constexpr (F64SUM && BINS) rw_f = on ? 0u : kRwOff;
+        if constexpr ((F64SUM || F32SUM) && BINS) rw_f = on ? 0u : kRwOff;
     }
 
-    /* A whole batch (all U vectors in range, in registers) into the f64 register windows, if
-     * every value lies in their fields (exact_bins.h has the proof); returns whether it did.
+    /* A whole batch (all U vectors in range, in registers) into the register windows, if every
+     * value lies in their fields (exact_bins.h has the proofs); returns whether it did.
      * The first batch that fits 108 exponent fields chooses the windows' base (tbins_rw_base);
      * after kRwRejects batches turned away (full-range data: the first eight) the windows are
      * off for good, so that such threads pay one compare per batch. Values
-     * are added in registers: no shared memory, 13 f64 adds and 3 integer ops per value,
-     * against the shared windows' two read-modify-writes. */
+     * are added in registers: no shared memory, 13 f64 adds (f32: a conversion and 9) and 3
+     * integer ops per value, against the shared windows' two read-modify-writes (f32: one). */
     __device__ __forceinline__ bool rw_batch(const Vec<T> *x, unsigned long long *sacc)
     {
-        if constexpr (F64SUM && BINS) {
+        if constexpr ((F64SUM || F32SUM) && BINS) {
             if (rw_f == kRwOff) return false;
             uint32_t amin = 0xffffffffu, amax = 0u;
 #pragma unroll
             for (int u = 0; u < U; u++) {
 #pragma unroll
                 for (int k = 0; k < VEC; k++) {
-                    const uint32_t a = (uint32_t)__double2hiint((double)x[u].v[k]) & 0x7fffffffu;
+                    uint32_t a;
+                    if constexpr (F64SUM) a = (uint32_t)__double2hiint((double)x[u].v[k]) & 0x7fffffffu;
+                    else a = __float_as_uint((float)x[u].v[k]) & 0x7fffffffu;
                     amin = min(amin, a);
                     amax = max(amax, a);
                 }
             }
             if (rw_f == 0u) {
-                rw_f = tbins_rw_base(amin >> 20, amax >> 20);
+                rw_f = F64SUM ? tbins_rw_base(amin >> 20, amax >> 20) : tbins_rw32_base(amin >> 23, amax >> 23);
                 if (rw_f == 0u) { /* no base holds this batch: counted as turned away */
                     if (++rw_rej >= kRwRejects) rw_f = kRwOff;
                     return false;
                 }
             }
-            if (!tbins_rw_accepts(rw_f, amin, amax)) {
+            if (!(F64SUM ? tbins_rw_accepts(rw_f, amin, amax) : tbins_rw32_accepts(rw_f, amin, amax))) {
                 if (++rw_rej >= kRwRejects) rw_f = kRwOff; /* the windows' sums stay, for flush */
                 return false;
             }
@@ -253,13 +256,23 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 rw0 = rw1 = rw2 = rw3 = 0.0;
                 rw_n = 0;
             }
-            const double s0 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 0));
-            const double s1 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 1));
-            const double s2 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 2));
+            if constexpr (F64SUM) {
+                const double s0 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 0));
+                const double s1 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 1));
+                const double s2 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 2));
 #pragma unroll
-            for (int u = 0; u < U; u++) {
+                for (int u = 0; u < U; u++) {
 #pragma unroll
-                for (int k = 0; k < VEC; k++) tbins_rw_add(&rw0, &rw1, &rw2, &rw3, s0, s1, s2, (double)x[u].v[k]);
+                    for (int k = 0; k < VEC; k++) tbins_rw_add(&rw0, &rw1, &rw2, &rw3, s0, s1, s2, (double)x[u].v[k]);
+                }
+            } else {
+                const double s0 = __longlong_as_double((long long)tbins_rw32_sigma_bits(rw_f, 0));
+                const double s1 = __longlong_as_double((long long)tbins_rw32_sigma_bits(rw_f, 1));
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) tbins_rw32_add(&rw0, &rw1, &rw2, s0, s1, (double)x[u].v[k]);
+                }
             }
             rw_n += (unsigned)(U * VEC);
             s.xflags |= TALLY_EXACT_F_NONNEGZERO; /* every accepted value is nonzero and finite */
@@ -267,7 +280,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         }
         return false;
     }
-    /* Rare (a thread's 8191st value): the windows into the block's superaccumulator, exactly. */
+    /* Rare (a thread's 8192nd value): the windows into the block's superaccumulator, exactly. */
     static __device__ __noinline__ void rw_spill(unsigned long long *sacc, double a0, double a1, double a2, double a3)
     {
         if (a0 != 0.0) sacc_add_finite(sacc, a0);
@@ -367,7 +380,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (kBinsDirect) {
             if (bins_skip != 0) {
                 bins_skip--;
-                if constexpr (F64SUM) {
+                if constexpr (F64SUM || F32SUM) {
                     if (rw_f != kRwOff) { /* whole batches here: vend is the stage's end */
                         Vec<T> x[U];
 #pragma unroll
@@ -461,7 +474,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 ea.a1 = a1_before;
                 if (bins_at >= 0) {
                     bins_skip = Bins<T>::kSkip;
-                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                    if (!(ok[U - 1] && rw_batch(v, sacc)))
+                        s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
                 } else {
                     slow_batch(vbase, vfirst, vend, sacc);
                 }
@@ -578,12 +592,12 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     {
         if constexpr (BINS) {
             if (bins_at >= 0) s.xflags |= bins_fold<T>(bins_at, sacc);
-            if constexpr (F64SUM) { /* the register windows (zero where unused) */
+            if constexpr (F64SUM || F32SUM) { /* the register windows (zero where unused) */
                 if (bins_at >= 0 && __ballot_sync(0xffffffffu, rw_n != 0)) {
                     sacc_add_warp(sacc, rw0);
                     sacc_add_warp(sacc, rw1);
                     sacc_add_warp(sacc, rw2);
-                    sacc_add_warp(sacc, rw3);
+                    if constexpr (F64SUM) sacc_add_warp(sacc, rw3);
                 }
             }
         }
