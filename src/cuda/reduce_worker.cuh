@@ -12,6 +12,10 @@
 /* the kernel's dynamic shared memory (the ring's stages, then the bins; see Bins) */
 extern __shared__ __align__(16) unsigned char tcu_dyn_smem[];
 
+#ifndef TCU_RW32
+#define TCU_RW32 1 /* the f32 register windows compiled in (REDUCE_BINS=4 turns them on) */
+#endif
+
 namespace tcu {
 
 /* ---- the exact sums' per-thread bins (knob REDUCE_BINS) ----------------------------------------
@@ -193,6 +197,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
      * knob or for good), the values added since they were last moved out, and the batches they
      * turned away */
     static constexpr uint32_t kRwOff = 0xffffffffu;
+    /* the kernels with register windows (f32: unless built with TCU_RW32=0, which keeps the f32
+     * ring kernels at 128 registers: with the windows' code they spill there) */
+    static constexpr bool RW = BINS && (F64SUM || (F32SUM && TCU_RW32));
     static constexpr unsigned kRwRejects = 8; /* turned away this often: off for good */
     double rw0, rw1, rw2, rw3;
     uint32_t rw_f;
@@ -214,7 +221,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     /* The register windows on (the kernel's bins knob says so); call after init. */
     __device__ __forceinline__ void rw_enable(bool on)
     {
-        if constexpr ((F64SUM || F32SUM) && BINS) rw_f = on ? 0u : kRwOff;
+        if constexpr (RW) rw_f = on ? 0u : kRwOff;
     }
 
     /* A whole batch (all U vectors in range, in registers) into the register windows, if every
@@ -226,7 +233,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
      * integer ops per value, against the shared windows' two read-modify-writes (f32: one). */
     __device__ __forceinline__ bool rw_batch(const Vec<T> *x, unsigned long long *sacc)
     {
-        if constexpr ((F64SUM || F32SUM) && BINS) {
+        if constexpr (RW) {
             if (rw_f == kRwOff) return false;
             uint32_t amin = 0xffffffffu, amax = 0u;
 #pragma unroll
@@ -380,7 +387,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (kBinsDirect) {
             if (bins_skip != 0) {
                 bins_skip--;
-                if constexpr (F64SUM || F32SUM) {
+                if constexpr (RW) {
                     if (rw_f != kRwOff) { /* whole batches here: vend is the stage's end */
                         Vec<T> x[U];
 #pragma unroll
@@ -592,7 +599,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     {
         if constexpr (BINS) {
             if (bins_at >= 0) s.xflags |= bins_fold<T>(bins_at, sacc);
-            if constexpr (F64SUM || F32SUM) { /* the register windows (zero where unused) */
+            if constexpr (RW) { /* the register windows (zero where unused) */
                 if (bins_at >= 0 && __ballot_sync(0xffffffffu, rw_n != 0)) {
                     sacc_add_warp(sacc, rw0);
                     sacc_add_warp(sacc, rw1);
