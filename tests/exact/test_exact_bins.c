@@ -13,6 +13,11 @@
  * to digits when a batch strays out of its windows): the windows' own families are bands of 1 to
  * 40 windows anywhere in the range with values at the windows' edges and strays far out, and
  * the windows' budget edge (two threads, every word driven to 2^53 of its grain, then back).
+ * Every f64 array runs a third time as REDUCE_BINS=3 (whole batches first into the thread's
+ * register windows, exact_bins.h's tbins_rw_*), every f32 array a second time as =4 (tbins_rw32_*):
+ * their families put values at both ends of the accepted fields, bits around the windows'
+ * 40-bit bounds, bases at both ends of their range, strays, zeros, inf and NaN, and drive each
+ * window's sum to its budget's edge (TBINS_TEST_RWLIMIT: another budget, to watch it fail).
  * Prints its seed; argv[1] sets it, argv[2] the number of arrays. */
 #include <stdio.h>
 #include <stdlib.h>
