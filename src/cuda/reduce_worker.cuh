@@ -12,8 +12,11 @@
 /* the kernel's dynamic shared memory (the ring's stages, then the bins; see Bins) */
 extern __shared__ __align__(16) unsigned char tcu_dyn_smem[];
 
+#ifndef TCU_RW
+#define TCU_RW 1 /* the register windows compiled in (REDUCE_BINS=3 turns on f64's, 4 f32's too) */
+#endif
 #ifndef TCU_RW32
-#define TCU_RW32 1 /* the f32 register windows compiled in (REDUCE_BINS=4 turns them on) */
+#define TCU_RW32 1 /* the f32 ones */
 #endif
 
 namespace tcu {
@@ -197,9 +200,9 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
      * knob or for good), the values added since they were last moved out, and the batches they
      * turned away */
     static constexpr uint32_t kRwOff = 0xffffffffu;
-    /* the kernels with register windows (f32: unless built with TCU_RW32=0, which keeps the f32
-     * ring kernels at 128 registers: with the windows' code they spill there) */
-    static constexpr bool RW = BINS && (F64SUM || (F32SUM && TCU_RW32));
+    /* the kernels with register windows (none when built with TCU_RW=0, f32 not with
+     * TCU_RW32=0: such ring kernels stay at 128 registers, where the windows' code spills) */
+    static constexpr bool RW = TCU_RW && BINS && (F64SUM || (F32SUM && TCU_RW32));
     static constexpr unsigned kRwRejects = 8; /* turned away this often: off for good */
     double rw0, rw1, rw2, rw3;
     uint32_t rw_f;
