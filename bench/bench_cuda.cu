@@ -18,7 +18,7 @@
  *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
  * --kind: the data kinds (price-like for every case; wide 2^-40..2^40 and the full range for the
- * float sums: exact, plain, and exact with the bins knob, rows "bins=1").
+ * float sums: exact, plain, and exact with the bins knob, rows "bins=1", f32 "bins=4", f64 "bins=2").
  * Prints the table (markdown) last, then the EXACT vs PLAIN table (the correctly rounded sums
  * against our plain sum of the same data); FILE gets a copy of both. */
 #include <algorithm>
@@ -818,6 +818,11 @@ int main(int argc, char **argv)
             with_knob("reduce_bins", 1, [&] {
                 bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             });
+            char bins4_note[32]; /* f32 register windows first */
+            snprintf(bins4_note, sizeof bins4_note, "%s%sbins=4", note, *note ? " " : "");
+            with_knob("reduce_bins", 4, [&] {
+                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins4_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            });
             if (kind == 0) {
                 bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -842,6 +847,11 @@ int main(int argc, char **argv)
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 with_knob("reduce_bins", 1, [&] {
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
+                char bins2_note[32]; /* f64 windows in shared memory, without the register windows */
+                snprintf(bins2_note, sizeof bins2_note, "%s%sbins=2", note, *note ? " " : "");
+                with_knob("reduce_bins", 2, [&] {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins2_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
                 if (kind == 0)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);

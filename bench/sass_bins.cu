@@ -1,7 +1,8 @@
 /* The f64 bins' inner loops alone, for counting instructions per value (bench/sass_bins.sh):
- * digits (tbins_add_f64, REDUCE_BINS=1) and windows (tbins_f64w_off256 + tbins_add_f64w_at, the
- * default), each over one batch of 16 values per thread as bins_batch_out runs it (8 vectors of
- * two doubles loaded first; the windows' range check by one unsigned max). Never launched. */
+ * digits (tbins_add_f64, REDUCE_BINS=1), windows (tbins_f64w_off256 + tbins_add_f64w_at, =2) and
+ * register windows (tbins_rw_add, =3, the default), each over one batch of 16 values per thread
+ * as bins_batch_out or Worker::rw_batch runs it (8 vectors of two doubles loaded first; the range
+ * checks once per batch). Never launched. */
 #include "cuda/exact_bins.h"
 
 extern __shared__ __align__(16) unsigned char sass_smem[];
@@ -50,4 +51,36 @@ __global__ void __launch_bounds__(256, 1) bins_windows(const SassV2 *in, int nb,
         }
     }
     out[threadIdx.x] = *(long long *)cb + strays;
+}
+
+__global__ void __launch_bounds__(256, 1) bins_regw(const SassV2 *in, int nb, double *out, uint32_t f)
+{
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    const double s0 = __longlong_as_double((long long)tbins_rw_sigma_bits(f, 0));
+    const double s1 = __longlong_as_double((long long)tbins_rw_sigma_bits(f, 1));
+    const double s2 = __longlong_as_double((long long)tbins_rw_sigma_bits(f, 2));
+    int strays = 0;
+    for (int b = 0; b < nb; b++) {
+        SassV2 x[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) x[u] = in[b * 2048 + u * 256 + threadIdx.x];
+        uint32_t amin = 0xffffffffu, amax = 0u;
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+#pragma unroll
+            for (int k = 0; k < 2; k++) {
+                const uint32_t a = (uint32_t)__double2hiint(x[u].v[k]) & 0x7fffffffu;
+                amin = min(amin, a);
+                amax = max(amax, a);
+            }
+        if (tbins_rw_accepts(f, amin, amax)) {
+#pragma unroll
+            for (int u = 0; u < 8; u++)
+#pragma unroll
+                for (int k = 0; k < 2; k++) tbins_rw_add(&a0, &a1, &a2, &a3, s0, s1, s2, x[u].v[k]);
+        } else {
+            strays++;
+        }
+    }
+    out[threadIdx.x] = a0 + a1 + a2 + a3 + strays;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per value of the f64 bins' inner loops (bench/sass_bins.cu: digits, REDUCE_BINS=1,
-# against windows, the default), by class: SASS from cuobjdump when the toolkit has it, else PTX.
+# windows, =2, register windows, =3, the default), by class: SASS from cuobjdump when the toolkit
+# has it, else PTX.
 # Counts the whole kernel (one batch of 16 values per thread plus a few loop instructions), / 16.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ def cls(op):
     return "integer/other"
 print(f"f64 bins, per value ({kind}; whole kernel / 16):")
 print(f"{'kernel':14s} {'total':>6s} {'integer':>8s} {'fp64':>5s} {'shared':>7s} {'other':>6s}")
-for name, label in (("bins_digits", "digits (=1)"), ("bins_windows", "windows (=2)")):
+for name, label in (("bins_digits", "digits (=1)"), ("bins_windows", "windows (=2)"), ("bins_regw", "regwin (=3)")):
     ops = body(name)
     c = {}
     for o in ops: c[cls(o)] = c.get(cls(o), 0) + 1

@@ -72,7 +72,9 @@ typedef struct tcu_reduce_params {
                                 (reduce_state.cuh, extreme_only) */
     int32_t bins;            /* set by the launcher: -1, or the byte offset in dynamic shared
                                 memory of the exact sums' per-thread bins (reduce_worker.cuh),
-                                bit 0 set: f64 columns may start in windows (REDUCE_BINS=2) */
+                                bit 0 set: f64 columns may start in windows (REDUCE_BINS >= 2),
+                                bit 1 set: f64 register windows first (REDUCE_BINS >= 3),
+                                bit 2 set: f32 register windows first (REDUCE_BINS=4) */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 

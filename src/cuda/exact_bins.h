@@ -272,4 +272,153 @@ static inline TALLY_HD void tbins_add_f64w(double *col, int stride, uint64_t b, 
     tbins_add_f64w_at((char *)col, k * row, (uint32_t)TBINS_F64W_WINDOWS * row, (uint32_t)(b >> 32), (uint32_t)b);
 }
 
+/* ---- f64 register windows (REDUCE_BINS=3; reduce_worker.cuh, Worker::rw_batch) ----
+ * A thread's binned f64 values summed in TBINS_RW_K = 4 doubles held in registers, no shared
+ * memory, by Rump, Ogita and Oishi's ExtractScalar. The thread picks the least exponent field F
+ * (1 <= F <= TBINS_RW_FMAX) it accepts from its first binned batch (tbins_rw_base); a batch
+ * goes to the register windows only if every value's exponent field lies in F .. F + 107
+ * (TBINS_RW_FIELDS = 108: so no zero, subnormal below field F, inf or NaN), else to the shared
+ * bins above, which are exact whatever the values. With L = F - 1075 (every accepted value is a
+ * multiple of 2^L) and W = TBINS_RW_W = 40, the windows' grains are g_j = 2^(L + W (3 - j))
+ * (j = 0 .. 3) and sigma_j = 2^53 g_j (j = 0 .. 2); an accepted value x is below
+ * 2^(F + 107 - 1022) = 2^(L + 160) = 2^W g_0. Per value (tbins_rw_add):
+ *   t = x; for j = 0, 1, 2: s = sigma_j + t; q = s - sigma_j; t = t - q; acc_j += q;
+ *   acc_3 += t.
+ * Why every op is exact (p: the t going into window j):
+ *   - |p| <= 2^W g_j: for j = 0 it is x; for j > 0 it is the last step's t, |t| <= g_(j-1) =
+ *     2^W g_j (below). So |p| <= 2^(W - 53) sigma_j <= sigma_j / 2 (W <= 52).
+ *   - s = fl(sigma + p) lies in [sigma / 2, 2 sigma] (rounding is monotone and sigma + p does),
+ *     so q = s - sigma is exact (Sterbenz) and a multiple of g_j = 2^-53 sigma (every double in
+ *     [sigma / 2, 2 sigma] is one). |p - q| = |sigma + p - s| <= half an ulp of [sigma, 2 sigma)
+ *     = g_j, since sigma + p <= 3 sigma / 2.
+ *   - t - q is exact: if q = 0, t is unchanged. Else s != sigma, and s is the double nearest to
+ *     sigma + p, so |p - q| = |sigma + p - s| <= |sigma + p - sigma| = |p|. p and q are
+ *     multiples of h = min(ulp(p), g_j); if h = ulp(p), |p - q| <= |p| < 2^53 ulp(p); if h = g_j,
+ *     |p - q| <= g_j: either way a multiple of h below 2^53 h, a double.
+ *   - So x = q_0 + q_1 + q_2 + t exactly, each q_j a multiple of g_j with |q_j| <= |p| + |p - q|
+ *     <= (2^W + 1) g_j, and the last t a multiple of g_3 = 2^L (x and every q_j are) with
+ *     |t| <= g_2 = 2^W g_3 <= (2^W + 1) g_3.
+ *   - acc_j after n adds is a multiple of g_j, and so is every partial sum, of magnitude at most
+ *     n (2^W + 1) g_j <= 2^53 g_j for n <= TBINS_RW_ADDS = 2^(53 - W) - 1 (since (2^13 - 1)
+ *     (2^40 + 1) < 2^53): a double, so every add returns it exactly. The caller moves the four
+ *     doubles out (exactly, into a superaccumulator) before a thread passes that many values.
+ *   - Range: sigma_0 = 2^(F + 121 - 1023) <= 2^1023 (F <= TBINS_RW_FMAX = 1925), and every
+ *     intermediate is at most 3 sigma_0 / 2 or |acc_0| <= sigma_0: finite; sigma_2 = 2^(F + 41 -
+ *     1023) >= 2^-981, so [sigma_2 / 2, 2 sigma_2] is normal (the ulp argument above).
+ *   - Exact in any order: the acc_j hold exact sums, so neither the order of a thread's values
+ *     nor a move out between batches changes what they add up to.
+ * Flags: an accepted value is a nonzero finite double, so an accepted batch sets NONNEGZERO and
+ * nothing else. */
+#define TBINS_RW_W 40
+#define TBINS_RW_K 4
+#define TBINS_RW_FIELDS 108u    /* accepted exponent fields F .. F + 107: W K - 53 + 1 */
+#define TBINS_RW_FMAX 1925u     /* F + 121 <= 2046: sigma_0 finite */
+#define TBINS_RW_ADDS 8191u     /* values between moves: 2^(53 - W) - 1 */
+
+/* The least field F a thread accepts, from its first binned batch's least and greatest
+ * exponent fields (emin >= 1, emax <= 2046; else none: 0): the batch centred in the 108 fields,
+ * so later values may stray either way; 0 if it spans more. */
+static inline TALLY_HD uint32_t tbins_rw_base(uint32_t emin, uint32_t emax)
+{
+    if (emin < 1u || emax > 2046u || emax < emin || emax - emin >= TBINS_RW_FIELDS) return 0u;
+    int f = (int)emin - (int)(TBINS_RW_FIELDS - 1u - (emax - emin)) / 2;
+    if (f < 1) f = 1;
+    if (f > (int)TBINS_RW_FMAX) f = (int)TBINS_RW_FMAX;
+    return (uint32_t)f;
+}
+
+/* sigma_j (j = 0 .. 2) for base field f: 2^(f + 121 - 40 j - 1023), as its bits */
+static inline TALLY_HD uint64_t tbins_rw_sigma_bits(uint32_t f, int j)
+{
+    return (uint64_t)(f + 121u - (uint32_t)(TBINS_RW_W * j)) << 52;
+}
+
+/* Whether a batch whose |x| high words (bits 32..62 of each value) have least amin and
+ * greatest amax goes to the register windows of base field f. */
+static inline TALLY_HD int tbins_rw_accepts(uint32_t f, uint32_t amin, uint32_t amax)
+{
+    return amin >= (f << 20) && amax < ((f + TBINS_RW_FIELDS) << 20);
+}
+
+/* One accepted value x into the windows a0 .. a3 (see above). */
+static inline TALLY_HD void tbins_rw_add(double *a0, double *a1, double *a2, double *a3, double s0, double s1,
+                                         double s2, double x)
+{
+#if defined(__CUDA_ARCH__)
+    double q = __dsub_rn(__dadd_rn(s0, x), s0);
+    x = __dsub_rn(x, q);
+    *a0 = __dadd_rn(*a0, q);
+    q = __dsub_rn(__dadd_rn(s1, x), s1);
+    x = __dsub_rn(x, q);
+    *a1 = __dadd_rn(*a1, q);
+    q = __dsub_rn(__dadd_rn(s2, x), s2);
+    x = __dsub_rn(x, q);
+    *a2 = __dadd_rn(*a2, q);
+    *a3 = __dadd_rn(*a3, x);
+#else
+    volatile double v; /* each op rounded to double, in this order */
+    double q;
+    v = s0 + x; q = v - s0; x = x - q; *a0 += q;
+    v = s1 + x; q = v - s1; x = x - q; *a1 += q;
+    v = s2 + x; q = v - s2; x = x - q; *a2 += q;
+    *a3 += x;
+#endif
+}
+
+/* f32 register windows (REDUCE_BINS=4): the same with K = 3 windows of W = 40 bits, for f32
+ * values converted to double (exactly). With G (1 <= G <= TBINS_RW32_GMAX) the least accepted
+ * f32 exponent field and L = G - 150, an accepted value (fields G .. G + 96, TBINS_RW32_FIELDS =
+ * 97: W K - 24 + 1) is a multiple of 2^L (an f32 of field e is a multiple of 2^(e - 150)) and
+ * below 2^(G + 96 - 126 + 1) = 2^(L + 120) = 2^W g_0, with g_j = 2^(L + W (2 - j)) and sigma_j =
+ * 2^53 g_j = 2^(G - 17 - 40 j) (j = 0, 1): per value s = sigma_j + t; q = s - sigma_j; t -= q;
+ * acc_j += q (j = 0, 1), acc_2 += t, nine f64 adds. The proof above holds word for word with
+ * three windows (the last t a multiple of g_2 = 2^L below g_1 = 2^W g_2), and the same budget,
+ * TBINS_RW_ADDS values between moves. Range: every sigma lies in [2^-56, 2^141], doubles far
+ * from the range's ends. */
+#define TBINS_RW32_FIELDS 97u
+#define TBINS_RW32_GMAX 158u /* G + 96 <= 254: no inf or NaN accepted */
+
+/* G from a batch's least and greatest f32 exponent fields, as tbins_rw_base (0: none). */
+static inline TALLY_HD uint32_t tbins_rw32_base(uint32_t emin, uint32_t emax)
+{
+    if (emin < 1u || emax > 254u || emax < emin || emax - emin >= TBINS_RW32_FIELDS) return 0u;
+    int g = (int)emin - (int)(TBINS_RW32_FIELDS - 1u - (emax - emin)) / 2;
+    if (g < 1) g = 1;
+    if (g > (int)TBINS_RW32_GMAX) g = (int)TBINS_RW32_GMAX;
+    return (uint32_t)g;
+}
+
+/* sigma_j (j = 0, 1) for base field g: 2^(g - 17 - 40 j), as its bits */
+static inline TALLY_HD uint64_t tbins_rw32_sigma_bits(uint32_t g, int j)
+{
+    return (uint64_t)(g + 1006u - (uint32_t)(TBINS_RW_W * j)) << 52;
+}
+
+/* Whether a batch whose |x| bits (f32) have least amin and greatest amax goes to the f32
+ * register windows of base field g. */
+static inline TALLY_HD int tbins_rw32_accepts(uint32_t g, uint32_t amin, uint32_t amax)
+{
+    return amin >= (g << 23) && amax < ((g + TBINS_RW32_FIELDS) << 23);
+}
+
+/* One accepted f32 value x (as a double) into the windows a0 .. a2. */
+static inline TALLY_HD void tbins_rw32_add(double *a0, double *a1, double *a2, double s0, double s1, double x)
+{
+#if defined(__CUDA_ARCH__)
+    double q = __dsub_rn(__dadd_rn(s0, x), s0);
+    x = __dsub_rn(x, q);
+    *a0 = __dadd_rn(*a0, q);
+    q = __dsub_rn(__dadd_rn(s1, x), s1);
+    x = __dsub_rn(x, q);
+    *a1 = __dadd_rn(*a1, q);
+    *a2 = __dadd_rn(*a2, x);
+#else
+    volatile double v;
+    double q;
+    v = s0 + x; q = v - s0; x = x - q; *a0 += q;
+    v = s1 + x; q = v - s1; x = x - q; *a1 += q;
+    *a2 += x;
+#endif
+}
+
 #endif

@@ -79,10 +79,13 @@ __device__ __forceinline__ bool block_spilled(const unsigned long long *sacc)
 
 /* Blocks per SM a kernel is compiled for (so its register budget): the exact f32 sum 64
  * registers (some spills), the other exact sums 80, the fused masks and the ring kernels 128
- * (the ring runs one block per SM by default; ring=3 still fits two). */
+ * (the ring runs one block per SM by default; ring=3 still fits two), but the exact float
+ * sums' ring kernels 255: their register windows (Worker::rw_batch) hold up to 11 more
+ * registers across the batch loop, which spilled at 128 (with the bins' shared memory they ran
+ * one block per SM anyway; ptxas -v: f64 sum 184 registers, f32 206, no spills). */
 template <typename T, unsigned M, bool OMIT, bool RING> constexpr int reduce_min_blocks()
 {
-    if (RING) return 2;
+    if (RING) return Worker<T, M, OMIT>::RW ? 1 : 2;
     if (Worker<T, M, OMIT>::EXACT) return M != TCU_MASK_SUM ? 2 : sizeof(T) == 4 && !OMIT ? 4 : 3;
     return 4;
 }
@@ -122,7 +125,7 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     /* the exact sums' bins (Bins, reduce_worker.cuh): -1 when off or not this kernel's kind.
      * Only the ring kernels (large inputs) have them: in the others (64 registers for the f32
      * sum) the bins' code alone made the fast path spill more. */
-    const int bins_at = (W::BINS && RING && p.bins >= 0) ? (p.bins & ~1) : -1;
+    const int bins_at = (W::BINS && RING && p.bins >= 0) ? (p.bins & ~7) : -1;
     if constexpr (W::BINS) Bins<T>::init(bins_at, (p.bins & 1) != 0); /* bit 0: f64 windows */
     /* the kernel before this one (PDL) has finished: global memory may be touched from here */
     pdl_wait();
@@ -130,6 +133,8 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
     double mean = 0.0;
     if constexpr (W::SQ) mean = p.aux->mean;
     w.init(mean);
+    /* bit 1: f64 register windows; bit 2: f32 */
+    if constexpr (W::BINS) w.rw_enable(bins_at >= 0 && (p.bins & (sizeof(T) == 8 ? 2 : 4)) != 0);
 
     if (bid == 0 && tid < (int)p.head) w.add_scalar(data[tid], tid, sacc);
     if (bid == grid - 1 && tid < (int)p.tail) {

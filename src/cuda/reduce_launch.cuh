@@ -110,8 +110,11 @@ cudaError_t launch_reduce_t(const tcu_reduce_params *p, const tcu_device *dev, c
         unsigned grid = (unsigned)(nb < want ? nb : want);
         tcu_reduce_params q = *p;
         q.ring_stages = stages;
-        /* bit 0 (the offset is a multiple of the stage size): f64 windows on (REDUCE_BINS=2) */
-        q.bins = bins ? (int32_t)(stage_bytes * (size_t)stages) | (tcu_knob(TCU_KNOB_REDUCE_BINS) >= 2 ? 1 : 0) : -1;
+        /* bit 0 (the offset is a multiple of the stage size): f64 windows on (REDUCE_BINS >= 2);
+         * bit 1: f64 register windows first (REDUCE_BINS >= 3); bit 2: f32 (REDUCE_BINS=4) */
+        q.bins = bins ? (int32_t)(stage_bytes * (size_t)stages) | (tcu_knob(TCU_KNOB_REDUCE_BINS) >= 2 ? 1 : 0) |
+                            (tcu_knob(TCU_KNOB_REDUCE_BINS) >= 3 ? 2 : 0) | (tcu_knob(TCU_KNOB_REDUCE_BINS) >= 4 ? 4 : 0)
+                      : -1;
         set_combine<T, M>(&q, nb, grid, per_block);
         return launch_kernel(ring_kernel, grid, ring_smem, stream, pdl, q);
     }

@@ -12,6 +12,13 @@
 /* the kernel's dynamic shared memory (the ring's stages, then the bins; see Bins) */
 extern __shared__ __align__(16) unsigned char tcu_dyn_smem[];
 
+#ifndef TCU_RW
+#define TCU_RW 1 /* the register windows compiled in (REDUCE_BINS=3 turns on f64's, 4 f32's too) */
+#endif
+#ifndef TCU_RW32
+#define TCU_RW32 1 /* the f32 ones */
+#endif
+
 namespace tcu {
 
 /* ---- the exact sums' per-thread bins (knob REDUCE_BINS) ----------------------------------------
@@ -188,6 +195,18 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     /* bins on: batches still to send straight to the bins without trying the fast path
      * (Bins::kSkip after a batch the fast path rejected; 0 while the bins are off) */
     unsigned bins_skip;
+    /* register windows (REDUCE_BINS=3: f64; 4: f32 too; exact_bins.h, tbins_rw_*, tbins_rw32_*):
+     * the windows (f32: rw0 .. rw2), their base field (0: not chosen yet; kRwOff: off, by the
+     * knob or for good), the values added since they were last moved out, and the batches they
+     * turned away */
+    static constexpr uint32_t kRwOff = 0xffffffffu;
+    /* the kernels with register windows (none when built with TCU_RW=0, f32 not with
+     * TCU_RW32=0: such ring kernels stay at 128 registers, where the windows' code spills) */
+    static constexpr bool RW = TCU_RW && BINS && (F64SUM || (F32SUM && TCU_RW32));
+    static constexpr unsigned kRwRejects = 8; /* turned away this often: off for good */
+    double rw0, rw1, rw2, rw3;
+    uint32_t rw_f;
+    unsigned rw_n, rw_rej;
 
     __device__ __forceinline__ void init(double m)
     {
@@ -198,6 +217,86 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         emin = kNoExp;
         fits = false;
         bins_skip = 0;
+        rw0 = rw1 = rw2 = rw3 = 0.0;
+        rw_f = kRwOff;
+        rw_n = rw_rej = 0;
+    }
+    /* The register windows on (the kernel's bins knob says so); call after init. */
+    __device__ __forceinline__ void rw_enable(bool on)
+    {
+        if constexpr (RW) rw_f = on ? 0u : kRwOff;
+    }
+
+    /* A whole batch (all U vectors in range, in registers) into the register windows, if every
+     * value lies in their fields (exact_bins.h has the proofs); returns whether it did.
+     * The first batch that fits 108 exponent fields chooses the windows' base (tbins_rw_base);
+     * after kRwRejects batches turned away (full-range data: the first eight) the windows are
+     * off for good, so that such threads pay one compare per batch. Values
+     * are added in registers: no shared memory, 13 f64 adds (f32: a conversion and 9) and 3
+     * integer ops per value, against the shared windows' two read-modify-writes (f32: one). */
+    __device__ __forceinline__ bool rw_batch(const Vec<T> *x, unsigned long long *sacc)
+    {
+        if constexpr (RW) {
+            if (rw_f == kRwOff) return false;
+            uint32_t amin = 0xffffffffu, amax = 0u;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    uint32_t a;
+                    if constexpr (F64SUM) a = (uint32_t)__double2hiint((double)x[u].v[k]) & 0x7fffffffu;
+                    else a = __float_as_uint((float)x[u].v[k]) & 0x7fffffffu;
+                    amin = min(amin, a);
+                    amax = max(amax, a);
+                }
+            }
+            if (rw_f == 0u) {
+                rw_f = F64SUM ? tbins_rw_base(amin >> 20, amax >> 20) : tbins_rw32_base(amin >> 23, amax >> 23);
+                if (rw_f == 0u) { /* no base holds this batch: counted as turned away */
+                    if (++rw_rej >= kRwRejects) rw_f = kRwOff;
+                    return false;
+                }
+            }
+            if (!(F64SUM ? tbins_rw_accepts(rw_f, amin, amax) : tbins_rw32_accepts(rw_f, amin, amax))) {
+                if (++rw_rej >= kRwRejects) rw_f = kRwOff; /* the windows' sums stay, for flush */
+                return false;
+            }
+            if (rw_n + (unsigned)(U * VEC) > TBINS_RW_ADDS) {
+                rw_spill(sacc, rw0, rw1, rw2, rw3);
+                rw0 = rw1 = rw2 = rw3 = 0.0;
+                rw_n = 0;
+            }
+            if constexpr (F64SUM) {
+                const double s0 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 0));
+                const double s1 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 1));
+                const double s2 = __longlong_as_double((long long)tbins_rw_sigma_bits(rw_f, 2));
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) tbins_rw_add(&rw0, &rw1, &rw2, &rw3, s0, s1, s2, (double)x[u].v[k]);
+                }
+            } else {
+                const double s0 = __longlong_as_double((long long)tbins_rw32_sigma_bits(rw_f, 0));
+                const double s1 = __longlong_as_double((long long)tbins_rw32_sigma_bits(rw_f, 1));
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) tbins_rw32_add(&rw0, &rw1, &rw2, s0, s1, (double)x[u].v[k]);
+                }
+            }
+            rw_n += (unsigned)(U * VEC);
+            s.xflags |= TALLY_EXACT_F_NONNEGZERO; /* every accepted value is nonzero and finite */
+            return true;
+        }
+        return false;
+    }
+    /* Rare (a thread's 8192nd value): the windows into the block's superaccumulator, exactly. */
+    static __device__ __noinline__ void rw_spill(unsigned long long *sacc, double a0, double a1, double a2, double a3)
+    {
+        if (a0 != 0.0) sacc_add_finite(sacc, a0);
+        if (a1 != 0.0) sacc_add_finite(sacc, a1);
+        if (a2 != 0.0) sacc_add_finite(sacc, a2);
+        if (a3 != 0.0) sacc_add_finite(sacc, a3);
     }
 
     /* The exactness proofs' view of a value: |x|'s bits shifted out of the sign, minus one, so
@@ -291,6 +390,14 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (kBinsDirect) {
             if (bins_skip != 0) {
                 bins_skip--;
+                if constexpr (RW) {
+                    if (rw_f != kRwOff) { /* whole batches here: vend is the stage's end */
+                        Vec<T> x[U];
+#pragma unroll
+                        for (int u = 0; u < U; u++) x[u] = stage[vfirst + (unsigned long long)u * kThreads];
+                        if (rw_batch(x, sacc)) return true;
+                    }
+                }
                 s.xflags |= bins_batch_out<T, M, OMIT>(stage, vfirst, vend, bins_at, sacc);
                 return true;
             }
@@ -322,7 +429,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
         if constexpr (BINS && !kBinsDirect) {
             if (bins_skip != 0) {
                 bins_skip--;
-                s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                if (!(ok[U - 1] && rw_batch(v, sacc))) /* ok[]: a prefix of the vectors */
+                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
                 return;
             }
         }
@@ -376,7 +484,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 ea.a1 = a1_before;
                 if (bins_at >= 0) {
                     bins_skip = Bins<T>::kSkip;
-                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                    if (!(ok[U - 1] && rw_batch(v, sacc)))
+                        s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
                 } else {
                     slow_batch(vbase, vfirst, vend, sacc);
                 }
@@ -448,7 +557,8 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
                 ea.a2 = a2_before;
                 if (bins_at >= 0) {
                     bins_skip = Bins<T>::kSkip;
-                    s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
+                    if (!(ok[U - 1] && rw_batch(v, sacc)))
+                        s.xflags |= bins_batch_out<T, M, OMIT>(vbase, vfirst, vend, bins_at, sacc);
                 } else {
                     slow_batch(vbase, vfirst, vend, sacc);
                 }
@@ -492,6 +602,14 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
     {
         if constexpr (BINS) {
             if (bins_at >= 0) s.xflags |= bins_fold<T>(bins_at, sacc);
+            if constexpr (RW) { /* the register windows (zero where unused) */
+                if (bins_at >= 0 && __ballot_sync(0xffffffffu, rw_n != 0)) {
+                    sacc_add_warp(sacc, rw0);
+                    sacc_add_warp(sacc, rw1);
+                    sacc_add_warp(sacc, rw2);
+                    if constexpr (F64SUM) sacc_add_warp(sacc, rw3);
+                }
+            }
         }
         if constexpr (EXACT) {
             s.xh = ea.a1;

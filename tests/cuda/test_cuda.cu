@@ -456,9 +456,12 @@ static void test_knob_variants(bool quick)
         {"reduce_packed", 0, "reduce_minb", 0}, {"reduce_extreme", 0, "reduce_minb", 0},
         {"reduce_extreme", 1, "reduce_minb", 1},
         /* the exact sums' per-thread bins (ring kernels only) from the first and second batch on:
-         * f64 in digits only (1), and first in windows (2, the default) */
+         * f64 in digits only (1), first in windows (2), first in register windows (3, the
+         * default), f32 too in register windows (4) */
         {"reduce_bins", 1, "reduce_ring_min", 1}, {"reduce_bins", 1, "reduce_ring_min", 2},
-        {"reduce_bins", 2, "reduce_ring_min", 1}, {"reduce_bins", 2, "reduce_ring_min", 2}};
+        {"reduce_bins", 2, "reduce_ring_min", 1}, {"reduce_bins", 2, "reduce_ring_min", 2},
+        {"reduce_bins", 3, "reduce_ring_min", 1}, {"reduce_bins", 3, "reduce_ring_min", 2},
+        {"reduce_bins", 4, "reduce_ring_min", 1}, {"reduce_bins", 4, "reduce_ring_min", 2}};
     const tally_type rtypes[] = {TALLY_I32, TALLY_I64, TALLY_F32, TALLY_F64};
     const tally_op rops[] = {TALLY_SUM, TALLY_MIN, TALLY_MAX, TALLY_ARGMIN};
     for (auto &k : rk) {
@@ -548,7 +551,7 @@ static void test_exact_ring_batches(bool quick)
             const size_t es = tally_type_size(t);
             unsigned char *dp = dev_copy(h, n * es, es);
             for (int r : rings) {
-                for (int bins = 0; bins <= 2; bins++) { /* the rejected batches' bins off, on (f64: digits only, windows first) */
+                for (int bins = 0; bins <= 4; bins++) { /* the rejected batches' bins off, on (f64: digits only, windows first, register windows first; 4: f32 too) */
                     int o = tally_cuda_bench_set_knob("reduce_ring", r);
                     int ob = tally_cuda_bench_set_knob("reduce_bins", bins);
                     KNOB_SKIP(o >= 0 && ob >= 0);
