@@ -582,8 +582,8 @@ int main(int argc, char **argv)
              * chooses; unset: all): the tile states packed 16 to a cache line (shift0) or 4
              * (shift2) instead of one per line (TALLY_VULKAN_SCAN_SHIFT); coherent output stores
              * after a release fence, as in place (TALLY_VULKAN_SCAN_STORES); the workgroup's
-             * look-back, three barriers a step (wg), or subgroup 0's (sg)
-             * (TALLY_VULKAN_SCAN_LOOKBACK; sg is the GPUs' default); 16 and 64 KiB tiles
+             * look-back, three barriers a step (wg; TALLY_VULKAN_SCAN_LOOKBACK: subgroup 0's is
+             * the GPUs' default, and lavapipe's is wg already); 16 and 64 KiB tiles
              * (TALLY_VULKAN_SCAN_VPT 4 and 16; 8 by default); 4096 steps without progress before
              * a fallback (TALLY_VULKAN_SCAN_SPINS; 32); and "old", the default before these
              * knobs (shift 0, coherent stores, the workgroup's look-back). The look-back and the
@@ -595,7 +595,6 @@ int main(int argc, char **argv)
                 {"shift2", {"TALLY_VULKAN_SCAN_SHIFT"}, {"2"}, "states 4 to a line", 0, 0},
                 {"coherent", {"TALLY_VULKAN_SCAN_STORES"}, {"coherent"}, "coherent stores", 0, 0},
                 {"wg", {NULL}, {NULL}, "workgroup look-back", 2, 3},
-                {"sg", {NULL}, {NULL}, "subgroup look-back", 2, 1},
                 {"vpt4", {"TALLY_VULKAN_SCAN_VPT"}, {"4"}, "16 KiB tiles", 0, 0},
                 {"vpt16", {"TALLY_VULKAN_SCAN_VPT"}, {"16"}, "64 KiB tiles", 0, 0},
                 {"spins4096", {NULL}, {NULL}, "spins 4096", 1, 4096},
