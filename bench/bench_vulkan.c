@@ -10,7 +10,8 @@
  * times divided by 64, with the one-submit-each call µs in the note. Integer scans run one pass
  * (note "one pass, 32 KiB tiles": scan1.comp's decoupled look-back) and, for i32, the three-pass
  * scan too ("three passes"), on the same buffers; at 2^22 and up the i32 one-pass scan's other
- * settings as well (16 and 64 KiB tiles, the other look-back, more spins: see the loop), each
+ * settings as well (state spacing, store kind, look-back, tiles, spins: TALLY_BENCH_VK_SCAN_VARS,
+ * see the loop), each
  * one-pass row noting its look-back's counters from one more call (tiles, steps, steps without
  * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 scans run fscan.comp (the
  * CPU's block order; on a device without IEEE subnormals a flagged call is redone on the CPU). Reduce rows note where the fold dispatches end (GPU
@@ -640,42 +641,60 @@ int main(int argc, char **argv)
             if (t == TALLY_F64) continue;
             /* integer scans: the one-pass scan (the default where the device has Vulkan's
              * memory model), then for i32 the three-pass reduce-then-scan it replaced; i32 at
-             * 2^22 and up also the one-pass scan's other settings, inclusive only (each an
-             * environment variable of the library): 16 and 64 KiB tiles (TALLY_VULKAN_SCAN_VPT
-             * 4 and 16 vectors per invocation; 8, 32 KiB, by default), each look-back
-             * (TALLY_VULKAN_SCAN_LOOKBACK: sg, subgroup 0 alone; wg, the whole workgroup,
-             * three barriers a step, the default) and 4096 steps without progress before a
-             * fallback (TALLY_VULKAN_SCAN_SPINS; 32 by default). The look-back and the spins are
-             * a context's settings, read when it is made, so they are set here through their
-             * hooks (hook 1: spins, 2: look-back); the tiles' variable's value from the caller's
-             * environment is restored after each such row. */
-            static const struct { const char *env, *val, *note; int hook; } vars[] = {
-                {"TALLY_VULKAN_SCAN_VPT", "4", "16 KiB tiles", 0},
-                {"TALLY_VULKAN_SCAN_VPT", "16", "64 KiB tiles", 0},
-                {NULL, "0", "32 KiB tiles, workgroup look-back", 2},
-                {NULL, "1", "32 KiB tiles, subgroup look-back", 2},
-                {NULL, "4096", "32 KiB tiles, spins 4096", 1},
+             * 2^22 and up also the one-pass scan's variants, inclusive only, each one setting
+             * away from the default (TALLY_BENCH_VK_SCAN_VARS: a comma list of their names
+             * chooses; unset: all): the tile states packed 16 to a cache line (shift0) or 4
+             * (shift2) instead of one per line (TALLY_VULKAN_SCAN_SHIFT); coherent output stores
+             * after a release fence, as in place (TALLY_VULKAN_SCAN_STORES); the workgroup's
+             * look-back, three barriers a step (wg; TALLY_VULKAN_SCAN_LOOKBACK: subgroup 0's is
+             * the GPUs' default, and lavapipe's is wg already); 16 and 64 KiB tiles
+             * (TALLY_VULKAN_SCAN_VPT 4 and 16; 8 by default); 4096 steps without progress before
+             * a fallback (TALLY_VULKAN_SCAN_SPINS; 32); and "old", the default before these
+             * knobs (shift 0, coherent stores, the workgroup's look-back). The look-back and the
+             * spins are a context's settings, read when it is made, so they are set here through
+             * their hooks (hook 1: spins, 2: look-back); the variables' values from the caller's
+             * environment are restored after each such row. */
+            static const struct { const char *name, *env[2], *val[2], *note; int hook; uint32_t hv; } vars[] = {
+                {"shift0", {"TALLY_VULKAN_SCAN_SHIFT"}, {"0"}, "states 16 to a line", 0, 0},
+                {"shift2", {"TALLY_VULKAN_SCAN_SHIFT"}, {"2"}, "states 4 to a line", 0, 0},
+                {"coherent", {"TALLY_VULKAN_SCAN_STORES"}, {"coherent"}, "coherent stores", 0, 0},
+                {"wg", {NULL}, {NULL}, "workgroup look-back", 2, 3},
+                {"vpt4", {"TALLY_VULKAN_SCAN_VPT"}, {"4"}, "16 KiB tiles", 0, 0},
+                {"vpt16", {"TALLY_VULKAN_SCAN_VPT"}, {"16"}, "64 KiB tiles", 0, 0},
+                {"spins4096", {NULL}, {NULL}, "spins 4096", 1, 4096},
+                {"old", {"TALLY_VULKAN_SCAN_SHIFT", "TALLY_VULKAN_SCAN_STORES"}, {"0", "coherent"},
+                 "the old default: states 16 to a line, coherent stores, workgroup look-back", 2, 3},
             };
             int nvars = (int)(sizeof vars / sizeof vars[0]);
             /* f32 where the default is the CPU: fscan.comp's shaders as well (flagged) */
             int passes = (t == TALLY_I32 && one_pass) || (t == TALLY_F32 && f32_cpu) ? 2 : 1;
             int nvar = t == TALLY_I32 && one_pass && l >= 22 ? nvars : 0;
+            const char *want = getenv("TALLY_BENCH_VK_SCAN_VARS");
             for (int ex = 0; ex < 2 * passes + nvar; ex++) {
                 int three = (ex >= 2 && ex < 4) || !one_pass;
                 int vi = ex >= 4 ? ex - 4 : -1;
+                if (vi >= 0 && want && *want) {
+                    /* the name as a whole item of the comma list */
+                    size_t len = strlen(vars[vi].name);
+                    const char *q = want;
+                    int hit = 0;
+                    while (!hit && (q = strstr(q, vars[vi].name)) != NULL) {
+                        hit = (q == want || q[-1] == ',') && (q[len] == ',' || q[len] == '\0');
+                        q += len;
+                    }
+                    if (!hit) continue;
+                }
                 int excl = vi < 0 && (ex & 1);
                 int fshader = t == TALLY_F32 && (!f32_cpu || ex >= 2);
-                char saved[64] = "";
-                int had = 0;
+                char saved[2][64] = {"", ""};
+                int had[2] = {0, 0};
                 uint32_t hook0 = 0;
-                if (vi >= 0 && vars[vi].hook == 1) {
-                    hook0 = tally_vulkan_bench_scan_spins(g_vk, (uint32_t)atoi(vars[vi].val));
-                } else if (vi >= 0 && vars[vi].hook == 2) {
-                    hook0 = tally_vulkan_bench_scan_lookback(g_vk, (uint32_t)atoi(vars[vi].val));
-                } else if (vi >= 0) {
-                    const char *old = getenv(vars[vi].env);
-                    if (old) snprintf(saved, sizeof saved, "%s", old), had = 1;
-                    setenv(vars[vi].env, vars[vi].val, 1);
+                if (vi >= 0 && vars[vi].hook == 1) hook0 = tally_vulkan_bench_scan_spins(g_vk, vars[vi].hv);
+                if (vi >= 0 && vars[vi].hook == 2) hook0 = tally_vulkan_bench_scan_lookback(g_vk, vars[vi].hv);
+                for (int e = 0; vi >= 0 && e < 2 && vars[vi].env[e]; e++) {
+                    const char *old = getenv(vars[vi].env[e]);
+                    if (old) snprintf(saved[e], sizeof saved[e], "%s", old), had[e] = 1;
+                    setenv(vars[vi].env[e], vars[vi].val[e], 1);
                 }
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
                 tally_vulkan_bench_float_shaders(g_vk, g_fs0 || (t == TALLY_F32 && ex >= 2));
@@ -694,7 +713,8 @@ int main(int argc, char **argv)
                 else if (three)
                     snprintf(note, sizeof note, "three passes");
                 else
-                    snprintf(note, sizeof note, "one pass, %s", vi >= 0 ? vars[vi].note : "32 KiB tiles");
+                    snprintf(note, sizeof note, "one pass, %s%s", vi >= 0 ? "variant: " : "32 KiB tiles (default)",
+                             vi >= 0 ? vars[vi].note : "");
                 run_scan(&c);
                 run_scan(&cc);
                 tally_vulkan_bench_read(g_vk, out, 0, bytes, hv);
@@ -723,9 +743,11 @@ int main(int argc, char **argv)
                     row(excl ? "scan_excl_sum" : "scan_incl_sum", t, n, gpu, call, cpu, 2.0 * bytes, note);
                 }
                 if (vi >= 0 && vars[vi].hook == 1) tally_vulkan_bench_scan_spins(g_vk, hook0);
-                else if (vi >= 0 && vars[vi].hook == 2) tally_vulkan_bench_scan_lookback(g_vk, hook0);
-                else if (vi >= 0 && had) setenv(vars[vi].env, saved, 1);
-                else if (vi >= 0) unsetenv(vars[vi].env);
+                if (vi >= 0 && vars[vi].hook == 2) tally_vulkan_bench_scan_lookback(g_vk, hook0);
+                for (int e = 0; vi >= 0 && e < 2 && vars[vi].env[e]; e++) {
+                    if (had[e]) setenv(vars[vi].env[e], saved[e], 1);
+                    else unsetenv(vars[vi].env[e]);
+                }
                 tally_vulkan_bench_float_shaders(g_vk, g_fs0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);

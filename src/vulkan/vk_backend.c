@@ -827,7 +827,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         const char *rv = getenv("TALLY_VULKAN_SCAN_REVERSE"); /* tests: tiles in reverse order */
         s->scan_reverse = rv && *rv && strcmp(rv, "0") != 0;
         const char *lb = getenv("TALLY_VULKAN_SCAN_LOOKBACK"); /* vk_scan.c: scan1_sg_lookback */
-        s->scan_lookback = lb && !strcmp(lb, "sg") ? 1 : lb && !strcmp(lb, "sg-all") ? 2 : 0;
+        s->scan_lookback = !lb ? 0 : !strcmp(lb, "sg") ? 1 : !strcmp(lb, "sg-all") ? 2 : !strcmp(lb, "wg") ? 3 : 0;
         const char *ss = getenv("TALLY_VULKAN_SCAN_STATS"); /* bench: look-back counters */
         s->scan_stats = ss && *ss && strcmp(ss, "0") != 0;
     }

@@ -125,8 +125,9 @@ typedef struct tvk_state {
     int scan1_able;           /* the device can run scan1.comp (its features are enabled) */
     uint32_t scan_spins;      /* scan1: look-back steps without progress before a fallback */
     int scan_reverse;         /* tests: scan1's workgroups take the tiles in reverse order */
-    uint32_t scan_lookback;   /* TALLY_VULKAN_SCAN_LOOKBACK: scan1's look-back by the workgroup (0),
-                                 by subgroup 0 (1: "sg"), by every subgroup (2: "sg-all", tests) */
+    uint32_t scan_lookback;   /* TALLY_VULKAN_SCAN_LOOKBACK: scan1's look-back by the device's
+                                 default (0: sg on GPUs, wg on CPU devices), by subgroup 0 (1: "sg"),
+                                 by every subgroup (2: "sg-all", tests), by the workgroup (3: "wg") */
     int scan_stats;           /* bench: TALLY_VULKAN_SCAN_STATS=1, scan1 counts its look-back steps */
     int acc_zeroed;           /* acc's reduce slots were cleared since it was (re)made */
     int push_desc;            /* VK_KHR_push_descriptor: descriptors pushed, no sets */

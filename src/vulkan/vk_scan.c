@@ -12,6 +12,7 @@
 
 #define SCAN_TB (TVK_WG * 16 * 2) /* scan.comp's tile bytes (WG * 16 * VPT) */
 #define SCAN1_VPT 8               /* scan1.comp's 16-byte vectors per invocation (its VPT) */
+#define SCAN1_SHIFT 4             /* scan1.comp's tile states: 2^4 8-byte words (a line) apart */
 #define SCAN1_EPOCHS (1u << 30)   /* scan1's flag words hold (epoch << 2) | status */
 #define FSCAN_BLOCK 4096u         /* the CPU's float scan block (TALLY_SCAN_BLOCK) */
 
@@ -122,22 +123,42 @@ static uint32_t scan1_vpt(void)
     return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : SCAN1_VPT;
 }
 
-/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (meant for GPU
- * drivers), or by the whole workgroup, three barriers a step (the default). lavapipe, whose
- * SIMD groups switch at barriers, drops the stores of the SIMD group that ran the subgroup
- * look-back (its share of the tile's outputs left unwritten), so lavapipe cannot test it: it
- * stays opt-in until the NVIDIA driver has run the tests with it. TALLY_VULKAN_SCAN_LOOKBACK=sg
- * chooses it (s->scan_lookback 1; "sg-all", 2: every subgroup takes it, the same code in every
- * SIMD group, which is how lavapipe tests it). */
+/* scan1.comp's look-back: by subgroup 0 alone, no workgroup barrier per step (the default on
+ * GPUs, as in the CUDA backend), or by the whole workgroup, three barriers a step (the default
+ * on CPU devices). lavapipe drops the stores of a SIMD group that ran a loop the workgroup's
+ * other SIMD groups did not (or ran for fewer steps) before a barrier: with the subgroup
+ * look-back that leaves outputs unwritten, on one lavapipe thread too, where no two workgroups
+ * ever run at once (docs/vulkan.md, "Scans"). TALLY_VULKAN_SCAN_LOOKBACK chooses (s->scan_lookback:
+ * 0 unset, 1 sg, 2 sg-all: every subgroup takes it, the same code in every SIMD group, 3 wg). */
 static uint32_t scan1_sg_lookback(const tvk_state *s)
 {
-    return s->scan_lookback != 0;
+    if (s->scan_lookback == 0) return s->info.device_type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    return s->scan_lookback == 1 || s->scan_lookback == 2;
+}
+
+/* log2 of the 8-byte words per tile state (scan1.comp's sidx): SCAN1_SHIFT (4: a 128-byte line
+ * per tile), or TALLY_VULKAN_SCAN_SHIFT = 0 .. 6 (tuning; 0 packs 16 states per line). */
+static uint32_t scan1_shift(void)
+{
+    const char *e = getenv("TALLY_VULKAN_SCAN_SHIFT");
+    uint32_t v = e && *e ? (uint32_t)strtoul(e, NULL, 10) : SCAN1_SHIFT;
+    return v <= 6 ? v : SCAN1_SHIFT;
+}
+
+/* Out of place, plain output stores (scan1.comp's APART); TALLY_VULKAN_SCAN_STORES=coherent keeps
+ * the in-place kind (coherent stores after a release fence) everywhere (tuning, tests). */
+static int scan1_apart(VkBuffer in, VkBuffer out)
+{
+    const char *e = getenv("TALLY_VULKAN_SCAN_STORES");
+    if (e && !strcmp(e, "coherent")) return 0;
+    return in != out;
 }
 
 /* scan1.comp over every segment: one dispatch per segment, a barrier between them (the next
  * segment's tiles look back into this one's, and words at a boundary are merged by both).
- * Tile states: one 64-bit word per tile in sflag (flag << 32 | 32-bit value), 64-bit values in
- * sval; sflag is zeroed when it is new and when the epochs wrap. */
+ * Tile states: one 64-bit word per tile in sflag (flag << 32 | 32-bit value), 2^shift words
+ * apart, 64-bit values in sval; sflag is zeroed when it is new, when the epochs wrap, and after
+ * a call that kept its look-back counters there (their words may be a later call's states). */
 static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
                                   tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
                                   uint64_t n, const tally_scan_options *opts)
@@ -171,16 +192,20 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     if (total >= 0xffffffffull / 2)
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
                                (unsigned long long)n);
-    tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
+    /* the states' words, 2^shift per tile (indices stay below 2^31) */
+    uint32_t shift = scan1_shift();
+    while (shift > 0 && (total << (shift > 1 ? shift : 1)) >= 0x7fffffffull) shift--;
+    uint64_t swords = total << shift, vwords = total << (shift > 1 ? shift : 1);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->sval, vwords * 8, 0, fn);
     if (st != TALLY_OK) return st;
     VkBuffer old_flags = s->sflag.buf;
     /* benchmarks (TALLY_VULKAN_SCAN_STATS=1): four counters after the states, zeroed per call
      * (tally_vulkan_bench_scan_stats reads them) */
     int stats = s->scan_stats;
-    VkDeviceSize flag_bytes = total * 8 + (stats ? 16 : 0);
+    VkDeviceSize flag_bytes = swords * 8 + (stats ? 16 : 0);
     if ((st = tvk_buf_ensure(ctx, s, &s->sflag, flag_bytes, 0, fn)) != TALLY_OK) return st;
     if (s->sflag.buf != old_flags) s->scan_epoch = 0; /* a new buffer holds anything */
-    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS) {
+    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS || s->scan_stats_at != 0) {
         /* no flag word holds epoch 0: every call's epoch is new until the counter wraps */
         s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, 0, VK_WHOLE_SIZE, 0);
         tvk_barrier(s);
@@ -189,26 +214,28 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     uint32_t epoch = ++s->scan_epoch;
     s->scan_stats_at = 0;
     if (stats) {
-        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, total * 8, 16, 0);
+        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, swords * 8, 16, 0);
         tvk_barrier(s);
-        s->scan_stats_at = total * 8;
+        s->scan_stats_at = swords * 8;
     }
     VkPipeline p;
+    uint32_t apart = (uint32_t)scan1_apart(in.buf, out);
     if ((st = tvk_pipeline(ctx, s, TVK_SH_SCAN1, type, (uint32_t)op, vpt,
-                           (opts->exclusive ? 1u : 0u) | (sg << 1), &p)) != TALLY_OK)
+                           (opts->exclusive ? 1u : 0u) | (sg << 1) | (apart << 2), &p)) != TALLY_OK)
         return st;
     const char *one = getenv("TALLY_VULKAN_SCAN_ONE_LANE"); /* tests: no shuffles */
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (one && *one && strcmp(one, "0") ? 2u : 0u) |
-                     (s->scan_lookback == 2 ? 8u : 0u); /* sg-all: every subgroup looks back */
+                     (s->scan_lookback == 2 ? 8u : 0u) | /* sg-all: every subgroup looks back */
+                     (shift << 8);
     uint32_t tile0 = 0;
     for (uint64_t k = 0; k < nseg; k++) {
         if (k > 0) tvk_barrier(s);
         scan_pc pc;
         tvk_range b[4];
         seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
-        b[2] = (tvk_range){s->sval.buf, 0, total * 16};
+        b[2] = (tvk_range){s->sval.buf, 0, vwords * 8};
         b[3] = (tvk_range){s->sflag.buf, 0, flag_bytes};
-        pc.stats_at = stats ? (uint32_t)(total * 2) : 0;
+        pc.stats_at = stats ? (uint32_t)(swords * 2) : 0;
         pc.start = tally_scan_start_bits(op, type, opts);
         pc.tile0 = tile0;
         pc.ntiles = (uint32_t)((pc.out_head / es + pc.n + te - 1) / te);
@@ -513,8 +540,9 @@ TVK_BENCH_SETTER(tally_vulkan_bench_float_shaders, int, float_shaders)
  * TALLY_VULKAN_SCAN_SPINS sets for a new context); returns the previous value. */
 TVK_BENCH_SETTER(tally_vulkan_bench_scan_spins, uint32_t, scan_spins)
 
-/* Benchmarks: the one-pass scan's look-back (0: the workgroup's, 1: subgroup 0's; what
- * TALLY_VULKAN_SCAN_LOOKBACK sets for a new context); returns the previous setting. */
+/* Benchmarks: the one-pass scan's look-back (0: the device's default, 1: subgroup 0's, 3: the
+ * workgroup's; what TALLY_VULKAN_SCAN_LOOKBACK sets for a new context); returns the previous
+ * setting. */
 TVK_BENCH_SETTER(tally_vulkan_bench_scan_lookback, uint32_t, scan_lookback)
 
 /* Benchmarks: the one-pass scan counts its look-back steps (on: 1; what TALLY_VULKAN_SCAN_STATS

@@ -27,10 +27,11 @@
  * step, with no workgroup barrier in its loop (lookback_sg); otherwise (CPU devices: lavapipe)
  * every invocation takes every step, invocations 0-31 reading LB (32) states and invocation 0
  * combining them, with three workgroup barriers a step. Both combine, nearest first, the A's
- * until they meet a P. A state is one 64-bit word per tile: the flag (epoch << 2 | status, status 1: A,
- * 2: P) in its high half and, for 32-bit values, the value in its low half (one load, no
- * ordering between flag and value); 64-bit values sit in val[2t] (A) and val[2t + 1] (P),
- * stored before the flag word (release) and loaded after it (acquire). Every state word's high
+ * until they meet a P. A state is one 64-bit word per tile: the flag (epoch << 2 | status,
+ * status 1: A, 2: P) in its high half and, for 32-bit values, the value in its low half (one
+ * load, no ordering between flag and value); 64-bit values sit in two slots of val (A, P),
+ * stored before the flag word (release) and loaded after it (acquire). (Each tile's words may
+ * have a cache line of their own: sidx, vidx.) Every state word's high
  * half is a flag of some call's epoch, whichever value width wrote it, so a call never mistakes
  * another call's value bits for a flag. The epoch is the call's: earlier calls' states read as
  * "nothing yet" and no buffer is cleared per call. Global tile 0 publishes P at once.
@@ -47,7 +48,8 @@
  * release fence in every invocation before its stores); the fallback re-reads the state after
  * its input loads (a device-scope acquire fence in every invocation, then a barrier). If any
  * load saw an output, the re-read state is P and its value is taken instead (the seqlock
- * pattern); otherwise every load saw the input.
+ * pattern); otherwise every load saw the input. (Out of place, APART, no output is read during
+ * the dispatch: the outputs are plain stores without that fence.)
  *
  * Memory model: Vulkan's (use_vulkan_memory_model; the device needs vulkanMemoryModel and
  * vulkanMemoryModelDeviceScope, and subgroup shuffles in compute shaders). Segments of one call
@@ -66,9 +68,11 @@
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* tally_op: 0 sum .. 6 xor */
 layout(constant_id = 1) const uint VPT = 8;  /* 16-byte vectors per invocation */
-layout(constant_id = 2) const uint VAR = 0;  /* bit 0: exclusive scan; bit 1: subgroup look-back */
+layout(constant_id = 2) const uint VAR = 0;  /* bit 0: exclusive scan; bit 1: subgroup look-back;
+                                              * bit 2: the input is not the output (plain stores) */
 const uint EXCL = VAR & 1u;
 const uint LBSG = (VAR >> 1) & 1u;
+const uint APART = (VAR >> 2) & 1u;
 const uint TB = WG * 16u * VPT;              /* tile bytes */
 const uint VEC = 16u / uint(TSIZE);          /* elements per vector */
 
@@ -80,7 +84,15 @@ layout(std430, binding = 0) coherent readonly buffer InVC { uvec4 invc[]; };
 layout(std430, binding = 0) coherent readonly buffer InW { uint inw[]; };
 layout(std430, binding = 1) coherent buffer OutV { uvec4 outv[]; };
 layout(std430, binding = 1) coherent buffer OutW { uint outw[]; };
-layout(std430, binding = 2) buffer Val { uint64_t val[]; };  /* 64-bit values: [2t] A, [2t + 1] P */
+/* Where the input is another range than the output (APART), no invocation of the dispatch reads
+ * an output: plain stores, and no release fence before them. */
+layout(std430, binding = 1) buffer OutVP { uvec4 outvp[]; };
+layout(std430, binding = 1) buffer OutWP { uint outwp[]; };
+/* Tile t's state word is st[t << sh] and its 64-bit values val[(t << vsh) + 0 (A) or 1 (P)]
+ * (sh = pc.flags bits 8-11, vsh = max(sh, 1)): with sh = 4 every tile's state has its own
+ * 128-byte line, so the tiles polling one state do not contend with the stores to its
+ * neighbours' (the CUDA backend's hot spot: scan_lookback.cuh, docs/performance.md). */
+layout(std430, binding = 2) buffer Val { uint64_t val[]; };
 layout(std430, binding = 3) buffer State { uint64_t st[]; }; /* flag << 32 | 32-bit value */
 layout(std430, binding = 3) buffer StatW { uint stw[]; };    /* (pc.stats_at's counters) */
 
@@ -94,7 +106,8 @@ layout(push_constant) uniform PC {
     uint epoch;         /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;         /* look-back steps without progress before a fallback */
     uint flags;         /* tests: bit 0 workgroup i takes tile ntiles - 1 - i; bit 1 one-lane
-                         * subgroups; bit 3 every subgroup takes the subgroup look-back */
+                         * subgroups; bit 3 every subgroup takes the subgroup look-back;
+                         * bits 8-11: log2 of the 8-byte words per tile state (sh above) */
     uint stats_at;      /* benchmarks: nonzero, the index in stw of four counters (tiles that
                          * looked back, look-back steps, steps without progress, fallbacks) */
 } pc;
@@ -270,16 +283,19 @@ W tile_reduce(uint kk, uint par)
 
 uint state_of(uint f) { return (f >> 2) == pc.epoch ? (f & 3u) : 0u; }
 
+uint sidx(uint t) { return t << ((pc.flags >> 8) & 15u); }
+uint vidx(uint t, uint s) { return (t << max((pc.flags >> 8) & 15u, 1u)) + (s - 1u); }
+
 /* Tile t's state (0: nothing this call) and value. */
 uint read_state(uint t, out W v)
 {
-    uint64_t w = atomicLoad(st[t], gl_ScopeDevice, 0, 0);
+    uint64_t w = atomicLoad(st[sidx(t)], gl_ScopeDevice, 0, 0);
     uint s = state_of(uint(w >> 32));
 #if TSIZE == 8
     v = 0ul;
     if (s != 0u) {
         memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
-        v = atomicLoad(val[2u * t + (s - 1u)], gl_ScopeDevice, 0, 0);
+        v = atomicLoad(val[vidx(t, s)], gl_ScopeDevice, 0, 0);
     }
 #else
     v = uint(w);
@@ -291,10 +307,10 @@ void publish(uint t, uint s, W v)
 {
     uint64_t f = uint64_t((pc.epoch << 2) | s) << 32;
 #if TSIZE == 8
-    atomicStore(val[2u * t + (s - 1u)], v, gl_ScopeDevice, 0, 0);
-    atomicStore(st[t], f, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
+    atomicStore(val[vidx(t, s)], v, gl_ScopeDevice, 0, 0);
+    atomicStore(st[sidx(t)], f, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
 #else
-    atomicStore(st[t], f | uint64_t(v), gl_ScopeDevice, 0, 0);
+    atomicStore(st[sidx(t)], f | uint64_t(v), gl_ScopeDevice, 0, 0);
 #endif
 }
 
@@ -523,7 +539,7 @@ void main()
     W run0 = g != 0u ? sh_x : W(pc.start);
     for (uint s = 0u; s < nsub; s++)
         if (s < sgid) run0 = wc(run0, stot[s]);
-    memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
+    if (APART == 0u) memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
 
     uint64_t out_lo = uint64_t(pc.out_head), out_hi = out_lo + pc.n * uint64_t(TSIZE);
     [[unroll]] for (uint j = 0u; j < VPT; j++) {
@@ -541,7 +557,8 @@ void main()
         }
         uint vi = vindex(k, j);
         if (full) {
-            outv[vi] = o;
+            if (APART != 0u) outvp[vi] = o;
+            else outv[vi] = o;
         } else {
             /* words inside the output whole; a word holding bytes outside it merged with what
              * memory holds there (its one writer is this invocation) */
@@ -550,14 +567,16 @@ void main()
                 if (b0 + 4ul <= out_lo || b0 >= out_hi) continue;
                 uint word = vi * 4u + q;
                 if (b0 >= out_lo && b0 + 4ul <= out_hi) {
-                    outw[word] = o[q];
+                    if (APART != 0u) outwp[word] = o[q];
+                    else outw[word] = o[q];
                 } else {
                     uint keep = 0u; /* bytes of the word outside the output */
                     for (uint b = 0u; b < 4u; b++) {
                         uint64_t at = b0 + uint64_t(b);
                         if (at < out_lo || at >= out_hi) keep |= 0xffu << (8u * b);
                     }
-                    outw[word] = (outw[word] & keep) | (o[q] & ~keep);
+                    if (APART != 0u) outwp[word] = (outwp[word] & keep) | (o[q] & ~keep);
+                    else outw[word] = (outw[word] & keep) | (o[q] & ~keep);
                 }
             }
         }
