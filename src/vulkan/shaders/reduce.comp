@@ -63,7 +63,8 @@
  * below, which is below 2^31 as every shared digit is below 2^63; the top one whole and small)
  * and added to the accumulator's (the threads' last windows join the digits by a shared-memory
  * fold of digit columns, not by atomics: x_combine; f32 sums alone take a proved-exact f64
- * fast path first: f32_batch, f64 sums a batch path: f64_batch): with fewer than 2^30
+ * fast path first: f32_batch4, f64 sums one too: f64_batch3, each value cut into three exact
+ * doubles; N_XOLD, for benchmarks, gives the former f32_batch and f64_batch instead): with fewer than 2^30
  * workgroups per call no int64 digit of the accumulator can overflow, and the finish dispatch
  * normalises the sum fully before writing it. Data within the window's span (prices, measurements)
  * never flush but at the end; wide-range data flush often and run slower.
