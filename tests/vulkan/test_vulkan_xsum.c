@@ -93,6 +93,14 @@ int main(int argc, char **argv)
             if (f32) xf[i] = (float)v;
             else x[i] = v;
         }
+        if (t == 0 || t == 2) { /* first: f64 values near the top of the range, whose batch sums
+                                 * leave at the highest window position (enough of them for the
+                                 * bulk loop's batches: 1,793 vectors and up): t 0 of either sign,
+                                 * a finite sum; t 2 negative, a sum that overflows to -inf */
+            n = maxn < 4000 ? maxn : 4000;
+            for (uint64_t i = 0; i < n; i++)
+                x[i] = val_exp(0, t == 2 ? 1010 + (int)below(6) : 1014 + (int)below(2), t == 2 ? -1 : 0);
+        }
         if (below(10) == 0) { /* a special value somewhere */
             uint64_t p = below(n);
             int k = (int)below(3);

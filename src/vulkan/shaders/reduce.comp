@@ -794,12 +794,12 @@ bool f64_batch(uvec4 x[UMAX])
  * f64 adds, and the exponent keys (six 32-bit ops); no 64-bit integer op, no branch. */
 
 /* d (a double, zero or normal, a multiple of 2^(E - 1075), below 2^(E - 986) in magnitude) added
- * into the 128-bit (lo, hi) whose bit 0 is 2^(E - 1075). */
-void d3_put(double d, uint E, inout uint64_t lo, inout int64_t hi)
+ * into the 128-bit (lo, hi) whose bit 0 is 2^(E - k - 1075), 0 <= k <= 12. */
+void d3_put(double d, uint E, int k, inout uint64_t lo, inout int64_t hi)
 {
     uint64_t b = doubleBitsToUint64(d);
     if ((b << 1) == 0ul) return;
-    int s = (int(b >> 52) & 0x7ff) - int(E); /* -52 .. 36 */
+    int s = (int(b >> 52) & 0x7ff) - int(E) + k; /* -52 .. 48 */
     uint64_t m = (b & 0x000ffffffffffffful) | 0x0010000000000000ul;
     uint64_t vlo = s >= 0 ? m << s : m >> (-s);
     uint64_t vhi = s > 0 ? m >> (64 - s) : 0ul;
@@ -813,17 +813,23 @@ void d3_put(double d, uint E, inout uint64_t lo, inout int64_t hi)
 }
 
 /* The three sums into the 128-bit window, exactly (their total is below 2^89 grains of
- * 2^(E - 1075)): the window takes them as one add when it is empty (always, but where the
- * element path ran), else it is flushed into the shared digits first. */
+ * 2^(E - 1075), 2^101 of the window's): the window takes them as one add when it is empty
+ * (always, but where the element path ran), else it is flushed into the shared digits first.
+ * The window's position is at most 2047 (k grains lower, k <= 12, for the largest E), as the
+ * element path's are: x_combine writes a window as 5 digits from digit P / 32, the top one
+ * signed, and a top digit past the last one (from P >= 2048) would be dropped with the sign
+ * of a negative window. */
 void d3_spill()
 {
     if (d3_emin == 0x7ffu) return;
     uint64_t lo = 0ul;
     int64_t hi = 0l;
-    d3_put(d3t, d3_emin, lo, hi);
-    d3_put(d3m, d3_emin, lo, hi);
-    d3_put(d3l, d3_emin, lo, hi);
     int P0 = int(d3_emin) + (X_BIAS - 1075);
+    int k = max(P0 - 2047, 0);
+    P0 -= k;
+    d3_put(d3t, d3_emin, k, lo, hi);
+    d3_put(d3m, d3_emin, k, lo, hi);
+    d3_put(d3l, d3_emin, k, lo, hi);
     d3t = 0.0; d3m = 0.0; d3l = 0.0;
     d3_emin = 0x7ffu;
     if (lo == 0ul && hi == 0l) return;
