@@ -37,20 +37,24 @@ static uint64_t seg_count(const tvk_state *s, size_t es, uint64_t n)
 #define TVK_N_ONLY_FOLD 65536u  /* reduce.comp: the fold alone (its own pipeline) */
 #define TVK_N_ONLY_FIN 131072u  /* reduce.comp: the finish alone */
 #define TVK_N_ONEBIN 262144u    /* reduce.comp: f64 sums' batches in one bin (benchmarks) */
+#define TVK_N_XOLD 524288u      /* reduce.comp: the exact sums' former batch paths (benchmarks) */
 
 typedef struct fold_shape {
     int grid, u8, block; /* block: grid-stride by blocks (grid is 1 then) */
     int nomm;            /* benchmarks: float min/max element by element */
     int joined;          /* fold and finish in one pipeline (pc.fin chooses), as before */
     int onebin;          /* benchmarks: f64 sums' batches in one bin of 7 exponent fields */
+    int xold;            /* the exact f32/f64 sums' former batch paths (f32_batch, f64_batch)
+                            instead of the speculative ones (f32_batch4, f64_batch3) */
     uint32_t groups;
 } fold_shape;
 
 #define TVK_FOLD_GROUPS 2048u /* grid-stride workgroups per segment: a few waves on any GPU */
 
 static pthread_once_t g_shape_once = PTHREAD_ONCE_INIT;
-static fold_shape g_shape_env = {1, 1, 0, 0, 0, 0, TVK_FOLD_GROUPS};
-static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8 + 4 block + 8 nomm + 16 joined + 32 onebin,
+static fold_shape g_shape_env = {1, 1, 0, 0, 0, 0, 0, TVK_FOLD_GROUPS};
+static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8 + 4 block + 8 nomm + 16 joined + 32 onebin
+                                    + 64 xold,
                                     groups in g_hook_groups */
 static _Atomic uint32_t g_hook_groups;
 
@@ -65,6 +69,8 @@ static void shape_from_env(void)
     if (e && atoi(e) == 4) g_shape_env.u8 = 0;
     e = getenv("TALLY_VULKAN_REDUCE_GROUPS");
     if (e && atoi(e) > 0) g_shape_env.groups = (uint32_t)atoi(e);
+    e = getenv("TALLY_VULKAN_REDUCE_EXACT");
+    if (e && !strcmp(e, "old")) g_shape_env.xold = 1;
 }
 
 static fold_shape shape_now(void)
@@ -73,19 +79,19 @@ static fold_shape shape_now(void)
     int h = g_shape_hook;
     if (!h) return g_shape_env;
     fold_shape f = {(h - 1) & 1, ((h - 1) >> 1) & 1, ((h - 1) >> 2) & 1, ((h - 1) >> 3) & 1,
-                    ((h - 1) >> 4) & 1, ((h - 1) >> 5) & 1, g_hook_groups};
+                    ((h - 1) >> 4) & 1, ((h - 1) >> 5) & 1, ((h - 1) >> 6) & 1, g_hook_groups};
     return f;
 }
 
 /* Benchmarks: the fold's shape for every later call of the process (grid 1: grid-stride, 2:
  * grid-stride by blocks, 3: grid-stride without the float min/max batch path, 4: grid-stride
  * with the fold and the finish in one pipeline, 5: grid-stride with the f64 sums' batches in one
- * bin, 0: a share per workgroup; u: 4 or 8; groups:
+ * bin, 6: grid-stride with the exact sums' former batch paths, 0: a share per workgroup; u: 4 or 8; groups:
  * the grid-stride cap, 0: the default); grid < 0 goes back to the defaults. Returns 0. */
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups)
 {
     g_hook_groups = groups ? groups : TVK_FOLD_GROUPS;
-    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0) + (grid == 2 ? 4 : 0) + (grid == 3 ? 8 : 0) + (grid == 4 ? 16 : 0) + (grid == 5 ? 32 : 0);
+    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0) + (grid == 2 ? 4 : 0) + (grid == 3 ? 8 : 0) + (grid == 4 ? 16 : 0) + (grid == 5 ? 32 : 0) + (grid == 6 ? 64 : 0);
     return 0;
 }
 
@@ -93,7 +99,7 @@ TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups)
 static uint32_t shape_feat(fold_shape f)
 {
     return (f.grid ? TVK_N_GRID : 0) | (f.u8 ? TVK_N_U8 : 0) | (f.grid && f.block ? TVK_N_BLOCK : 0) |
-           (f.nomm ? TVK_N_NOMM : 0) | (f.onebin ? TVK_N_ONEBIN : 0);
+           (f.nomm ? TVK_N_NOMM : 0) | (f.onebin ? TVK_N_ONEBIN : 0) | (f.xold ? TVK_N_XOLD : 0);
 }
 
 /* Workgroups. Grid-stride: enough for UU vectors per invocation at least, at most

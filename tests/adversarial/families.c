@@ -280,6 +280,32 @@ static void gen_float(adv_rng *r, adv_family fam, const fmt *f, double *x, uint6
         if (n) x[adv_below(r, n)] = val_exp(r, f, exp_between(r, f->esub, e), 0);
         break;
     }
+    case ADV_BATCH_SPREAD: {
+        /* exponents spread over S binades, S at and around the bounds of the GPU exact sums'
+         * batch paths (reduce.comp: f32 batches within 24 exponent fields; f64 within 31, and
+         * the former 7 and 14), the least one near the smallest exponent those paths take
+         * (f32: the least normal; f64: field 53) or the greatest near the top of the range;
+         * the two edge exponents only, or any between, or mostly the top one (running sums that
+         * grow to the bound); one sign or both; zeros of either sign sprinkled in */
+        static const int s32[] = {15, 22, 23, 24, 25, 30};
+        static const int s64[] = {6, 7, 13, 14, 29, 30, 31, 32, 40};
+        int S = f32 ? s32[adv_below(r, 6)] : s64[adv_below(r, 9)];
+        int lo;
+        switch (adv_below(r, 4)) {
+        case 0: lo = (f32 ? f->emin : 53 - 1023) - 2 + (int)adv_below(r, 5); break;
+        case 1: lo = f->emax - S - (int)adv_below(r, 6); break;
+        default: lo = f32 ? exp_between(r, -40, 40) : exp_between(r, -400, 400); break;
+        }
+        int sign = (int)adv_below(r, 3) - 1, mode = (int)adv_below(r, 3), zeros = adv_below(r, 4) == 0;
+        for (uint64_t i = 0; i < n; i++) {
+            int e = mode == 0 ? (coin(r) ? lo : lo + S)
+                  : mode == 1 ? exp_between(r, lo, lo + S)
+                              : (adv_below(r, 32) == 0 ? lo : lo + S);
+            x[i] = val_exp(r, f, e, sign);
+            if (zeros && adv_below(r, 16) == 0) x[i] = coin(r) ? -0.0 : 0.0;
+        }
+        break;
+    }
     default:
         for (uint64_t i = 0; i < n; i++) x[i] = 0.0;
         break;

@@ -23,6 +23,7 @@
     X(FULL_RANGE, full_range, 1, 0)        \
     X(CONSTANT, constant, 1, 1)            \
     X(ALTERNATING, alternating, 1, 0)      \
+    X(BATCH_SPREAD, batch_spread, 1, 0)    \
     X(INT_EDGE, int_edge, 0, 1)            \
     X(INT_EXTREMES, int_extremes, 0, 1)    \
     X(INT_RANDOM, int_random, 0, 1)

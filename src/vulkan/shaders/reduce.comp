@@ -63,7 +63,8 @@
  * below, which is below 2^31 as every shared digit is below 2^63; the top one whole and small)
  * and added to the accumulator's (the threads' last windows join the digits by a shared-memory
  * fold of digit columns, not by atomics: x_combine; f32 sums alone take a proved-exact f64
- * fast path first: f32_batch, f64 sums a batch path: f64_batch): with fewer than 2^30
+ * fast path first: f32_batch4, f64 sums one too: f64_batch3, each value cut into three exact
+ * doubles; N_XOLD, for benchmarks, gives the former f32_batch and f64_batch instead): with fewer than 2^30
  * workgroups per call no int64 digit of the accumulator can overflow, and the finish dispatch
  * normalises the sum fully before writing it. Data within the window's span (prices, measurements)
  * never flush but at the end; wide-range data flush often and run slower.
@@ -87,7 +88,11 @@ layout(constant_id = 2) const uint PART = 0;  /* 1: partial records for the non-
 const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_ARGMAX = 32u,
            N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
            N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u,
-           N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u, N_ONEBIN = 262144u;
+           N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u, N_ONEBIN = 262144u,
+           N_XOLD = 524288u;
+/* benchmarks: the exact sums' former batch paths (f32_batch, f64_batch) instead of the
+ * speculative ones (f32_batch4, f64_batch3) */
+const bool XOLD = (FEAT & N_XOLD) != 0u;
 /* the fold and the finish as pipelines of their own (the host binds the one it dispatches), so
  * that the fold's register allocation is not the finish's (the digits' normalisation, the
  * partial records' merge); without either bit, pc.fin chooses (the segmented mode) */
@@ -196,6 +201,13 @@ uint f_cnt = 0u;
  * values in it (255: none yet) */
 double a1 = 0.0;
 uint a1_emin = 255u;
+/* f32_batch4: four running doubles and the least exponent field of their values (255: none) */
+double f4a = 0.0, f4b = 0.0, f4c = 0.0, f4d = 0.0;
+uint f4_emin = 255u;
+/* f64_batch3: the values' top, middle and low bits summed apart, and the least exponent field of
+ * the values in them (0x7ff: none) */
+double d3t = 0.0, d3m = 0.0, d3l = 0.0;
+uint d3_emin = 0x7ffu;
 uint64_t w_lo = 0ul;
 int64_t w_hi = 0l;
 int w_P = -100000;
@@ -592,6 +604,78 @@ bool f32_batch(uvec4 x[UMAX])
     return true;
 }
 
+/* ---- the f32 sums' speculative path (the default; f32_batch with N_XOLD) ---------------------
+ * The same proof as f32_batch's, arranged for the GPU's pipelines: the batch's values are added
+ * first, into four running doubles (element k of each vector into accumulator k: at most 8 values
+ * each, four independent chains of f64 adds instead of one chain of 32), while the least and
+ * greatest magnitudes are found, and the proof is checked after, from the running doubles as
+ * they were before the batch; a batch that fails leaves them as they were (its adds are thrown
+ * away; NaN, inf or subnormal values can only reach the thrown-away sums). The proof:
+ *  - emin: the least exponent field of every value in the accumulators, this batch's included;
+ *    all of them, and every partial sum, are multiples of 2^(emin - 150), and such a multiple
+ *    below 2^(emin - 97) is a double, so an add whose exact result stays below that is exact in
+ *    any rounding mode (and normal: at least 2^-149, untouched by a flush of denormals).
+ *  - each accumulator's partial sums over the batch are at most m + 8 max|x|, m the greatest
+ *    |accumulator| before it, max|x| < 2^(emax - 126): m + 2^(emax - 123) < 2^(emin - 99)
+ *    (one rounded f64 add against a power of two: sound, rounding is monotone) proves every add
+ *    exact and keeps every |accumulator| below 2^(emin - 99), so that their sum at the end (four
+ *    values below 2^(emin - 97) together) is exact too.
+ *  - a batch that fails with nonzero accumulators moves their sum into the digits (a1_spill) and
+ *    is added again alone: it fits when emax - eb < 24 (eb: its least nonzero exponent field).
+ *    One that does not fit goes element by element (fsum_add).
+ * Per element: a conversion, an f64 add, and four 32-bit integer ops (shift, subtract, min, max);
+ * the signed-zero flag is read from the bits only for a batch of zeros. */
+bool f32_batch4(uvec4 x[UMAX])
+{
+    double b0 = f4a, b1 = f4b, b2 = f4c, b3 = f4d;
+    precise double c0 = b0, c1 = b1, c2 = b2, c3 = b3;
+    uint lo = ~0u, hi = 0u;
+    for (uint u = 0u; u < UU; u++) {
+        uvec4 w = x[u];
+        c0 += double(uintBitsToFloat(w.x));
+        c1 += double(uintBitsToFloat(w.y));
+        c2 += double(uintBitsToFloat(w.z));
+        c3 += double(uintBitsToFloat(w.w));
+        uvec4 sh = w << 1u; /* |x|'s bits, shifted out of the sign */
+        uvec4 m1 = sh - 1u; /* zeros wrap to the top: the least nonzero |x| */
+        lo = min(lo, min(min(m1.x, m1.y), min(m1.z, m1.w)));
+        hi = max(hi, max(max(sh.x, sh.y), max(sh.z, sh.w)));
+    }
+    if (lo == ~0u) { /* zeros only: nothing to add; a +0 among them is a non-negative zero */
+        bool pz = false;
+        for (uint u = 0u; u < UU; u++) pz = pz || any(equal(x[u], uvec4(0u)));
+        t_xflags |= pz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+        return true;
+    }
+    uint emax = hi >> 24, eb = (lo + 1u) >> 24;
+    if (eb == 0u || emax == 255u) return false; /* subnormal, NaN or inf: the careful path */
+    uint emin = min(f4_emin, eb);
+    double m = max(max(abs(b0), abs(b1)), max(abs(b2), abs(b3)));
+    precise double lhs = m + pow2d(int(emax) - 123);
+    if (lhs < pow2d(int(emin) - 99)) {
+        f4a = c0; f4b = c1; f4c = c2; f4d = c3;
+        f4_emin = emin;
+        t_xflags |= XF_ANY | XF_NONNEGZERO;
+        return true;
+    }
+    if (emax - eb >= 24u) return false; /* cannot fit even alone */
+    precise double s01 = b0 + b1, s23 = b2 + b3;
+    precise double s = s01 + s23; /* exact: see above */
+    a1 = s;
+    a1_spill();
+    precise double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+    for (uint u = 0u; u < UU; u++) {
+        d0 += double(uintBitsToFloat(x[u].x));
+        d1 += double(uintBitsToFloat(x[u].y));
+        d2 += double(uintBitsToFloat(x[u].z));
+        d3 += double(uintBitsToFloat(x[u].w));
+    }
+    f4a = d0; f4b = d1; f4c = d2; f4d = d3;
+    f4_emin = eb;
+    t_xflags |= XF_ANY | XF_NONNEGZERO;
+    return true;
+}
+
 /* ---- the f64 sums' batch path ------------------------------------------------------------------
  * For an f64 sum alone: a batch (UU vectors, at most 16 values) whose nonzero values are normal
  * and lie within 14 exponent fields (emax - emin <= 13) is summed exactly in two int64 bins:
@@ -682,6 +766,139 @@ bool f64_batch(uvec4 x[UMAX])
     return true;
 }
 
+/* ---- the f64 sums' speculative path (the default; f64_batch with N_XOLD) ---------------------
+ * Each value x (exponent field e, significand M < 2^53) is cut exactly into three doubles by
+ * masking bits: its top (M's bits 35..52: x with the low 35 bits cleared), middle (bits 17..34)
+ * and low part (bits 0..16), t = x & ~(2^35 - 1), tm = x & ~(2^17 - 1), mid = tm - t and
+ * low = x - tm (subtractions whose exact results are doubles: exact in any rounding mode). The
+ * three parts are summed by plain f64 adds into d3t, d3m, d3l (three independent chains), the
+ * batch's adds first and the proof checked after from the sums as they were before it (a
+ * batch that fails leaves them as they were). The proof, E being the least exponent field of
+ * every value in the sums (this batch's included, at least 53) and emax the batch's greatest:
+ *  - top parts are multiples of 2^(E - 1040), below 2^(e - 1022) each; middle parts multiples of
+ *    2^(E - 1058), below 2^(e - 1040); low parts multiples of 2^(E - 1075), below 2^(e - 1058).
+ *    A multiple of 2^g below 2^(g + 53) is a double, so the adds are exact while the partial sums
+ *    stay below 2^(E - 987), 2^(E - 1005) and 2^(E - 1022) respectively (and normal: every
+ *    nonzero one is at least 2^(E - 1075) >= 2^-1022, so a flush of denormals cannot touch them).
+ *  - a batch (at most 16 values) moves each sum by at most 16 times its parts' bound:
+ *    2^(emax - 1018), 2^(emax - 1036), 2^(emax - 1054). Scaled by 2^-18, 1 and 2^18 (exact: no
+ *    result leaves the normal range), the three conditions hold when
+ *    max(|d3t| 2^-18, |d3m|, |d3l| 2^18) + 2^(emax - 1036) < 2^min(E - 1005, 1005)
+ *    (one rounded add against a power of two: sound, rounding is monotone; the cap keeps d3t
+ *    below 2^1023, finite).
+ *  - every value of a taken batch is normal with e >= 53, or zero (whose parts are zeros).
+ * So a batch of values within 30 binades of each other always fits while the sums are small; a
+ * batch that fails with nonzero sums moves them into the 128-bit window (d3_spill) and is added
+ * again alone. One that does not fit alone (wider, NaN, inf, subnormal or tiny values) goes
+ * element by element (fsum_add). Per element: two 32-bit masks, two f64 subtractions and three
+ * f64 adds, and the exponent keys (six 32-bit ops); no 64-bit integer op, no branch. */
+
+/* d (a double, zero or normal, a multiple of 2^(E - 1075), below 2^(E - 986) in magnitude) added
+ * into the 128-bit (lo, hi) whose bit 0 is 2^(E - k - 1075), 0 <= k <= 12. */
+void d3_put(double d, uint E, int k, inout uint64_t lo, inout int64_t hi)
+{
+    uint64_t b = doubleBitsToUint64(d);
+    if ((b << 1) == 0ul) return;
+    int s = (int(b >> 52) & 0x7ff) - int(E) + k; /* -52 .. 48 */
+    uint64_t m = (b & 0x000ffffffffffffful) | 0x0010000000000000ul;
+    uint64_t vlo = s >= 0 ? m << s : m >> (-s);
+    uint64_t vhi = s > 0 ? m >> (64 - s) : 0ul;
+    if ((b >> 63) != 0ul) {
+        vhi = ~vhi + (vlo == 0ul ? 1ul : 0ul);
+        vlo = 0ul - vlo;
+    }
+    uint64_t nlo = lo + vlo;
+    hi += int64_t(vhi + (nlo < vlo ? 1ul : 0ul));
+    lo = nlo;
+}
+
+/* The three sums into the 128-bit window, exactly (their total is below 2^89 grains of
+ * 2^(E - 1075), 2^101 of the window's): the window takes them as one add when it is empty
+ * (always, but where the element path ran), else it is flushed into the shared digits first.
+ * The window's position is at most 2047 (k grains lower, k <= 12, for the largest E), as the
+ * element path's are: x_combine writes a window as 5 digits from digit P / 32, the top one
+ * signed, and a top digit past the last one (from P >= 2048) would be dropped with the sign
+ * of a negative window. */
+void d3_spill()
+{
+    if (d3_emin == 0x7ffu) return;
+    uint64_t lo = 0ul;
+    int64_t hi = 0l;
+    int P0 = int(d3_emin) + (X_BIAS - 1075);
+    int k = max(P0 - 2047, 0);
+    P0 -= k;
+    d3_put(d3t, d3_emin, k, lo, hi);
+    d3_put(d3m, d3_emin, k, lo, hi);
+    d3_put(d3l, d3_emin, k, lo, hi);
+    d3t = 0.0; d3m = 0.0; d3l = 0.0;
+    d3_emin = 0x7ffu;
+    if (lo == 0ul && hi == 0l) return;
+    if (w_lo != 0ul || w_hi != 0l) w_flush();
+    w_lo = lo;
+    w_hi = hi;
+    w_P = P0;
+}
+
+bool f64_batch3(uvec4 x[UMAX])
+{
+    double bt = d3t, bm = d3m, bl = d3l;
+    precise double ct = bt, cm = bm, cl = bl;
+    uint kmin = ~0u, kmax = 0u;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint lw = x[u][2u * k], hw = x[u][2u * k + 1u];
+            uint sh = hw << 1u; /* bits 62..31 of |x|: the exponent field on top */
+            /* zeros (either sign) wrap to the top; a nonzero value's key minus one keeps its
+             * exponent field or claims one less (an exact power of two): still sound */
+            kmin = min(kmin, (sh | min(lw, 1u)) - 1u);
+            kmax = max(kmax, sh);
+            double v = packDouble2x32(uvec2(lw, hw));
+            double t = packDouble2x32(uvec2(0u, hw & 0xfffffff8u));
+            double tm = packDouble2x32(uvec2(lw & 0xfffe0000u, hw));
+            precise double pm = tm - t, pl = v - tm;
+            ct += t;
+            cm += pm;
+            cl += pl;
+        }
+    }
+    if (kmin == ~0u) { /* zeros only: nothing to add; a +0 among them is a non-negative zero */
+        bool pz = false;
+        for (uint u = 0u; u < UU; u++) pz = pz || x[u].y == 0u || x[u].w == 0u;
+        t_xflags |= pz ? (XF_ANY | XF_NONNEGZERO) : XF_ANY;
+        return true;
+    }
+    uint emax = kmax >> 21, eb = kmin >> 21;
+    if (eb < 53u || emax == 0x7ffu) return false; /* tiny, subnormal, NaN or inf: the careful path */
+    uint E = min(d3_emin, eb);
+    double m = max(max(abs(bt) * pow2d(-18), abs(bm)), abs(bl) * pow2d(18));
+    precise double lhs = m + pow2d(int(emax) - 1036);
+    if (lhs < pow2d(min(int(E) - 1005, 1005))) {
+        d3t = ct; d3m = cm; d3l = cl;
+        d3_emin = E;
+        t_xflags |= XF_ANY | XF_NONNEGZERO;
+        return true;
+    }
+    if (int(emax) - 1036 >= min(int(eb) - 1005, 1005)) return false; /* cannot fit even alone */
+    d3_spill();
+    precise double et = 0.0, em = 0.0, el = 0.0;
+    for (uint u = 0u; u < UU; u++) {
+        for (uint k = 0u; k < 2u; k++) {
+            uint lw = x[u][2u * k], hw = x[u][2u * k + 1u];
+            double v = packDouble2x32(uvec2(lw, hw));
+            double t = packDouble2x32(uvec2(0u, hw & 0xfffffff8u));
+            double tm = packDouble2x32(uvec2(lw & 0xfffe0000u, hw));
+            precise double pm = tm - t, pl = v - tm;
+            et += t;
+            em += pm;
+            el += pl;
+        }
+    }
+    d3t = et; d3m = em; d3l = el;
+    d3_emin = eb;
+    t_xflags |= XF_ANY | XF_NONNEGZERO;
+    return true;
+}
+
 /* ---- float min/max without indices: a batch without NaN ------------------------------------
  * For float min and/or max alone (no sum, variance, index or first NaN: those take add_elem),
  * a batch of the bulk loop is folded without a branch per element: each element's order key
@@ -741,10 +958,10 @@ bool mm_batch(uvec4 x[UMAX])
 void add_batch(uvec4 x[UMAX], uint v, uint step)
 {
     if (FAST32) {
-        if (f32_batch(x)) return;
+        if (XOLD ? f32_batch(x) : f32_batch4(x)) return;
     }
     if (FAST64) {
-        if (f64_batch(x)) return;
+        if (XOLD ? f64_batch(x) : f64_batch3(x)) return;
     }
     if (FASTMM) {
         if (mm_batch(x)) return;
@@ -1032,6 +1249,10 @@ void fold_share()
     if (DO_XSUM) {
         if (XF_ON) x_combine(uint64_t(f_acc), f_acc < 0l ? -1l : 0l, f_P);
         if (FAST32) {
+            if (!XOLD) { /* the four running doubles' sum: exact (see f32_batch4) */
+                precise double s01 = f4a + f4b, s23 = f4c + f4d;
+                a1 = s01 + s23;
+            }
             /* a1 = +-m 2^(e - 1075), normal or zero (see f32_batch) */
             uint64_t b = doubleBitsToUint64(a1);
             bool nz = (b << 1) != 0ul;
@@ -1039,6 +1260,9 @@ void fold_share()
             bool neg = (b >> 63) != 0ul;
             int e = int(b >> 52) & 0x7ff;
             x_combine(nz ? (neg ? 0ul - m : m) : 0ul, nz && neg ? -1l : 0l, e + (X_BIAS - 1075));
+        }
+        if (FAST64) {
+            if (!XOLD) d3_spill(); /* the three sums into the window, exactly */
         }
         if (XW_ON) x_combine(w_lo, w_hi, w_P);
         atomicOr(xs_flags, t_xflags);
