@@ -32,10 +32,11 @@
  * with float min/max element by element, as before their NaN-free batch path), joined:U:G
  * (grid:U:G with the fold and the finish in one pipeline, as before they were split), onebin:U:G
  * (grid:U:G with the f64 sums' batches in one int64 bin of 7 exponent fields, as before), xold:U:G
- * (grid:U:G with the exact f32/f64 sums' former batch paths, as before the speculative ones) or
- * share:U (a contiguous share per workgroup, the former plan), the reduce rows of 2^24 and up
- * run once per shape, each validated, the shape in the note ("shape grid:8:2048"); smaller
- * sizes and the other rows use the default shape.
+ * (grid:U:G with the exact f32/f64 sums' former batch paths, as before the speculative ones),
+ * findisp:U:G (grid:U:G with the finish dispatch after a barrier, as before the fold's last
+ * workgroup finished the call) or share:U (a contiguous share per workgroup, the former plan),
+ * the reduce rows of 2^24 and up run once per shape, each validated, the shape in the note
+ * ("shape grid:8:2048"); smaller sizes and the other rows use the default shape.
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--warm SECONDS]
  *                [--heat SECONDS] [--out FILE]
@@ -446,11 +447,11 @@ int main(int argc, char **argv)
     int nshapes = 0;
     const char *shenv = getenv("TALLY_BENCH_VK_SHAPES");
     for (const char *q = shenv; q && *q && nshapes < MAX_SHAPES;) {
-        int grid = !strncmp(q, "grid", 4) ? 1 : !strncmp(q, "block", 5) ? 2 : !strncmp(q, "nomm", 4) ? 3 : !strncmp(q, "joined", 6) ? 4 : !strncmp(q, "onebin", 6) ? 5 : !strncmp(q, "xold", 4) ? 6 : 0,
+        int grid = !strncmp(q, "grid", 4) ? 1 : !strncmp(q, "block", 5) ? 2 : !strncmp(q, "nomm", 4) ? 3 : !strncmp(q, "joined", 6) ? 4 : !strncmp(q, "onebin", 6) ? 5 : !strncmp(q, "xold", 4) ? 6 : !strncmp(q, "findisp", 7) ? 7 : 0,
             u = 8;
         unsigned g = 0;
         if (!grid && strncmp(q, "share", 5)) {
-            fprintf(stderr, "TALLY_BENCH_VK_SHAPES: '%s' is not grid:U:G, block:U:G, nomm:U:G, joined:U:G, onebin:U:G, xold:U:G or share:U\n", q);
+            fprintf(stderr, "TALLY_BENCH_VK_SHAPES: '%s' is not grid:U:G, block:U:G, nomm:U:G, joined:U:G, onebin:U:G, xold:U:G, findisp:U:G or share:U\n", q);
             return 2;
         }
         const char *c = strchr(q, ':'), *end = strchr(q, ',');
@@ -610,7 +611,7 @@ int main(int argc, char **argv)
                 if (nsh > 1 || (l >= 24 && nshapes)) {
                     int j = k / 2;
                     tally_vulkan_bench_reduce_shape(sh_grid[j], sh_u[j], sh_g[j]);
-                    static const char *const gname[] = {"share", "grid", "block", "nomm", "joined", "onebin", "xold"};
+                    static const char *const gname[] = {"share", "grid", "block", "nomm", "joined", "onebin", "xold", "findisp"};
                     if (sh_grid[j]) snprintf(shape, sizeof shape, "shape %s:%d:%u; ", gname[sh_grid[j]],
                                              sh_u[j], sh_g[j] ? sh_g[j] : 2048u);
                     else snprintf(shape, sizeof shape, "shape share:%d; ", sh_u[j]);

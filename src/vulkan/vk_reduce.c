@@ -1,6 +1,7 @@
 /* Reductions on a Vulkan device: reduce.comp's fold dispatches add each workgroup's share into
- * the call's accumulator (or a partial record per workgroup), its finish dispatch (one
- * workgroup, after a pipeline barrier) turns them into the call's record, and the host turns
+ * the call's accumulator (or a partial record per workgroup); the fold's last workgroup (where
+ * every field travels by atomics) or a finish dispatch (one workgroup, after a pipeline
+ * barrier) turns them into the call's record, and the host turns
  * that record into a tally_partial and then into results with core/partial.c, the code the CPU
  * backend uses. The variance takes a second pass (the exact sum of squared deviations from the
  * mean), the float product fprod.comp (lanes of fixed blocks, multiplied in order here). Data
@@ -38,6 +39,7 @@ static uint64_t seg_count(const tvk_state *s, size_t es, uint64_t n)
 #define TVK_N_ONLY_FIN 131072u  /* reduce.comp: the finish alone */
 #define TVK_N_ONEBIN 262144u    /* reduce.comp: f64 sums' batches in one bin (benchmarks) */
 #define TVK_N_XOLD 524288u      /* reduce.comp: the exact sums' former batch paths (benchmarks) */
+#define TVK_N_TICKET 1048576u   /* reduce.comp: the fold's last workgroup finishes the call */
 
 typedef struct fold_shape {
     int grid, u8, block; /* block: grid-stride by blocks (grid is 1 then) */
@@ -46,16 +48,16 @@ typedef struct fold_shape {
     int onebin;          /* benchmarks: f64 sums' batches in one bin of 7 exponent fields */
     int xold;            /* the exact f32/f64 sums' former batch paths (f32_batch, f64_batch)
                             instead of the speculative ones (f32_batch4, f64_batch3) */
+    int findisp;         /* the finish dispatch even where the last fold workgroup could finish */
     uint32_t groups;
 } fold_shape;
 
 #define TVK_FOLD_GROUPS 2048u /* grid-stride workgroups per segment: a few waves on any GPU */
 
 static pthread_once_t g_shape_once = PTHREAD_ONCE_INIT;
-static fold_shape g_shape_env = {1, 1, 0, 0, 0, 0, 0, TVK_FOLD_GROUPS};
+static fold_shape g_shape_env = {1, 1, 0, 0, 0, 0, 0, 0, TVK_FOLD_GROUPS};
 static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8 + 4 block + 8 nomm + 16 joined + 32 onebin
-                                    + 64 xold,
-                                    groups in g_hook_groups */
+                                    + 64 xold + 128 findisp, groups in g_hook_groups */
 static _Atomic uint32_t g_hook_groups;
 
 static void shape_from_env(void)
@@ -71,6 +73,8 @@ static void shape_from_env(void)
     if (e && atoi(e) > 0) g_shape_env.groups = (uint32_t)atoi(e);
     e = getenv("TALLY_VULKAN_REDUCE_EXACT");
     if (e && !strcmp(e, "old")) g_shape_env.xold = 1;
+    e = getenv("TALLY_VULKAN_REDUCE_FINISH"); /* "dispatch": the two-dispatch form */
+    if (e && !strcmp(e, "dispatch")) g_shape_env.findisp = 1;
 }
 
 static fold_shape shape_now(void)
@@ -79,19 +83,21 @@ static fold_shape shape_now(void)
     int h = g_shape_hook;
     if (!h) return g_shape_env;
     fold_shape f = {(h - 1) & 1, ((h - 1) >> 1) & 1, ((h - 1) >> 2) & 1, ((h - 1) >> 3) & 1,
-                    ((h - 1) >> 4) & 1, ((h - 1) >> 5) & 1, ((h - 1) >> 6) & 1, g_hook_groups};
+                    ((h - 1) >> 4) & 1, ((h - 1) >> 5) & 1, ((h - 1) >> 6) & 1, ((h - 1) >> 7) & 1,
+                    g_hook_groups};
     return f;
 }
 
 /* Benchmarks: the fold's shape for every later call of the process (grid 1: grid-stride, 2:
  * grid-stride by blocks, 3: grid-stride without the float min/max batch path, 4: grid-stride
  * with the fold and the finish in one pipeline, 5: grid-stride with the f64 sums' batches in one
- * bin, 6: grid-stride with the exact sums' former batch paths, 0: a share per workgroup; u: 4 or 8; groups:
+ * bin, 6: grid-stride with the exact sums' former batch paths, 7: grid-stride with the finish
+ * dispatch, 0: a share per workgroup; u: 4 or 8; groups:
  * the grid-stride cap, 0: the default); grid < 0 goes back to the defaults. Returns 0. */
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups)
 {
     g_hook_groups = groups ? groups : TVK_FOLD_GROUPS;
-    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0) + (grid == 2 ? 4 : 0) + (grid == 3 ? 8 : 0) + (grid == 4 ? 16 : 0) + (grid == 5 ? 32 : 0) + (grid == 6 ? 64 : 0);
+    g_shape_hook = grid < 0 ? 0 : 1 + (grid ? 1 : 0) + (u == 8 ? 2 : 0) + (grid == 2 ? 4 : 0) + (grid == 3 ? 8 : 0) + (grid == 4 ? 16 : 0) + (grid == 5 ? 32 : 0) + (grid == 6 ? 64 : 0) + (grid == 7 ? 128 : 0);
     return 0;
 }
 
@@ -175,9 +181,9 @@ tally_status tvk_ensure_acc(tally_context *ctx, tvk_state *s, const char *fn)
 
 /* One reduce pass of one call, recorded: its fold dispatches now (record_folds), its finish
  * dispatch later (record_finish), so that calls batched into one command buffer share the
- * barrier between folds and finishes. */
+ * barrier between folds and finishes; none where the fold's last workgroup finishes. */
 typedef struct pass_rec {
-    VkPipeline pipe;
+    VkPipeline pipe; /* the finish's; VK_NULL_HANDLE: the folds finish the call */
     tvk_range b[4];
     tvk_reduce_pc pc;
 } pass_rec;
@@ -200,7 +206,11 @@ static uint64_t pass_binds(const tvk_state *s, tally_type type, uint64_t n)
 }
 
 /* Records the fold dispatches of one pass over every segment: accumulator slot `slot`, record
- * slot `rec` of hostres, partial records from part_base (parts must hold them: pass_parts). */
+ * slot `rec` of hostres, partial records from part_base (parts must hold them: pass_parts).
+ * Where every field travels by atomics (no partial records), the fold's last workgroup, found
+ * by a ticket counting every segment's workgroups, finishes the call (reduce.comp,
+ * fold_ticket) and out->pipe is VK_NULL_HANDLE; TALLY_VULKAN_REDUCE_FINISH=dispatch keeps the
+ * finish dispatch (measuring). */
 static tally_status record_folds(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
                                  tvk_src src, uint64_t n, uint32_t feat, int omit,
                                  uint64_t mean_bits, uint32_t slot, uint32_t rec,
@@ -209,13 +219,19 @@ static tally_status record_folds(tally_context *ctx, tvk_state *s, const char *f
     size_t es = tally_type_size(type);
     int part = needs_part(type, n, feat);
     if ((feat & (TALLY_NEED_ARGMIN | TALLY_NEED_ARGMAX)) && !part) feat |= TVK_N_PACK;
-    feat |= shape_feat(shape_now());
-    uint64_t nseg = seg_count(s, es, n), total = pass_parts(s, type, src.off, n, feat);
+    fold_shape f = shape_now();
+    feat |= shape_feat(f);
+    uint64_t nseg = seg_count(s, es, n), total = 0;
+    for (uint64_t k = 0; k < nseg; k++) total += plan_segment(s, es, src.off, n, k, part).groups;
+    int ticket = !part && !f.joined && !f.findisp;
     tally_status st;
     VkPipeline pipe;
-    fold_shape f = shape_now();
     VkPipeline fin_pipe = VK_NULL_HANDLE;
-    if (f.joined) {
+    if (ticket) {
+        if ((st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat | TVK_N_ONLY_FOLD | TVK_N_TICKET, (uint32_t)omit,
+                               0, &pipe)) != TALLY_OK)
+            return st;
+    } else if (f.joined) {
         if ((st = tvk_pipeline(ctx, s, TVK_SH_REDUCE, type, feat, (uint32_t)omit, (uint32_t)part, &pipe)) != TALLY_OK)
             return st;
         fin_pipe = pipe;
@@ -263,6 +279,7 @@ static tally_status record_folds(tally_context *ctx, tvk_state *s, const char *f
  * unread). */
 static tally_status record_finish(tally_context *ctx, tvk_state *s, const char *fn, const pass_rec *r)
 {
+    if (r->pipe == VK_NULL_HANDLE) return TALLY_OK; /* the folds finished the call */
     tally_status st = tvk_bind(ctx, s, r->pipe, r->b, &r->pc, sizeof r->pc, fn);
     if (st != TALLY_OK) return st;
     s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
@@ -287,8 +304,10 @@ static tally_status record_pass(tally_context *ctx, tvk_state *s, const char *fn
         s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 2);
         s->split_written = 1;
     }
-    tvk_barrier(s);
-    if ((st = record_finish(ctx, s, fn, &r)) != TALLY_OK) return st;
+    if (r.pipe != VK_NULL_HANDLE) {
+        tvk_barrier(s);
+        if ((st = record_finish(ctx, s, fn, &r)) != TALLY_OK) return st;
+    }
     tvk_barrier(s);
     return TALLY_OK;
 }
@@ -547,6 +566,7 @@ static tally_status group_pass(tally_context *ctx, tvk_state *s, const char *fn,
     pass_rec *recs = malloc((size_t)(i1 - i0) * sizeof *recs);
     if (!recs) return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     uint64_t base = 0;
+    int finishes = 0; /* finish dispatches to record */
     st = TALLY_OK;
     for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++) {
         uint32_t j = (uint32_t)(k - i0);
@@ -554,8 +574,9 @@ static tally_status group_pass(tally_context *ctx, tvk_state *s, const char *fn,
         st = record_folds(ctx, s, fn, items[k].type, items[k].src, items[k].n, feat[j], omit[j],
                           mean_bits ? mean_bits[j] : 0, j, j, (uint32_t)base, &recs[j]);
         base += pass_parts(s, items[k].type, items[k].src.off, items[k].n, feat[j]);
+        if (st == TALLY_OK && recs[j].pipe != VK_NULL_HANDLE) finishes = 1;
     }
-    if (st == TALLY_OK) tvk_barrier(s);
+    if (st == TALLY_OK && finishes) tvk_barrier(s);
     for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++)
         if (feat[k - i0]) st = record_finish(ctx, s, fn, &recs[k - i0]);
     free(recs);

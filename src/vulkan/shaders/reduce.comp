@@ -1,5 +1,5 @@
 #version 450
-/* Fused reductions in two dispatches per call. The fold dispatch (pc.fin = 0, one or more per
+/* Fused reductions in one or two dispatches per call. The fold dispatch (pc.fin = 0, one or more per
  * call, one per segment): each workgroup folds an even share of the input into its state, and
  * the state travels to one accumulator record per call (struct Acc, in device memory) by 64-bit
  * atomics: integer sums as three 64-bit digits, extremes, bit ops and NaN counts by atomic
@@ -11,10 +11,13 @@
  * mirrored by tvk_partial in vk_internal.h) to the host-visible result buffer, and zeroes the
  * accumulator for the next call, so no call clears anything. The host turns the record into
  * results with the core's code (core/partial.c), so the results are the CPU backend's bit for
- * bit.
+ * bit. Where every field travels by atomics (PART = 0), the fold's last workgroup does the
+ * finish instead (TICKET, fold_ticket: a ticket per workgroup, device-scope fences), and the
+ * call is one dispatch; the finish dispatch remains for partial records, the segmented mode and
+ * as a measuring knob (vk_reduce.c).
  *
- * Memory order, by construction: no workgroup ever reads what another workgroup of the same
- * dispatch wrote. Within a dispatch, workgroups only add into the accumulator with atomics
+ * Memory order of the two-dispatch form, by construction: no workgroup ever reads what another
+ * workgroup of the same dispatch wrote. Within a dispatch, workgroups only add into the accumulator with atomics
  * (whose order cannot matter: every fold is commutative) or write their own partial record.
  * Everything a dispatch reads from another dispatch is ordered by the API: the pipeline barrier
  * between the fold and finish dispatches (vk_reduce.c: compute -> compute, shader writes ->
@@ -22,8 +25,8 @@
  * visible to the finish; the barrier after the finish orders its record for the host and its
  * zeroing before the next call's atomics, and every command buffer begins with the same barrier
  * (tvk_begin), which orders the previous submission's writes before this one's accesses. So no
- * ticket, no fence inside a shader, no coherent qualifier and no reasoning about the memory
- * model's scopes is needed. Within a workgroup, shared memory is written and read only across
+ * fence inside a shader, no coherent qualifier and no reasoning about the memory model's
+ * scopes is needed there (the one-dispatch form's reasoning is at fold_ticket). Within a workgroup, shared memory is written and read only across
  * barrier()s (each place says which).
  *
  * Every fold here is order-free: integer sums (128-bit), extremes with the index as tie-break
@@ -89,7 +92,7 @@ const uint N_SUM = 1u, N_PROD = 2u, N_MIN = 4u, N_MAX = 8u, N_ARGMIN = 16u, N_AR
            N_BITS = 64u, N_NANS = 128u, N_FIRSTNAN = 512u, N_SQDEV = 1024u, N_PACK = 2048u,
            N_GRID = 4096u, N_U8 = 8192u, N_BLOCK = 16384u, N_NOMM = 32768u,
            N_ONLY_FOLD = 65536u, N_ONLY_FIN = 131072u, N_ONEBIN = 262144u,
-           N_XOLD = 524288u;
+           N_XOLD = 524288u, N_TICKET = 1048576u;
 /* benchmarks: the exact sums' former batch paths (f32_batch, f64_batch) instead of the
  * speculative ones (f32_batch4, f64_batch3) */
 const bool XOLD = (FEAT & N_XOLD) != 0u;
@@ -98,6 +101,10 @@ const bool XOLD = (FEAT & N_XOLD) != 0u;
  * partial records' merge); without either bit, pc.fin chooses (the segmented mode) */
 const bool ONLY_FOLD = (FEAT & N_ONLY_FOLD) != 0u;
 const bool ONLY_FIN = (FEAT & N_ONLY_FIN) != 0u;
+/* the fold's last workgroup finishes the call (no finish dispatch; fold_ticket), for calls
+ * whose fields all travel by atomics (PART is 0 or 1; one comparison, as glslang's spec-constant
+ * && of comparisons fails to compile) */
+const bool TICKET = ((FEAT & (N_ONLY_FOLD | N_TICKET)) | PART) == (N_ONLY_FOLD | N_TICKET);
 /* the bulk loop's shape (vk_reduce.c picks it): grid-stride or a contiguous share per
  * workgroup; 8 or 4 vectors in flight per invocation */
 const bool GRID = (FEAT & N_GRID) != 0u;
@@ -148,7 +155,7 @@ struct Acc {
     uint64_t nans, nfirst;  /* nfirst = ~(first NaN index) */
     uint64_t nkmin, kmax;   /* nkmin = ~(min key); PACK: ~(key << 32 | index), key << 32 | ~index */
     uint64_t nband, bor, bxor;
-    uint xflags, pad;
+    uint xflags, ticket; /* ticket: fold workgroups done (TICKET) */
 };
 
 layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
@@ -1337,10 +1344,17 @@ void fold_share()
     }
 }
 
-/* The finish dispatch (one workgroup, after a pipeline barrier: every fold workgroup's atomics
- * and partial records are complete and visible): the call's record from the accumulator and the
- * partials; the accumulator zeroed for the next call (plain stores: the barrier after this
- * dispatch orders them before the next call's atomics). The thread state is the initial one. */
+/* The finish reads each accumulator field and zeroes it in one atomic exchange: after a
+ * pipeline barrier (the finish dispatch) a plain load and store would do, but in the fold's last
+ * workgroup (fold_ticket) the fields are read where the other workgroups' atomics were made
+ * (an atomic is performed at the device's point of coherence, never in a workgroup's cache) */
+#define ACC_TAKE(F) atomicExchange(acc[g_slot].F, 0ul)
+
+/* The finish (the finish dispatch, one workgroup, after a pipeline barrier; or the fold's last
+ * workgroup, see fold_ticket): every fold workgroup's atomics and partial records are complete
+ * and visible: the call's record from the accumulator and the partials; the accumulator zeroed
+ * for the next call (the barrier after the dispatch orders that before the next call's
+ * atomics). The thread state is the initial one where partial records are merged. */
 void finish()
 {
     if (PART != 0u) {
@@ -1372,8 +1386,7 @@ void finish()
     }
     if (DO_XSUM) {
         if (tid < uint(X_CHUNKS)) {
-            xs[tid] = acc[g_slot].digit[tid];
-            acc[g_slot].digit[tid] = 0l;
+            xs[tid] = atomicExchange(acc[g_slot].digit[tid], 0l);
         }
         barrier(); /* xs complete before thread 0 normalises it */
         if (tid == 0u) normalise_xs();
@@ -1392,12 +1405,12 @@ void finish()
             rec[g_slot].pmag = t_pmag;
             rec[g_slot].pflags = t_pflags;
         } else {
-            r0 = acc[g_slot].s0;
-            r1 = acc[g_slot].s1;
-            r2 = acc[g_slot].s2;
-            rec[g_slot].nans = acc[g_slot].nans;
-            rec[g_slot].first_nan = ~acc[g_slot].nfirst;
-            uint64_t pk = ~acc[g_slot].nkmin, px = acc[g_slot].kmax;
+            r0 = ACC_TAKE(s0);
+            r1 = ACC_TAKE(s1);
+            r2 = ACC_TAKE(s2);
+            rec[g_slot].nans = ACC_TAKE(nans);
+            rec[g_slot].first_nan = ~ACC_TAKE(nfirst);
+            uint64_t pk = ~ACC_TAKE(nkmin), px = ACC_TAKE(kmax);
             if (PACKMIN) {
                 if (pk != ~0ul) { kmin = pk >> 32; imin = pk & 0xfffffffful; }
             } else {
@@ -1408,12 +1421,9 @@ void finish()
             } else {
                 kmax = px;
             }
-            rec[g_slot].band = ~acc[g_slot].nband;
-            rec[g_slot].bor = acc[g_slot].bor;
-            rec[g_slot].bxor = acc[g_slot].bxor;
-            acc[g_slot].s0 = 0ul; acc[g_slot].s1 = 0ul; acc[g_slot].s2 = 0ul;
-            acc[g_slot].nans = 0ul; acc[g_slot].nfirst = 0ul; acc[g_slot].nkmin = 0ul; acc[g_slot].kmax = 0ul;
-            acc[g_slot].nband = 0ul; acc[g_slot].bor = 0ul; acc[g_slot].bxor = 0ul;
+            rec[g_slot].band = ~ACC_TAKE(nband);
+            rec[g_slot].bor = ACC_TAKE(bor);
+            rec[g_slot].bxor = ACC_TAKE(bxor);
             rec[g_slot].pmag = 1ul;
             rec[g_slot].pflags = 0u;
         }
@@ -1431,11 +1441,40 @@ void finish()
         digits_to_128(r0, r1, r2, lo, hi);
         rec[g_slot].sum_lo = lo;
         rec[g_slot].sum_hi = hi;
-        rec[g_slot].xflags = acc[g_slot].xflags;
-        acc[g_slot].xflags = 0u;
+        rec[g_slot].xflags = atomicExchange(acc[g_slot].xflags, 0u);
         rec[g_slot].pad0 = 0u;
         rec[g_slot].pad1 = 0u;
     }
+}
+
+/* The fold's end with TICKET: the workgroup takes a ticket after its atomics into the
+ * accumulator, and the one that takes the last (g_total - 1: every fold workgroup of the call,
+ * every segment's dispatch) finishes the call, so no finish dispatch and no pipeline barrier
+ * before it. Order: every invocation that made accumulator atomics makes a device-scope fence
+ * (memoryBarrierBuffer: acquire-release on buffer memory) and the workgroup barrier follows;
+ * then invocation 0 takes the ticket (a device-scope atomic). So every atomic of a workgroup
+ * precedes its ticket. The last workgroup's invocation 0 sees every other ticket, hence (its
+ * fence after the ticket, then the barrier and every invocation's fence) every workgroup's
+ * atomics precede the finish's reads, which are atomic exchanges themselves (ACC_TAKE). The
+ * folds are order-free, so which workgroup comes last changes no bit. The ticket is zeroed by
+ * the finish; the barrier after the call orders that before the next call's tickets. */
+shared uint s_last;
+
+void fold_ticket()
+{
+    memoryBarrierBuffer(); /* this invocation's accumulator atomics before the ticket */
+    barrier();
+    if (tid == 0u) {
+        memoryBarrierBuffer();
+        uint t = atomicAdd(acc[g_slot].ticket, 1u);
+        s_last = t == g_total - 1u ? 1u : 0u;
+        memoryBarrierBuffer(); /* every workgroup's atomics before what follows */
+    }
+    barrier();
+    if (s_last == 0u) return; /* uniform */
+    memoryBarrierBuffer();
+    if (tid == 0u) atomicExchange(acc[g_slot].ticket, 0u);
+    finish();
 }
 
 void main()
@@ -1468,7 +1507,10 @@ void main()
         g_groups = gl_NumWorkGroups.x;
     }
     if (ONLY_FIN) finish();
-    else if (ONLY_FOLD) fold_share();
+    else if (ONLY_FOLD) {
+        fold_share();
+        if (TICKET) fold_ticket();
+    }
     else if (pc.fin == 1u || pc.fin == 3u) finish();
     else fold_share();
 }
