@@ -36,7 +36,9 @@
  * findisp:U:G (grid:U:G with the finish dispatch after a barrier, as before the fold's last
  * workgroup finished the call) or share:U (a contiguous share per workgroup, the former plan),
  * the reduce rows of 2^24 and up run once per shape, each validated, the shape in the note
- * ("shape grid:8:2048"); smaller sizes and the other rows use the default shape.
+ * ("shape grid:8:2048"); smaller sizes and the other rows use the default shape. A shape row
+ * runs the opt-in speculative exact-sum paths and last-workgroup finish unless its shape names
+ * the default's (xold: the default exact paths; findisp: the default finish).
  *
  *   bench_vulkan [--min-log2 K] [--max-log2 N] [--step S] [--min-time SECONDS] [--warm SECONDS]
  *                [--heat SECONDS] [--out FILE]

@@ -55,7 +55,11 @@ typedef struct fold_shape {
 #define TVK_FOLD_GROUPS 2048u /* grid-stride workgroups per segment: a few waves on any GPU */
 
 static pthread_once_t g_shape_once = PTHREAD_ONCE_INIT;
-static fold_shape g_shape_env = {1, 1, 0, 0, 0, 0, 0, 0, TVK_FOLD_GROUPS};
+/* The defaults: the exact sums' integer batch paths (xold) and the finish dispatch (findisp). On
+ * the H200 the speculative f32_batch4/f64_batch3 ran 1-3% slower (TALLY_VULKAN_REDUCE_EXACT=new)
+ * and the last-workgroup finish no faster (TALLY_VULKAN_REDUCE_FINISH=ticket): both opt-in
+ * (docs/vulkan.md). */
+static fold_shape g_shape_env = {1, 1, 0, 0, 0, 0, 1, 1, TVK_FOLD_GROUPS};
 static _Atomic int g_shape_hook; /* 0: none; else 1 + grid + 2 u8 + 4 block + 8 nomm + 16 joined + 32 onebin
                                     + 64 xold + 128 findisp, groups in g_hook_groups */
 static _Atomic uint32_t g_hook_groups;
@@ -71,10 +75,10 @@ static void shape_from_env(void)
     if (e && atoi(e) == 4) g_shape_env.u8 = 0;
     e = getenv("TALLY_VULKAN_REDUCE_GROUPS");
     if (e && atoi(e) > 0) g_shape_env.groups = (uint32_t)atoi(e);
-    e = getenv("TALLY_VULKAN_REDUCE_EXACT");
-    if (e && !strcmp(e, "old")) g_shape_env.xold = 1;
-    e = getenv("TALLY_VULKAN_REDUCE_FINISH"); /* "dispatch": the two-dispatch form */
-    if (e && !strcmp(e, "dispatch")) g_shape_env.findisp = 1;
+    e = getenv("TALLY_VULKAN_REDUCE_EXACT"); /* "new": the speculative batch paths */
+    if (e && !strcmp(e, "new")) g_shape_env.xold = 0;
+    e = getenv("TALLY_VULKAN_REDUCE_FINISH"); /* "ticket": the fold's last workgroup finishes */
+    if (e && !strcmp(e, "ticket")) g_shape_env.findisp = 0;
 }
 
 static fold_shape shape_now(void)
@@ -209,8 +213,8 @@ static uint64_t pass_binds(const tvk_state *s, tally_type type, uint64_t n)
  * slot `rec` of hostres, partial records from part_base (parts must hold them: pass_parts).
  * Where every field travels by atomics (no partial records), the fold's last workgroup, found
  * by a ticket counting every segment's workgroups, finishes the call (reduce.comp,
- * fold_ticket) and out->pipe is VK_NULL_HANDLE; TALLY_VULKAN_REDUCE_FINISH=dispatch keeps the
- * finish dispatch (measuring). */
+ * fold_ticket) and out->pipe is VK_NULL_HANDLE, with TALLY_VULKAN_REDUCE_FINISH=ticket; by default
+ * the finish dispatch. */
 static tally_status record_folds(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
                                  tvk_src src, uint64_t n, uint32_t feat, int omit,
                                  uint64_t mean_bits, uint32_t slot, uint32_t rec,

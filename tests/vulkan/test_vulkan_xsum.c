@@ -1,6 +1,6 @@
 /* The Vulkan backend's correctly rounded f32/f64 sums against the CPU backend, bit for bit, on
- * data at the bounds of reduce.comp's batch paths (f32_batch4, f64_batch3 and, with
- * TALLY_VULKAN_REDUCE_EXACT=old, the former f32_batch/f64_batch): exponents spread over S
+ * data at the bounds of reduce.comp's batch paths (the default f32_batch/f64_batch and, with
+ * TALLY_VULKAN_REDUCE_EXACT=new, the speculative f32_batch4/f64_batch3): exponents spread over S
  * binades with S at and around each path's limit (f32: 24 exponent fields; f64: 31, and the
  * former 7 and 14), the least exponent near the smallest one the paths take (f32: the least
  * normal; f64: field 53) or the greatest near the top of the range, the two edge exponents only,
