@@ -12,8 +12,13 @@
 /* the kernel's dynamic shared memory (the ring's stages, then the bins; see Bins) */
 extern __shared__ __align__(16) unsigned char tcu_dyn_smem[];
 
+/* The register windows (REDUCE_BINS=3 turns on f64's, 4 f32's too) are compiled in only with
+ * -DTCU_RW=1: on the H200 they ran the wide f64 sum at 773 us against 705 for the shared windows
+ * (2^28), and their register budget (the exact ring kernels at one block per SM, 184/206
+ * registers) slowed the other exact rows too (docs/performance.md). Without them REDUCE_BINS 3
+ * and 4 run as 2. */
 #ifndef TCU_RW
-#define TCU_RW 1 /* the register windows compiled in (REDUCE_BINS=3 turns on f64's, 4 f32's too) */
+#define TCU_RW 0
 #endif
 #ifndef TCU_RW32
 #define TCU_RW32 1 /* the f32 ones */

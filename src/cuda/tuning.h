@@ -31,9 +31,9 @@
  * REDUCE_BINS    1: the exact f32/f64 sums put the batches their fast paths cannot prove exact
  *                into per-thread exponent-indexed bins in shared memory (exact_bins.h,
  *                reduce_worker.cuh's bins_batch_out) instead of three-term expansions, f64 into
- *                integer digits; 2: the same, f64 first into windows of doubles
- *                while a thread's values stay within 34 windows of 8 exponents; 3 (the default):
- *                as 2, f64 batches first into four register windows (exact_bins.h, tbins_rw_*)
+ *                integer digits; 2 (the default): the same, f64 first into windows of doubles
+ *                while a thread's values stay within 34 windows of 8 exponents; 3 (a -DTCU_RW=1
+ *                build): as 2, f64 batches first into four register windows (exact_bins.h, tbins_rw_*)
  *                while a thread's values stay within 108 exponents; 4: as 3, f32 batches too
  *                (three register windows, within 97 exponents); 0: off */
 #define TCU_KNOBS(X)                                                                             \
@@ -48,7 +48,7 @@
     X(REDUCE_RING_MIN, reduce_ring_min, 1024, 1, 1 << 30)                                        \
     X(REDUCE_PACKED, reduce_packed, 1, 0, 1)                                                     \
     X(REDUCE_EXTREME, reduce_extreme, 1, 0, 1)                                                   \
-    X(REDUCE_BINS, reduce_bins, 3, 0, 4)
+    X(REDUCE_BINS, reduce_bins, 2, 0, 4)
 
 #define TCU_MAX_STATUS_SHIFT 6
 #define TCU_SCAN_AUTO 6                        /* SCAN_WIDE: by size */
