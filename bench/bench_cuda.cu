@@ -18,7 +18,7 @@
  *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
  * --kind: the data kinds (price-like for every case; wide 2^-40..2^40 and the full range for the
- * float sums: exact, plain, and exact with the bins knob, rows "bins=1", f32 "bins=4", f64 "bins=2").
+ * float sums: exact, plain, and exact with the bins knob, rows "bins=1"; in a -DTCU_RW=1 build also f32 "bins=4", f64 "bins=2").
  * Prints the table (markdown) last, then the EXACT vs PLAIN table (the correctly rounded sums
  * against our plain sum of the same data); FILE gets a copy of both. */
 #include <algorithm>
@@ -818,11 +818,13 @@ int main(int argc, char **argv)
             with_knob("reduce_bins", 1, [&] {
                 bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             });
+#if defined(TCU_RW) && TCU_RW /* the register windows exist only in a -DTCU_RW=1 build; else bins=4 is the default */
             char bins4_note[32]; /* f32 register windows first */
             snprintf(bins4_note, sizeof bins4_note, "%s%sbins=4", note, *note ? " " : "");
             with_knob("reduce_bins", 4, [&] {
                 bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins4_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             });
+#endif
             if (kind == 0) {
                 bench_reduce<float>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
                 bench_reduce<float>(R_SMM, "sum_min_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
@@ -848,11 +850,13 @@ int main(int argc, char **argv)
                 with_knob("reduce_bins", 1, [&] {
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
+#if defined(TCU_RW) && TCU_RW /* beside the register windows (REDUCE_BINS=3); else bins=2 is the default */
                 char bins2_note[32]; /* f64 windows in shared memory, without the register windows */
                 snprintf(bins2_note, sizeof bins2_note, "%s%sbins=2", note, *note ? " " : "");
                 with_knob("reduce_bins", 2, [&] {
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins2_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
+#endif
                 if (kind == 0)
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 if (kind == 0 && l <= 22) graph_rows([&] {

@@ -11,8 +11,8 @@
 #                DeviceSegmentedReduce::Sum; table in seg-bench.md, printed in the summary)
 #   adversarial  the adversarial harness on the CUDA backend, ADV_ARRAYS arrays (default 100000);
 #                with the tuning knobs, its odd shards run the exact sums' bins (ADV_ODD_ENV, default
-#                TALLY_CUDA_REDUCE_BINS=4 TALLY_CUDA_REDUCE_RING_MIN=1: every size through the ring
-#                kernels, the only ones with bins, f64 and f32 in register windows first; ADV_ODD_ENV= for none)
+#                TALLY_CUDA_REDUCE_BINS=2 TALLY_CUDA_REDUCE_RING_MIN=1: every size through the ring
+#                kernels, the only ones with bins, f64 in windows first; ADV_ODD_ENV= for none)
 #   bench        bench_cuda: first the float sums alone at 2^28 (EXACT_ARGS), correctly rounded
 #                against our plain sum for price-like, wide (2^-40..2^40) and full-range data, with
 #                and without the bins (its EXACT vs PLAIN table is printed in the summary); then
@@ -201,7 +201,7 @@ if want cuda; then
   # and f32 in register windows first, then the shared bins)
   echo 0 >"$B/rb.rc"
   ( [ "${H200_TUNING:-ON}" = ON ] || exit 0
-    TALLY_CUDA_REDUCE_BINS=4 TALLY_CUDA_REDUCE_RING_MIN=1 timeout "$c" compute-sanitizer --tool racecheck \
+    TALLY_CUDA_REDUCE_BINS=2 TALLY_CUDA_REDUCE_RING_MIN=1 timeout "$c" compute-sanitizer --tool racecheck \
       --error-exitcode 9 "$ADV" --backends cuda --arrays 40 --max-n 65536 \
       --families huge_tiny,partial_overflow,cancel_wide,full_range,specials >"$L/racecheck-bins.log" 2>&1; echo $? >"$B/rb.rc" ) &
   p4=$!
@@ -245,7 +245,7 @@ if want adversarial; then
   reap adversarial
   c=$(cap "$(W adversarial)" "$(rest bench python vulkan mpi cpu)")
   log "adversarial harness on CUDA (at most ${c}s)"
-  odd_env="TALLY_CUDA_REDUCE_BINS=4 TALLY_CUDA_REDUCE_RING_MIN=1"
+  odd_env="TALLY_CUDA_REDUCE_BINS=2 TALLY_CUDA_REDUCE_RING_MIN=1"
   [ "${H200_TUNING:-ON}" = ON ] || odd_env=""
   ADV_ODD_ENV=${ADV_ODD_ENV-$odd_env} ADV_BIN=$ADV OUT=$L bash tests/adversarial/run_gpu.sh "${ADV_ARRAYS:-100000}" "$(( c > 13 ? c - 10 : 3 ))" \
     --max-n "${ADV_MAX_N:-1048576}" >"$L/adversarial-summary.log" 2>&1 || rc=1
@@ -531,8 +531,8 @@ echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 if want bench && [ -f "$OUT/bench-exact.md" ]; then
   echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; rows without a knob: the"
-  echo "    default REDUCE_BINS=3, f64 in register windows first; variants bins=4: f32 too; bins=2: f64 in"
-  echo "    shared windows first; bins=1: f64 in integer digits only)"
+  echo "    default REDUCE_BINS=2, f64 in shared windows first; variant bins=1: f64 in integer digits only;"
+  echo "    bins=4 (register windows) runs as 2 unless built with -DTCU_RW=1)"
   sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
 fi
 if want seg && [ -f "$OUT/seg-bench.md" ]; then
