@@ -279,4 +279,34 @@ static inline TALLY_HD double tally_exact_round(const tally_exact *a) {
     return tally_exact_double_(bits | (sign << 63));
 }
 
+/* The speculative sums' decision. *a holds a FINITE exact value V (no NaN/inf flags) and E >= 0
+ * bounds |true sum - V|, where the true sum is what the caller approximated by V. Rounding to
+ * nearest is monotone, so if V - E and V + E round to the same double r, every value between them
+ * does too, and r is the true sum rounded once. Returns 1 and sets *out = r when that r is finite
+ * and nonzero (a zero or an overflow is left to the exact path, which owns the sign-of-zero and
+ * infinity rules); else 0. E must be finite and >= 0 (anything else: 0). Exact, integer only. */
+static inline TALLY_HD int tally_exact_round_within(const tally_exact *a, double E, double *out) {
+    const uint64_t eb = tally_exact_bits_(E);
+    if ((eb >> 63) || ((eb >> 52) & 0x7ff) == 0x7ff) return 0; /* negative, NaN or inf */
+    if (a->flags & (TALLY_EXACT_F_NAN | TALLY_EXACT_F_PINF | TALLY_EXACT_F_NINF)) return 0;
+    tally_exact t = *a;
+    t.flags = TALLY_EXACT_F_ANY | TALLY_EXACT_F_NONNEGZERO;
+    if (eb == 0) {
+        const double r = tally_exact_round(&t);
+        const uint64_t rb = tally_exact_bits_(r);
+        if ((rb << 1) == 0 || ((rb >> 52) & 0x7ff) == 0x7ff) return 0;
+        *out = r;
+        return 1;
+    }
+    tally_exact_add_finite_(&t, -E);
+    const double lo = tally_exact_round(&t);
+    tally_exact_add_finite_(&t, E);
+    tally_exact_add_finite_(&t, E);
+    const double hi = tally_exact_round(&t);
+    const uint64_t lb = tally_exact_bits_(lo), hb = tally_exact_bits_(hi);
+    if (lb != hb || (lb << 1) == 0 || ((lb >> 52) & 0x7ff) == 0x7ff) return 0;
+    *out = lo;
+    return 1;
+}
+
 #endif

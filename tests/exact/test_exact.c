@@ -1156,6 +1156,76 @@ static void test_offsets(void **s) {
     assert_int_equal(failures, 0);
 }
 
+/* tally_exact_round_within against the big-integer reference: V a sum of a few doubles, E a
+ * bound drawn at, just under and just over the distance from V to the nearest midpoint (where
+ * the answer flips), and at random. When it answers, the reference's roundings of V - E and
+ * V + E must both equal its answer; when it declines, they must differ, be zero or overflow. */
+static double ref_round_of(const double *v, int k) {
+    ref_t r;
+    ref_init(&r);
+    for (int i = 0; i < k; i++) ref_add(&r, v[i]);
+    return ref_round(&r);
+}
+static void test_round_within(void **state) {
+    (void)state;
+    int answered = 0, declined = 0;
+    for (int it = 0; it < 200000; it++) {
+        double v[4];
+        const int k = 1 + (int)(rnd() % 3);
+        const int e0 = (int)(rnd() % 2000) - 1000;
+        for (int i = 0; i < k; i++) {
+            const int de = i == 0 ? 0 : -(int)(rnd() % 120);
+            v[i] = ldexp(unif() + 0.5, e0 + de) * ((rnd() & 1) ? -1 : 1);
+            if (rnd() % 7 == 0) v[i] = nextafter(v[i], 0); /* odd last bits: ties and near-ties */
+        }
+        if (rnd() % 50 == 0) v[1 % k] = -v[0]; /* cancellations down to the small terms, or 0 */
+        tally_exact a;
+        tally_exact_init(&a);
+        for (int i = 0; i < k; i++) tally_exact_add(&a, v[i]);
+        /* the distance from V to the midpoint above its rounding, as a double (approximately) */
+        const double r = ref_round_of(v, k);
+        const double ulp = fabs(nextafter(r, INFINITY) - r);
+        double E;
+        switch (rnd() % 5) {
+        case 0: E = 0; break;
+        case 1: E = ulp * 0.5; break;
+        case 2: E = nextafter(ulp * 0.25, 0); break;
+        case 3: E = ldexp(unif(), (int)(rnd() % 2100) - 1074 - 20); break;
+        default: E = ulp * unif(); break;
+        }
+        if (!isfinite(E)) E = 0;
+        double got = 0;
+        const int ok = tally_exact_round_within(&a, E, &got);
+        double w[6];
+        for (int i = 0; i < k; i++) w[i] = v[i];
+        w[k] = -E;
+        const double lo = ref_round_of(w, k + 1);
+        w[k] = E;
+        const double hi = ref_round_of(w, k + 1);
+        const int agree = same(lo, hi) && lo != 0 && isfinite(lo);
+        if (ok != agree || (ok && !same(got, lo))) {
+            fprintf(stderr, "round_within: k=%d v0=%a v1=%a v2=%a E=%a ok=%d got=%a lo=%a hi=%a\n", k, v[0],
+                    k > 1 ? v[1] : 0.0, k > 2 ? v[2] : 0.0, E, ok, got, lo, hi);
+            fail();
+        }
+        ok ? answered++ : declined++;
+    }
+    /* both answers occur often, or the draw above missed the interesting region */
+    assert_true(answered > 20000 && declined > 20000);
+    /* bad bounds are declined */
+    tally_exact a;
+    tally_exact_init(&a);
+    tally_exact_add(&a, 1.0);
+    double got;
+    assert_int_equal(tally_exact_round_within(&a, -1.0, &got), 0);
+    assert_int_equal(tally_exact_round_within(&a, NAN, &got), 0);
+    assert_int_equal(tally_exact_round_within(&a, INFINITY, &got), 0);
+    assert_int_equal(tally_exact_round_within(&a, 0.0, &got), 1);
+    assert_true(got == 1.0);
+    tally_exact_add(&a, INFINITY);
+    assert_int_equal(tally_exact_round_within(&a, 0.0, &got), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
@@ -1178,7 +1248,7 @@ int main(void) {
         cmocka_unit_test(test_growing),     cmocka_unit_test(test_w32_edge),
         cmocka_unit_test(test_w32_scale),   cmocka_unit_test(test_methods),
         cmocka_unit_test(test_fenv),        cmocka_unit_test(test_api),
-        cmocka_unit_test(test_bin_count),   cmocka_unit_test(test_wide_cancel),
+        cmocka_unit_test(test_bin_count),   cmocka_unit_test(test_round_within),   cmocka_unit_test(test_wide_cancel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++)
