@@ -279,6 +279,32 @@ static inline TALLY_HD double tally_exact_round(const tally_exact *a) {
     return tally_exact_double_(bits | (sign << 63));
 }
 
+/* ---- Speculative compensated sums (one design for every backend) -------------------------------
+ * A correctly rounded sum may first be computed cheaply with a rigorous error bound, and answered
+ * from it when the bound decides the rounding (tally_exact_round_within below); otherwise the
+ * caller runs its exact path. The answer is then the exact sum rounded once, whatever the split,
+ * so the bits stay those of every other backend.
+ *
+ * State of one lane: a triple (s, c, D) of doubles with the invariant
+ *      true sum of the lane's inputs = s + c + delta,   |delta| <= u * D_true,   u = 2^-53,
+ * where D_true is the exact sum of the terms D's adds were given (D itself is their rounded sum).
+ * Start (0, 0, 0). Add x (a double, or a float widened exactly), in round-to-nearest, no FMA
+ * contraction, no flush-to-zero:
+ *      (s', e) = TwoSum(s, x)            s + x = s' + e exactly (Knuth's 6 ops, any order of sizes)
+ *      c' = fl(c + e)                    error <= u * |c'|  (none when c' is subnormal)
+ *      D' = fl(D + |c'|)
+ * Merge (s1, c1, D1) and (s2, c2, D2) (lanes, threads, blocks, in any order):
+ *      (s, e) = TwoSum(s1, s2);  t = fl(c1 + c2);  c = fl(t + e);  D = fl(fl(D1 + D2) + fl(|t| + |c|))
+ * Each rounding of c is bounded by u times its result, whose magnitude goes into D, so the
+ * invariant holds with D_true; D's own roundings only make D smaller than D_true by a factor
+ * (1 - u)^k, k the longest chain of adds any term took (k <= 2^40 gives D_true <= D * (1 + 2^-12)).
+ * So E = D * 2^-53 * 1.001 (times the (1 + 2^-52) of that product's own rounding, covered by the
+ * 1.001) bounds |true - (s + c)|; s and c of every final lane go EXACTLY into a tally_exact (V);
+ * tally_exact_round_within(V, sum of the lanes' E, rounded then multiplied by 1.001) decides.
+ * Overflow: any s, e, c or D that overflows (or a NaN / inf input) leaves some s, c or D
+ * non-finite (inf - inf is NaN, inf + finite is inf), and a non-finite final triple must go to the
+ * exact path. TwoSum is exact with subnormals (every sum of doubles is a multiple of 2^-1074). */
+
 /* The speculative sums' decision. *a holds a FINITE exact value V (no NaN/inf flags) and E >= 0
  * bounds |true sum - V|, where the true sum is what the caller approximated by V. Rounding to
  * nearest is monotone, so if V - E and V + E round to the same double r, every value between them
