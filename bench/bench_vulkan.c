@@ -66,6 +66,8 @@ TALLY_API uint64_t tally_vulkan_bench_short_bytes(tally_context *ctx, uint64_t b
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups);
+TALLY_API int tally_vulkan_bench_spec(tally_context *ctx, int on);
+TALLY_API void tally_vulkan_spec_counts(const tally_context *ctx, uint64_t *answered, uint64_t *declined);
 TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on);
 TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins);
 TALLY_API uint32_t tally_vulkan_bench_scan_lookback(tally_context *ctx, uint32_t sg);
@@ -632,13 +634,46 @@ int main(int argc, char **argv)
                     continue;
                 }
                 double gpu, call;
+                uint64_t ans0 = 0, dec0 = 0, ans1 = 0, dec1 = 0;
+                tally_vulkan_spec_counts(g_vk, &ans0, &dec0);
                 timeit(run_reduce, &c, &gpu, &call);
                 if (cpu_us[k % 2] < 0) cpu_us[k % 2] = time_cpu(run_reduce, &cc); /* once per op */
                 double cpu = cpu_us[k % 2];
-                char note[160];
-                snprintf(note, sizeof note, "%s%sfolds end at %.1f µs", shape,
-                         t == TALLY_I32 || k % 2 == 1 ? "" : "correctly rounded; ", g_fold);
+                char note[200];
+                int fsum = t != TALLY_I32 && k % 2 == 0;
+                if (!fsum) {
+                    snprintf(note, sizeof note, "%sfolds end at %.1f µs", shape, g_fold);
+                    row(rnames[k % 2], t, n, gpu, call, cpu, (double)bytes, note);
+                    continue;
+                }
+                /* the correctly rounded sum: the speculative tier (spec.comp, TALLY_VULKAN_SPEC)
+                 * as configured, then the exact path alone (the tier off), same data, same run;
+                 * each note: which, the tier's answered/declined calls while timed, and the
+                 * exact path's time over this row's (> 1: the tier is faster) */
+                tally_vulkan_spec_counts(g_vk, &ans1, &dec1);
+                int was = tally_vulkan_bench_spec(g_vk, 0);
+                rcase ce = c;
+                run_reduce(&ce);
+                double egpu = -1, ecall = -1;
+                if (ce.r.status != TALLY_OK || ce.r.value.u64 != cc.r.value.u64) {
+                    printf("VALIDATION FAILED: %s %s n=%llu exact path (%s)\n", rnames[k % 2], tally_type_name(t),
+                           (unsigned long long)n, tally_last_error(g_vk));
+                    g_fail++;
+                } else {
+                    timeit(run_reduce, &ce, &egpu, &ecall);
+                }
+                double efold = g_fold;
+                tally_vulkan_bench_spec(g_vk, was);
+                snprintf(note, sizeof note, "%scorrectly rounded; %s (answered %llu, declined %llu); exact/this %.2f",
+                         shape, was ? "speculative tier" : "exact path (TALLY_VULKAN_SPEC=0)",
+                         (unsigned long long)(ans1 - ans0), (unsigned long long)(dec1 - dec0),
+                         egpu > 0 && gpu > 0 ? egpu / gpu : 0.0);
                 row(rnames[k % 2], t, n, gpu, call, cpu, (double)bytes, note);
+                if (egpu > 0) {
+                    snprintf(note, sizeof note, "%scorrectly rounded; exact path (tier off); folds end at %.1f µs",
+                             shape, efold);
+                    row(rnames[k % 2], t, n, egpu, ecall, cpu, (double)bytes, note);
+                }
             }
             tally_vulkan_bench_reduce_shape(-1, 0, 0);
             if (reduce_only) continue;

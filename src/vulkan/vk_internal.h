@@ -28,7 +28,7 @@
 /* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
  * support it */
 enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_SCAN1, TVK_SH_FPROD, TVK_SH_FSCAN,
-       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_COUNT };
+       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_SPEC, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
 typedef struct tvk_partial {
@@ -138,6 +138,9 @@ typedef struct tvk_state {
     int float_shaders;        /* TALLY_VULKAN_FLOAT_SHADERS: float product/scan shaders even
                                  without denorm preservation (tests) */
     int validation;
+    int spec;                 /* one-shot f32/f64 sums try spec.comp's speculative compensated
+                                 sum first (TALLY_VULKAN_SPEC=0: never) */
+    uint64_t spec_answered, spec_declined; /* bench/tests: calls the tier answered / declined */
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */
     double poll_us;           /* poll a submission's fence this long before sleeping on it */

@@ -418,6 +418,131 @@ static tally_status cpu_result(tally_context *ctx, tvk_state *s, const char *fn,
     return TALLY_OK;
 }
 
+/* ---- the speculative compensated sum (spec.comp) ---------------------------------------------
+ * One-shot f32/f64 SUM calls first run spec.comp: per invocation a triple (s, c, D) by the rules
+ * of src/core/exact_sum.h's block "Speculative compensated sums", merged to one triple per
+ * workgroup (fold dispatches, one per segment, records in s->parts) and to one for the call (a
+ * finish dispatch of one workgroup, record 0 of hostres). The host adds that triple's s and c
+ * exactly into a tally_exact V, bounds |true sum - V| by E = D * 2^-53 * 1.001 and answers when
+ * tally_exact_round_within(V, E) decides the rounding: the answer is then the exact sum rounded
+ * once, the bits of the exact path. Otherwise (an input the shader flagged, a non-finite value,
+ * a zero or overflowing result, or a sum too close to a rounding boundary) the call runs the
+ * exact path (reduce.comp) as if the tier did not exist. Why the device's float arithmetic
+ * (flush-to-zero, contraction) cannot break the invariant: spec.comp's header. */
+#define TVK_SPEC_GROUPS 2048u       /* fold workgroups per segment at most */
+#define TVK_SPEC_MAX_N (1ull << 40) /* longer calls skip the tier (the bound's chain length) */
+
+typedef struct tvk_spec_rec { /* spec.comp's struct Trip */
+    uint64_t s, c, d, flag;
+} tvk_spec_rec;
+
+typedef struct tvk_spec_pc { /* spec.comp's push constants */
+    uint64_t n;
+    uint32_t head, rec0, nrec, fin;
+} tvk_spec_pc;
+
+static int spec_applies(const tvk_state *s, tally_type type, uint64_t n, const tally_op *ops, size_t nops)
+{
+    if (!s->spec || (type != TALLY_F32 && type != TALLY_F64) || n == 0 || n > TVK_SPEC_MAX_N || nops == 0)
+        return 0;
+    for (size_t i = 0; i < nops; i++)
+        if (ops[i] != TALLY_SUM) return 0;
+    return 1;
+}
+
+static int f64_bits_finite(uint64_t b) { return ((b >> 52) & 0x7ff) != 0x7ff; }
+
+/* The host's half of the decision: 1 and *out when the record decides the rounding. */
+static int spec_decide(const tvk_spec_rec *r, double *out)
+{
+    if (r->flag || !f64_bits_finite(r->s) || !f64_bits_finite(r->c) || !f64_bits_finite(r->d)) return 0;
+    double sv, cv, dv;
+    memcpy(&sv, &r->s, 8);
+    memcpy(&cv, &r->c, 8);
+    memcpy(&dv, &r->d, 8);
+    if (dv < 0) return 0;
+    tally_exact v;
+    tally_exact_init(&v);
+    tally_exact_add(&v, sv);
+    tally_exact_add(&v, cv);
+    /* E = D * 2^-53 * 1.001: the product's rounding (relative 2^-53 when E is normal) is inside
+     * the 1.001; should E underflow, its rounding error (below 2^-1075) is covered by adding
+     * 2^-1074, which is exact there */
+    double e = dv * (1.001 * 0x1p-53);
+    if (e < 0x1p-1022) e += 0x1p-1074;
+    return tally_exact_round_within(&v, e, out);
+}
+
+/* Fold workgroups of a segment: 4 vectors per invocation and step, at most TVK_SPEC_GROUPS. */
+static uint32_t spec_groups(seg_plan p)
+{
+    uint64_t per = (uint64_t)TVK_WG * 4u;
+    uint64_t g = ((uint64_t)p.nvec + per - 1) / per;
+    return (uint32_t)(g < 1 ? 1 : g > TVK_SPEC_GROUPS ? TVK_SPEC_GROUPS : g);
+}
+
+/* Runs the tier on n elements at src (the command buffer begun by the caller when open, with
+ * its upload). Returns TALLY_OK with *answered 1 and *out, or *answered 0 (the caller runs the
+ * exact path in a new command buffer). */
+static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                             tvk_src src, uint64_t n, int open, int *answered, double *out)
+{
+    *answered = 0;
+    size_t es = tally_type_size(type);
+    uint64_t nseg = seg_count(s, es, n), nrec = 0;
+    for (uint64_t k = 0; k < nseg; k++) nrec += spec_groups(plan_segment(s, es, src.off, n, k, 0));
+    tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
+    if (st != TALLY_OK) return st;
+    VkPipeline pipe;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, 0, 0, 0, &pipe)) != TALLY_OK) return st;
+    if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    tvk_spec_pc pc;
+    tvk_range b[4] = {{0}};
+    uint32_t rec0 = 0;
+    for (uint64_t k = 0; k < nseg; k++) {
+        seg_plan p = plan_segment(s, es, src.off, n, k, 0);
+        memset(&pc, 0, sizeof pc);
+        b[0] = tvk_window(s, src.buf, src.off + p.e0 * es, p.ne * es, &pc.head);
+        b[1] = (tvk_range){s->hostres.buf, 0, sizeof(tvk_spec_rec)};
+        b[2] = (tvk_range){s->parts.buf, 0, nrec * sizeof(tvk_spec_rec)};
+        b[3] = (tvk_range){s->dummy.buf, 0, s->dummy.size};
+        pc.n = p.ne;
+        pc.rec0 = rec0;
+        if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+        uint32_t groups = spec_groups(p);
+        s->fd.vkCmdDispatch(s->cb, groups, 1, 1);
+        rec0 += groups;
+    }
+    if (s->timing && !s->split_written) {
+        s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 2);
+        s->split_written = 1;
+    }
+    tvk_barrier(s); /* the folds' records before the finish reads them */
+    memset(&pc, 0, sizeof pc);
+    pc.nrec = (uint32_t)nrec;
+    pc.fin = 1;
+    if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+    s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+    tvk_barrier(s); /* the record before the host reads it */
+    if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+    tvk_spec_rec r;
+    memcpy(&r, s->hostres.map, sizeof r);
+    *answered = spec_decide(&r, out);
+    if (*answered) s->spec_answered++;
+    else s->spec_declined++;
+    return TALLY_OK;
+}
+
+/* Benchmarks and tests: the tier on or off for later calls (returns the previous setting), and
+ * the calls it answered and declined since the context was made. */
+TVK_BENCH_SETTER(tally_vulkan_bench_spec, int, spec)
+TALLY_API void tally_vulkan_spec_counts(const tally_context *ctx, uint64_t *answered, uint64_t *declined)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    *answered = s ? s->spec_answered : 0;
+    *declined = s ? s->spec_declined : 0;
+}
+
 tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
                         tvk_src src, uint64_t n, const tally_op *ops, size_t nops,
                         const tally_reduce_options *opts, tally_result *results)
@@ -438,6 +563,22 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
     if (st != TALLY_OK) return st;
     int open = s->open;
     s->open = 0;
+    if (spec_applies(s, type, n, ops, nops)) {
+        int answered;
+        double v;
+        if ((st = spec_sum(ctx, s, fn, type, src, n, open, &answered, &v)) != TALLY_OK) return st;
+        if (answered) {
+            for (size_t i = 0; i < nops; i++) {
+                results[i].op = ops[i];
+                results[i].type = TALLY_F64;
+                results[i].status = TALLY_OK;
+                results[i].index = 0;
+                results[i].value.f64 = v;
+            }
+            return TALLY_OK;
+        }
+        open = 0; /* declined: the exact path below, in a command buffer of its own */
+    }
     if (feat || prod_dev) {
         if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
         if (feat && (st = record_pass(ctx, s, fn, type, src, n, feat, omit, 0, 0)) != TALLY_OK) return st;

@@ -1,0 +1,239 @@
+#version 450
+/* The speculative compensated sum of f32/f64 inputs (one-shot SUM; vk_reduce.c, spec_sum).
+ * The design, invariant, add and merge rules and bound are src/core/exact_sum.h's block
+ * "Speculative compensated sums"; this shader follows them literally:
+ *   add x:    (s, e) = TwoSum(s, x);  c = fl(c + e);  D = fl(D + |c|)
+ *   merge:    (s, e) = TwoSum(s1, s2);  t = fl(c1 + c2);  c = fl(t + e);
+ *             D = fl(fl(D1 + D2) + fl(|t| + |c|))
+ * The fold dispatch (pc.fin = 0, one per segment): each invocation adds its elements (grid-stride
+ * over the segment's whole 16-byte vectors, four in flight; the at most 2 x (16 / TSIZE - 1)
+ * elements of the partial vectors at the segment's ends by workgroup 0), the workgroup merges
+ * its 256 triples by a shared-memory tree (8 levels, a barrier each, the same trip count in every
+ * invocation) and invocation 0 writes the workgroup's triple and flag as record rec0 + group of
+ * binding 2. The finish dispatch (pc.fin = 1, one workgroup, after a pipeline barrier) merges the
+ * call's nrec records the same way and writes one record to binding 1 (host-visible). The host
+ * adds that record's s and c exactly into a tally_exact V, takes E = D * 2^-53 * 1.001 and decides
+ * with tally_exact_round_within; a set flag or a non-finite value sends the call to the exact
+ * path (reduce.comp), unchanged.
+ *
+ * Why the device's float behaviour cannot break the invariant (the rules need round-to-nearest,
+ * no contraction or reassociation, and no flushed subnormals):
+ *  - No subnormal, infinity or NaN ever reaches an f64 operation that matters. Inputs are
+ *    checked by integer code on their bits and a call with any other input is flagged (FLAG_*),
+ *    so every accepted input is a multiple of 2^-1022 with magnitude below 2^900: f32 values are
+ *    multiples of 2^-149 below 2^128 (widened exactly to f64 by integer code, subnormal f32s
+ *    included, so a device that flushes f32 subnormals changes nothing); f64 inputs must be
+ *    zero or have a biased exponent in [53, 1922] (ulp >= 2^(53-1075) = 2^-1022, below 2^900).
+ *    Sums, differences and absolute values of multiples of q = 2^-1022 are multiples of q, and
+ *    rounding one keeps it one (below 2^53 q it is representable, so not rounded at all; above,
+ *    the double grid is coarser than q): by induction every s, e, c, t, D here is a multiple of
+ *    2^-1022, so every nonzero one is a NORMAL double. So flush-to-zero / denormals-are-zero
+ *    modes (NVIDIA's driver and lavapipe do not promise shaderDenormPreserveFloat64) never act,
+ *    and the tier needs no float-controls execution mode at all.
+ *  - No overflow: a call takes at most 2^40 elements (vk_reduce.c), so |s| <= 2^941, each
+ *    |e| <= 2^-53 |s|, |c| <= 2^40 * 2^888 (1 + 2^-12) < 2^929, D < 2^40 * 2^929 (1 + 2^-12)
+ *    < 2^970, and the merges only add such quantities over the call's elements. So no infinity,
+ *    and a NaN can only come from a flagged input (whose results the host ignores).
+ *  - Rounding: Vulkan requires OpFAdd/OpFSub on normal 64-bit operands with normal results to be
+ *    correctly rounded, round-to-nearest-even by default (no RoundingModeRTZ is declared).
+ *  - No contraction or reassociation: every operation of the rules writes a `precise` variable
+ *    (SPIR-V NoContraction; GLSL: computed in the order written), and no multiplication exists
+ *    outside the exact f32 subnormal widening (m * 2^-149, exact) whose product is precise too.
+ * The merge order (tree, records, segments) is free: the invariant holds for any merge tree.
+ */
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_float64 : require
+
+#define WG 256
+layout(local_size_x = WG) in;
+
+/* flag bits of a record (any set: the host declines) */
+#define FLAG_RANGE 1u /* an input outside the accepted range (NaN, inf, huge, tiny f64) */
+
+struct Trip {
+    uint64_t s, c, d, flag; /* doubles as bits: moved, never converted */
+};
+layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
+layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
+layout(std430, binding = 1) writeonly buffer Out { Trip outrec[]; };
+layout(std430, binding = 2) buffer Recs { Trip rec[]; };
+
+layout(push_constant) uniform PC {
+    uint64_t n;  /* fold: elements of this segment */
+    uint head;   /* fold: bytes from the binding's start to element 0 (element aligned) */
+    uint rec0;   /* fold: this segment's first record */
+    uint nrec;   /* finish: records of the call */
+    uint fin;    /* 1: the finish dispatch */
+} pc;
+
+/* ---- the triple's rules (exact_sum.h) --------------------------------------------------- */
+double t_s, t_c, t_d; /* set to 0 in main; every value written to them is a precise result */
+uint t_flag;
+
+void add_x(double x)
+{
+    /* TwoSum (Knuth): s + x = s1 + e exactly, for any order of magnitudes */
+    precise double s1 = t_s + x;
+    precise double bb = s1 - t_s;
+    precise double e = (t_s - (s1 - bb)) + (x - bb);
+    precise double c1 = t_c + e;
+    precise double d1 = t_d + abs(c1);
+    t_s = s1;
+    t_c = c1;
+    t_d = d1;
+}
+
+void merge(double s2, double c2, double d2)
+{
+    precise double s1 = t_s + s2;
+    precise double bb = s1 - t_s;
+    precise double e = (t_s - (s1 - bb)) + (s2 - bb);
+    precise double t = t_c + c2;
+    precise double c = t + e;
+    precise double dd = t_d + d2;
+    precise double tc = abs(t) + abs(c);
+    precise double d1 = dd + tc;
+    t_s = s1;
+    t_c = c;
+    t_d = d1;
+}
+
+/* ---- inputs: checked by their bits, widened exactly ------------------------------------ */
+#if TSIZE == 4
+/* f32 bits u to f64: NaN/inf flagged; subnormal f32s m * 2^-149 (exact: m < 2^23 and the
+ * product is a normal double); normal ones by moving the fields (no float conversion, so no
+ * device flush can touch a subnormal f32) */
+void add_bits(uint u)
+{
+    uint mag = u & 0x7fffffffu;
+    if (mag >= 0x7f800000u) t_flag |= FLAG_RANGE;
+    double x;
+    if (mag < 0x00800000u) {
+        precise double m = double(mag) * packDouble2x32(uvec2(0u, 874u << 20)); /* x 2^-149 */
+        x = (u >> 31) != 0u ? -m : m;
+    } else {
+        x = packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | ((mag >> 3) + 0x38000000u)));
+    }
+    add_x(x);
+}
+void add_vec(uvec4 v)
+{
+    add_bits(v.x);
+    add_bits(v.y);
+    add_bits(v.z);
+    add_bits(v.w);
+}
+#else
+/* f64 (lo, hi): accepted when zero or biased exponent in [53, 1922] */
+void add_bits2(uint lo, uint hi)
+{
+    uint ef = (hi >> 20) & 0x7ffu;
+    if (ef - 53u >= 1870u && ((hi << 1) | lo) != 0u) t_flag |= FLAG_RANGE;
+    add_x(packDouble2x32(uvec2(lo, hi)));
+}
+void add_vec(uvec4 v)
+{
+    add_bits2(v.x, v.y);
+    add_bits2(v.z, v.w);
+}
+#endif
+
+/* element i (0 <= i < n) of the segment, read word by word (the ends' partial vectors) */
+void add_elem(uint64_t i)
+{
+    uint w = uint((uint64_t(pc.head) + i * uint64_t(TSIZE)) >> 2);
+#if TSIZE == 4
+    add_bits(inw[w]);
+#else
+    add_bits2(inw[w], inw[w + 1u]);
+#endif
+}
+
+/* ---- the workgroup's merge ---------------------------------------------------------------- */
+shared uint64_t sh_s[WG], sh_c[WG], sh_d[WG];
+shared uint sh_f[WG];
+
+/* merges the 256 invocations' triples; invocation 0 ends with the workgroup's. Every invocation
+ * runs every level (same trip count: lavapipe, docs/vulkan.md); each shared word is written by
+ * its owner before a barrier and read by another only after it, and rewritten by its owner only
+ * after the next barrier. */
+void wg_merge(uint tid)
+{
+    sh_s[tid] = doubleBitsToUint64(t_s);
+    sh_c[tid] = doubleBitsToUint64(t_c);
+    sh_d[tid] = doubleBitsToUint64(t_d);
+    sh_f[tid] = t_flag;
+    barrier();
+    for (uint h = WG / 2; h > 0u; h >>= 1) {
+        if (tid < h) {
+            merge(uint64BitsToDouble(sh_s[tid + h]), uint64BitsToDouble(sh_c[tid + h]),
+                  uint64BitsToDouble(sh_d[tid + h]));
+            t_flag |= sh_f[tid + h];
+        }
+        barrier();
+        if (tid < h) {
+            sh_s[tid] = doubleBitsToUint64(t_s);
+            sh_c[tid] = doubleBitsToUint64(t_c);
+            sh_d[tid] = doubleBitsToUint64(t_d);
+            sh_f[tid] = t_flag;
+        }
+        barrier();
+    }
+}
+
+void main()
+{
+    uint tid = gl_LocalInvocationID.x;
+    t_s = 0.0;
+    t_c = 0.0;
+    t_d = 0.0;
+    t_flag = 0u;
+    if (pc.fin != 0u) {
+        /* finish: records [0, nrec), a uniform trip count */
+        for (uint i = 0u; i < pc.nrec; i += uint(WG)) {
+            uint k = i + tid;
+            if (k < pc.nrec) {
+                merge(uint64BitsToDouble(rec[k].s), uint64BitsToDouble(rec[k].c),
+                      uint64BitsToDouble(rec[k].d));
+                t_flag |= uint(rec[k].flag);
+            }
+        }
+        wg_merge(tid);
+        if (tid == 0u)
+            outrec[0] = Trip(doubleBitsToUint64(t_s), doubleBitsToUint64(t_c), doubleBitsToUint64(t_d),
+                             uint64_t(t_flag));
+        return;
+    }
+    uint g = gl_WorkGroupID.x, G = gl_NumWorkGroups.x;
+    uint64_t endb = uint64_t(pc.head) + pc.n * uint64_t(TSIZE);
+    uint fv0 = (pc.head + 15u) >> 4; /* whole vectors [fv0, fv1) */
+    uint fv1 = uint(endb >> 4);
+    if (fv1 > fv0) {
+        uint stride = G * uint(WG);
+        uint v = fv0 + g * uint(WG) + tid;
+        for (; v + 3u * stride < fv1; v += 4u * stride) {
+            uvec4 x0 = inv[v], x1 = inv[v + stride], x2 = inv[v + 2u * stride], x3 = inv[v + 3u * stride];
+            add_vec(x0);
+            add_vec(x1);
+            add_vec(x2);
+            add_vec(x3);
+        }
+        for (; v < fv1; v += stride) add_vec(inv[v]);
+    }
+    if (g == 0u) {
+        /* the elements outside the whole vectors: before fv0 and from fv1 on (all of them when
+         * there are no whole vectors); fewer than 16 / TSIZE at each end */
+        uint64_t nh = pc.n, t0 = pc.n;
+        if (fv1 > fv0) {
+            nh = (uint64_t(fv0) * 16ul - uint64_t(pc.head)) / uint64_t(TSIZE);
+            t0 = (uint64_t(fv1) * 16ul - uint64_t(pc.head)) / uint64_t(TSIZE);
+        }
+        if (tid < 16u && uint64_t(tid) < nh) add_elem(uint64_t(tid));
+        if (tid >= 16u && tid < 32u && t0 + uint64_t(tid - 16u) < pc.n) add_elem(t0 + uint64_t(tid - 16u));
+    }
+    wg_merge(tid);
+    if (tid == 0u)
+        rec[pc.rec0 + g] = Trip(doubleBitsToUint64(t_s), doubleBitsToUint64(t_c), doubleBitsToUint64(t_d),
+                                uint64_t(t_flag));
+}
