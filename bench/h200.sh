@@ -165,7 +165,7 @@ elif want build; then
   gen=""
   command -v ninja >/dev/null && gen="-G Ninja"
   targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
-  [ $VK = ON ] && targets="$targets test_vulkan tally_bench_vulkan"
+  [ $VK = ON ] && targets="$targets test_vulkan test_vulkan_spec tally_bench_vulkan"
   [ $VK = ON ] && [ "${VK_LAB:-0}" = 1 ] && targets="$targets tally-lab"   # the lab's Vulkan kernels
   want python && targets="$targets tally tally_python"
   want seg && targets="$targets test_cuda_segments"
@@ -299,6 +299,13 @@ if want vulkan && [ $VK = ON ]; then
     grep '^FAIL' "$L/test_vulkan-${part%%:*}.log" | head -5
     log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
   done
+  # the speculative f32/f64 sums (spec.comp): answers, midpoint traps, declines (VK_SPEC_S seconds)
+  if [ -x "$B/tests/vulkan/test_vulkan_spec" ]; then
+    timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec.log" 2>&1
+    r=$?; [ "$r" = 0 ] || rc=1
+    grep '^FAIL' "$L/test_vulkan-spec.log" | head -5
+    log "test_vulkan_spec exit $r: $(grep -E '^(ordinary|midpoint)' "$L/test_vulkan-spec.log" | tr '\n' ';') $(tail -1 "$L/test_vulkan-spec.log")"
+  fi
   unset TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FLOAT_SHADERS
   log "vulkan $(cat "$L"/test_vulkan-*.log 2>/dev/null | grep -m1 '^device:')"
   # the one-pass scan with whole segments (look-back chains of hundreds of tiles), a stress
