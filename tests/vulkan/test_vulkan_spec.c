@@ -95,17 +95,27 @@ int main(int argc, char **argv)
     int nord = 0;
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         for (int f32 = 0; f32 < 2; f32++) {
-            for (int kind = 0; kind < 3; kind++) {
+            for (int kind = 0; kind < 5; kind++) {
                 uint64_t n = sizes[si], off = below(4); /* element offset: the head moves */
                 if (off * (f32 ? 4 : 8) + n * 8 > maxn * 8) off = 0;
                 void *d = buf + off * (f32 ? 4 : 8);
                 for (uint64_t i = 0; i < n; i++) {
                     double v = kind == 0 ? unif()
                              : kind == 1 ? ldexp(unif() + 0.5, (int)below(f32 ? 80 : 400) - (f32 ? 40 : 200)) * ((next() & 1) ? 1 : -1)
-                                         : (double)below(10000000) / 100.0;
+                             : kind == 2 ? (double)below(10000000) / 100.0
+                                         : unif() - 0.5;
+                    if (kind == 3 && below(8) == 0) v = (next() & 1) ? -0.0 : 0.0;
+                    /* f32 subnormals among them: the shader's widening by conversion */
+                    if (kind == 3 && f32 && below(8) == 0) v = ldexp((double)(1 + below((1u << 23) - 1)), -149) * ((next() & 1) ? 1 : -1);
+                    /* tiny values: f32 subnormals and the least normals (a sum whose rounding
+                     * sees every bit of their widening); f64 just above the tier's 2^-970 */
+                    if (kind == 4)
+                        v = f32 ? ldexp((double)(1 + below((1u << 24) - 1)), -149 - (int)below(4)) * ((next() & 1) ? 1 : -1)
+                                : ldexp(unif() + 0.5, -969 + (int)below(20)) * ((next() & 1) ? 1 : -1);
+                    if (kind == 4 && below(4) == 0) v = (next() & 1) ? -0.0 : 0.0;
                     put(f32, d, i, v);
                 }
-                check(kind == 0 ? "uniform" : kind == 1 ? "mixed" : "prices", f32, d, n, NAN);
+                check(kind == 4 ? "tiny" : kind == 0 ? "uniform" : kind == 1 ? "mixed" : kind == 2 ? "prices" : "zeros, f32 subnormals", f32, d, n, NAN);
                 nord++;
             }
         }

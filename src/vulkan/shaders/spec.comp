@@ -101,9 +101,9 @@ void merge(double s2, double c2, double d2)
 
 /* ---- inputs: checked by their bits, widened exactly ------------------------------------ */
 #if TSIZE == 4
-/* f32 bits u to f64: NaN/inf flagged; subnormal f32s m * 2^-149 (exact: m < 2^23 and the
- * product is a normal double); normal ones by moving the fields (no float conversion, so no
- * device flush can touch a subnormal f32) */
+/* f32 bits u to f64, exactly: NaN/inf flagged; a subnormal f32 is m * 2^-149 (m < 2^23, exact
+ * conversion, and the product is a normal double); zero and normal f32s by moving the fields
+ * (integer code: no float conversion, so no flush of f32 subnormals can act) */
 void add_bits(uint u)
 {
     uint mag = u & 0x7fffffffu;
@@ -117,12 +117,30 @@ void add_bits(uint u)
     }
     add_x(x);
 }
+/* a zero or normal f32 (or NaN/inf, flagged) by moving the fields alone */
+void add_bits_normal(uint u)
+{
+    uint mag = u & 0x7fffffffu;
+    uint hi = mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
+    add_x(packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi)));
+}
+/* A vector: integer code alone unless one of its elements is a subnormal f32 (a branch that
+ * whole subgroups skip on ordinary data, so the conversion is not paid per element). */
 void add_vec(uvec4 v)
 {
-    add_bits(v.x);
-    add_bits(v.y);
-    add_bits(v.z);
-    add_bits(v.w);
+    uvec4 mag = v & uvec4(0x7fffffffu);
+    if (any(greaterThanEqual(mag, uvec4(0x7f800000u)))) t_flag |= FLAG_RANGE;
+    if (any(lessThan(mag - uvec4(1u), uvec4(0x007fffffu)))) {
+        add_bits(v.x);
+        add_bits(v.y);
+        add_bits(v.z);
+        add_bits(v.w);
+    } else {
+        add_bits_normal(v.x);
+        add_bits_normal(v.y);
+        add_bits_normal(v.z);
+        add_bits_normal(v.w);
+    }
 }
 #else
 /* f64 (lo, hi): accepted when zero or biased exponent in [53, 1922] */
