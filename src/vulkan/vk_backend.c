@@ -926,6 +926,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
     /* the speculative f32/f64 sums (vk_reduce.c, spec_sum): on unless TALLY_VULKAN_SPEC=0 */
     s->spec = !(getenv("TALLY_VULKAN_SPEC") && atoi(getenv("TALLY_VULKAN_SPEC")) == 0);
+    s->spec_u = getenv("TALLY_VULKAN_SPEC_U") && atoi(getenv("TALLY_VULKAN_SPEC_U")) == 4 ? 4 : 8;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,

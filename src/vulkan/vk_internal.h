@@ -140,6 +140,8 @@ typedef struct tvk_state {
     int validation;
     int spec;                 /* one-shot f32/f64 sums try spec.comp's speculative compensated
                                  sum first (TALLY_VULKAN_SPEC=0: never) */
+    uint32_t spec_u;          /* spec.comp: 16-byte loads in flight per invocation (8, or 4:
+                                 TALLY_VULKAN_SPEC_U=4) */
     uint64_t spec_answered, spec_declined; /* bench/tests: calls the tier answered / declined */
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */

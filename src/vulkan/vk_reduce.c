@@ -473,10 +473,11 @@ static int spec_decide(const tvk_spec_rec *r, double *out)
     return tally_exact_round_within(&v, e, out);
 }
 
-/* Fold workgroups of a segment: 4 vectors per invocation and step, at most TVK_SPEC_GROUPS. */
-static uint32_t spec_groups(seg_plan p)
+/* Fold workgroups of a segment: a step of spec_u vectors per invocation at least, at most
+ * TVK_SPEC_GROUPS. */
+static uint32_t spec_groups(const tvk_state *s, seg_plan p)
 {
-    uint64_t per = (uint64_t)TVK_WG * 4u;
+    uint64_t per = (uint64_t)TVK_WG * s->spec_u;
     uint64_t g = ((uint64_t)p.nvec + per - 1) / per;
     return (uint32_t)(g < 1 ? 1 : g > TVK_SPEC_GROUPS ? TVK_SPEC_GROUPS : g);
 }
@@ -490,11 +491,11 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
     *answered = 0;
     size_t es = tally_type_size(type);
     uint64_t nseg = seg_count(s, es, n), nrec = 0;
-    for (uint64_t k = 0; k < nseg; k++) nrec += spec_groups(plan_segment(s, es, src.off, n, k, 0));
+    for (uint64_t k = 0; k < nseg; k++) nrec += spec_groups(s, plan_segment(s, es, src.off, n, k, 0));
     tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
     if (st != TALLY_OK) return st;
     VkPipeline pipe;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, 0, 0, 0, &pipe)) != TALLY_OK) return st;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, 0, 0, &pipe)) != TALLY_OK) return st;
     if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
     tvk_spec_pc pc;
     tvk_range b[4] = {{0}};
@@ -509,7 +510,7 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
         pc.n = p.ne;
         pc.rec0 = rec0;
         if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
-        uint32_t groups = spec_groups(p);
+        uint32_t groups = spec_groups(s, p);
         s->fd.vkCmdDispatch(s->cb, groups, 1, 1);
         rec0 += groups;
     }

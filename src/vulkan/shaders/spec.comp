@@ -6,7 +6,7 @@
  *   merge:    (s, e) = TwoSum(s1, s2);  t = fl(c1 + c2);  c = fl(t + e);
  *             D = fl(fl(D1 + D2) + fl(|t| + |c|))
  * The fold dispatch (pc.fin = 0, one per segment): each invocation adds its elements (grid-stride
- * over the segment's whole 16-byte vectors, four in flight; the at most 2 x (16 / TSIZE - 1)
+ * over the segment's whole 16-byte vectors, UU (8) in flight; the at most 2 x (16 / TSIZE - 1)
  * elements of the partial vectors at the segment's ends by workgroup 0), the workgroup merges
  * its 256 triples by a shared-memory tree (8 levels, a barrier each, the same trip count in every
  * invocation) and invocation 0 writes the workgroup's triple and flag as record rec0 + group of
@@ -47,6 +47,9 @@
 
 #define WG 256
 layout(local_size_x = WG) in;
+/* 16-byte loads in flight per invocation in the bulk loop: 8 (the reduce's default) or 4
+ * (TALLY_VULKAN_SPEC_U=4) */
+layout(constant_id = 0) const uint UU = 8;
 
 /* flag bits of a record (any set: the host declines) */
 #define FLAG_RANGE 1u /* an input outside the accepted range (NaN, inf, huge, tiny f64) */
@@ -230,12 +233,10 @@ void main()
     if (fv1 > fv0) {
         uint stride = G * uint(WG);
         uint v = fv0 + g * uint(WG) + tid;
-        for (; v + 3u * stride < fv1; v += 4u * stride) {
-            uvec4 x0 = inv[v], x1 = inv[v + stride], x2 = inv[v + 2u * stride], x3 = inv[v + 3u * stride];
-            add_vec(x0);
-            add_vec(x1);
-            add_vec(x2);
-            add_vec(x3);
+        for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
+            uvec4 x[8];
+            for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
+            for (uint u = 0u; u < UU; u++) add_vec(x[u]);
         }
         for (; v < fv1; v += stride) add_vec(inv[v]);
     }
