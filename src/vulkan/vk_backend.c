@@ -22,14 +22,16 @@
 /* ---- SPIR-V modules (generated from the shaders by the build, one per shader and type) ---- */
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
 #define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
-#define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp)
+#define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp) \
+    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
 #define TVK_EXTERN_ALL(E, name, C, is_int, sgn, W)                                              \
     TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name) TVK_EXTERN(scan1, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
-    TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name)
+    TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name) \
+    TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
 TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
 
@@ -57,6 +59,8 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
 #define TVK_CASE_fscan(E, name, C, i, s, W) TVK_CASE_T(fscan, E, name)
 #define TVK_CASE_fprod_dp(E, name, C, i, s, W) TVK_CASE_T(fprod_dp, E, name)
 #define TVK_CASE_fscan_dp(E, name, C, i, s, W) TVK_CASE_T(fscan_dp, E, name)
+#define TVK_CASE_fscan1(E, name, C, i, s, W) TVK_CASE_T(fscan1, E, name)
+#define TVK_CASE_fscan1_dp(E, name, C, i, s, W) TVK_CASE_T(fscan1_dp, E, name)
         TVK_ALL_SHADERS(TVK_SHADER_ALL)
         TVK_FLOAT_SHADERS(TVK_SHADER_FLOAT)
     }
@@ -921,6 +925,8 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return TALLY_ERR_OUT_OF_MEMORY;
     }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
+    const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
+    s->float_scan = fsc && !strcmp(fsc, "cpu") ? 1 : fsc && !strcmp(fsc, "3pass") ? 2 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,
