@@ -3,22 +3,31 @@
  * op2 (with the edge flag of a device without IEEE subnormals), a group's log-step prefix, and
  * the group loads and stores. The including shader declares OP, the push constants pc (n,
  * in_head, out_head, flags) and the bindings inw/inv (input) and outw/outv (output) first. */
+/* (the edge checks on the element's own width: 32-bit words for f32) */
 #if TSIZE == 4
 #define FT float
 #define TO_BITS(x) uint64_t(floatBitsToUint(x))
 #define FROM_BITS(b) uintBitsToFloat(uint(b))
-#define EXP_MASK 0x7f800000ul
+#define EB uint
+#define E_BITS(x) floatBitsToUint(x)
+#define E_FROM(b) uintBitsToFloat(b)
+#define EXP_MASK 0x7f800000u
+#define SIGN_BIT 0x80000000u
 #else
 #define FT double
 #define TO_BITS(x) doubleBitsToUint64(x)
 #define FROM_BITS(b) uint64BitsToDouble(b)
+#define EB uint64_t
+#define E_BITS(x) doubleBitsToUint64(x)
+#define E_FROM(b) uint64BitsToDouble(b)
 #define EXP_MASK 0x7ff0000000000000ul
+#define SIGN_BIT 0x8000000000000000ul
 #endif
 
 bool bad = false;
 
-bool subnormal(uint64_t b) { return (b & EXP_MASK) == 0ul && (b << (65 - 8 * TSIZE)) != 0ul; }
-bool zero(uint64_t b) { return (b << (65 - 8 * TSIZE)) == 0ul; }
+bool subnormal(EB b) { return (b & EXP_MASK) == EB(0) && (b << 1) != EB(0); }
+bool zero(EB b) { return (b << 1) == EB(0); }
 
 /* Tests (pc.flags bit 2, TALLY_VULKAN_EMULATE_FTZ=1, without TVK_DENORM_PRESERVE): subnormal
  * operands read as zero and subnormal results flushed to zero (sign kept), as a device without
@@ -27,8 +36,8 @@ bool zero(uint64_t b) { return (b << (65 - 8 * TSIZE)) == 0ul; }
  * so the results must stay the CPU's bits. */
 FT flushed(FT x)
 {
-    uint64_t b = TO_BITS(x);
-    return subnormal(b) ? FROM_BITS(b & (1ul << (8 * TSIZE - 1))) : x;
+    EB b = E_BITS(x);
+    return subnormal(b) ? E_FROM(b & SIGN_BIT) : x;
 }
 
 FT op2(FT a, FT b)
@@ -38,7 +47,7 @@ FT op2(FT a, FT b)
     precise FT r = OP == 0u ? (ftz ? flushed(a) : a) + (ftz ? flushed(b) : b)
                             : (ftz ? flushed(a) : a) * (ftz ? flushed(b) : b);
     if (ftz) r = flushed(r);
-    uint64_t ab = TO_BITS(a), bb = TO_BITS(b), rb = TO_BITS(r);
+    EB ab = E_BITS(a), bb = E_BITS(b), rb = E_BITS(r);
     if (subnormal(ab) || subnormal(bb) || subnormal(rb)) bad = true;
     /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros */
     if (zero(rb) && (OP == 0u ? (a != -b) : (!zero(ab) && !zero(bb)))) bad = true;
