@@ -110,7 +110,7 @@ static char g_clock_note[48];
 static FILE *g_out;
 static int g_fail;
 static int g_fs0; /* float scans in shaders by default (TALLY_VULKAN_FLOAT_SHADERS) */
-static int g_fsc0; /* the float scans' mode (TALLY_VULKAN_FLOAT_SCAN: 0 one pass, 1 cpu, 2 3pass) */
+static int g_fsc0; /* the float scans' mode (TALLY_VULKAN_FLOAT_SCAN: 0 default, 1 cpu, 2 3pass, 3 1pass) */
 
 static void row(const char *op, tally_type t, uint64_t n, double gpu, double call, double cpu,
                 double bytes, const char *note)
@@ -695,6 +695,7 @@ int main(int argc, char **argv)
                 }
                 int excl = vi < 0 && (ex & 1);
                 int fcpu = isf && (ex >= 2 || g_fsc0 == 1);
+                int f3 = isf && ex < 2 && g_fsc0 == 2;
                 char saved[2][64] = {"", ""};
                 int had[2] = {0, 0};
                 uint32_t hook0 = 0;
@@ -706,7 +707,9 @@ int main(int argc, char **argv)
                     setenv(vars[vi].env[e], vars[vi].val[e], 1);
                 }
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
-                tally_vulkan_bench_float_scan(g_vk, isf && ex >= 2 ? 1 : g_fsc0);
+                /* (floats: the one pass unless TALLY_VULKAN_FLOAT_SCAN chose another path) */
+                int fmode = !isf ? g_fsc0 : ex >= 2 ? 1 : g_fsc0 == 0 ? 3 : g_fsc0;
+                tally_vulkan_bench_float_scan(g_vk, fmode);
                 rcase c;
                 memset(&c, 0, sizeof c);
                 c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
@@ -718,7 +721,7 @@ int main(int argc, char **argv)
                 char note[192];
                 if (isf)
                     snprintf(note, sizeof note, "%s", fcpu ? "float scan on the CPU backend (TALLY_VULKAN_FLOAT_SCAN=cpu)"
-                             : g_fsc0 == 2 ? "three passes, CPU's block order (TALLY_VULKAN_FLOAT_SCAN=3pass)"
+                             : f3 ? "three passes, CPU's block order (TALLY_VULKAN_FLOAT_SCAN=3pass)"
                              : f32_flagged ? "one pass, CPU's block order, ordered look-back; FTZ device: edges flagged"
                                            : "one pass, CPU's block order, ordered look-back");
                 else if (three)

@@ -926,7 +926,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
-    s->float_scan = fsc && !strcmp(fsc, "cpu") ? 1 : fsc && !strcmp(fsc, "3pass") ? 2 : 0;
+    s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,

@@ -137,9 +137,10 @@ typedef struct tvk_state {
     int threads;              /* for the CPU fallback context */
     int float_shaders;        /* TALLY_VULKAN_FLOAT_SHADERS: float product/scan shaders even
                                  without denorm preservation (tests) */
-    int float_scan;           /* TALLY_VULKAN_FLOAT_SCAN: float sum/product scans in one pass
-                                 (0, fscan1.comp, where scan1_able), on the CPU backend (1: "cpu")
-                                 or in three passes (2: "3pass", fscan.comp); vk_scan.c */
+    int float_scan;           /* TALLY_VULKAN_FLOAT_SCAN: float sum/product scans by default (0;
+                                 vk_scan.c, fscan_on_device), on the CPU backend (1: "cpu"), in
+                                 three passes (2: "3pass", fscan.comp) or in one (3: "1pass",
+                                 fscan1.comp, where scan1_able) */
     int validation;
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */

@@ -401,6 +401,13 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     return TALLY_OK;
 }
 
+/* The one-pass float scan (fscan1.comp) for a call that runs in the shaders (see fscan_on_device). */
+static int fscan_one_pass(const tvk_state *s)
+{
+    if (!s->scan1_able || s->float_scan == 1 || s->float_scan == 2) return 0;
+    return s->float_scan == 3 || s->info.device_type != VK_PHYSICAL_DEVICE_TYPE_CPU || s->float_shaders;
+}
+
 /* Float sums/products: in shaders (1), or on the CPU (0: a device without IEEE subnormals,
  * unless TALLY_VULKAN_FLOAT_SHADERS=1).
  *
@@ -430,18 +437,17 @@ static int fscan_on_device(const tvk_state *s, tally_op op, tally_type type, int
 {
     *preserve = type == TALLY_F32 ? s->info.denorm_preserve32 : s->info.denorm_preserve64;
     (void)op;
-    /* TALLY_VULKAN_FLOAT_SCAN=cpu: the CPU backend; =3pass: fscan.comp anywhere; by default the
-     * one-pass fscan1.comp where the device has Vulkan's memory model (scan1_able), else
-     * fscan.comp where the device keeps subnormals or TALLY_VULKAN_FLOAT_SHADERS=1 asks (its
-     * three passes ran 3x slower than the CPU backend on the H200: 2^26 f32, 31.6 ms against
-     * 10.4), else the CPU backend. */
+    /* TALLY_VULKAN_FLOAT_SCAN=cpu: the CPU backend; =3pass: fscan.comp anywhere; =1pass:
+     * fscan1.comp where the device has Vulkan's memory model (scan1_able). By default fscan1.comp
+     * there on GPUs, and on CPU devices only with TALLY_VULKAN_FLOAT_SHADERS=1 (tests: lavapipe
+     * runs it far slower than the CPU backend, 2^16 f32 ~245 ms against ~55 us, each invocation
+     * there running the block's chain); otherwise fscan.comp where the device keeps subnormals
+     * or TALLY_VULKAN_FLOAT_SHADERS=1 asks (its three passes ran 3x slower than the CPU backend
+     * on the H200: 2^26 f32, 31.6 ms against 10.4), else the CPU backend. */
     if (s->float_scan == 1) return 0;
-    if (s->float_scan == 2) return 1;
-    return s->scan1_able || *preserve || s->float_shaders;
+    if (s->float_scan == 2 || fscan_one_pass(s)) return 1;
+    return *preserve || s->float_shaders;
 }
-
-/* The one-pass float scan (fscan1.comp) for a call that runs in the shaders. */
-static int fscan_one_pass(const tvk_state *s) { return s->float_scan == 0 && s->scan1_able; }
 
 static int is_fchain(tally_op op, tally_type type)
 {
@@ -638,9 +644,9 @@ TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_
  * previous setting. */
 TVK_BENCH_SETTER(tally_vulkan_bench_float_shaders, int, float_shaders)
 
-/* Benchmarks: float sum/product scans in one pass (0, the default), on the CPU backend (1) or in
- * three passes (2), as TALLY_VULKAN_FLOAT_SCAN (unset, cpu, 3pass) does for a new context;
- * returns the previous setting. */
+/* Benchmarks: float sum/product scans by the device's default (0), on the CPU backend (1), in
+ * three passes (2) or in one pass (3), as TALLY_VULKAN_FLOAT_SCAN (unset, cpu, 3pass, 1pass)
+ * does for a new context; returns the previous setting. */
 TVK_BENCH_SETTER(tally_vulkan_bench_float_scan, int, float_scan)
 
 /* Benchmarks: the one-pass scan's look-back steps without progress before a fallback (what

@@ -433,11 +433,12 @@ static void test_scan_matrix(int full)
 
 /* ---- the one-pass float sum/product scan's look-back (fscan1.comp) -------------------------- */
 /* Sizes at and around every multiple of the 4096-element block (a tile) up to look-backs that
- * pass several 32-tile windows (TALLY_TEST_FLOOKBACK_TILES, 80 by default), f32 and f64, sums
- * (wide and price-like data) and products (near 1), inclusive, exclusive with init, in place
- * and at odd offsets, bit for bit against the CPU backend; run without small segments, so
- * that one dispatch holds every tile (ctest runs it as the GPU runs it, with every wait turned
- * into a fallback, in reverse order, and on one lavapipe thread). */
+ * pass several 32-tile windows (TALLY_TEST_FLOOKBACK_TILES, 80 by default; at least 34), f32
+ * and f64, sums (wide and price-like data) and products (near 1), inclusive, exclusive with
+ * init, in place and at odd offsets, bit for bit against the CPU backend; run without small
+ * segments, so that one dispatch holds every tile (ctest runs it with TALLY_VULKAN_FLOAT_SCAN=
+ * 1pass as it runs by default on GPUs, with every wait turned into a fallback, in reverse
+ * order, and on one lavapipe thread). */
 static void test_fscan_lookback(void)
 {
     const char *te = getenv("TALLY_TEST_FLOOKBACK_TILES");
