@@ -13,8 +13,10 @@
  * settings as well (state spacing, store kind, look-back, tiles, spins: TALLY_BENCH_VK_SCAN_VARS,
  * see the loop), each
  * one-pass row noting its look-back's counters from one more call (tiles, steps, steps without
- * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 scans run fscan.comp (the
- * CPU's block order; on a device without IEEE subnormals a flagged call is redone on the CPU). Reduce rows note where the fold dispatches end (GPU
+ * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 and f64 sum scans run fscan1.comp (one
+ * pass in the CPU's block order with an ordered look-back; on a device without IEEE subnormals
+ * a flagged call is redone on the CPU), and, inclusive, the same call on the CPU backend
+ * (TALLY_VULKAN_FLOAT_SCAN=cpu, the former default on such devices: download, scan, upload). Reduce rows note where the fold dispatches end (GPU
  * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
  * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
  * before the driver's sleeping wait, against the default (sleep at once) in the note. On the H200 bench/vulkan_gpu.sh joins these rows
@@ -44,7 +46,7 @@
  *                [--heat SECONDS] [--out FILE]
  *                [--segments-only] [--reduce-only] [--scan-only]
  *
- * --scan-only: the scan rows alone (i32 and f32).
+ * --scan-only: the scan rows alone (i32, f32 and f64).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -69,6 +71,7 @@ TALLY_API int tally_vulkan_bench_reduce_shape(int grid, int u, unsigned groups);
 TALLY_API int tally_vulkan_bench_spec(tally_context *ctx, int on);
 TALLY_API void tally_vulkan_spec_counts(const tally_context *ctx, uint64_t *answered, uint64_t *declined);
 TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on);
+TALLY_API int tally_vulkan_bench_float_scan(tally_context *ctx, int mode);
 TALLY_API uint32_t tally_vulkan_bench_scan_spins(tally_context *ctx, uint32_t spins);
 TALLY_API uint32_t tally_vulkan_bench_scan_lookback(tally_context *ctx, uint32_t sg);
 TALLY_API int tally_vulkan_bench_scan_count(tally_context *ctx, int on);
@@ -109,6 +112,7 @@ static char g_clock_note[48];
 static FILE *g_out;
 static int g_fail;
 static int g_fs0; /* float scans in shaders by default (TALLY_VULKAN_FLOAT_SHADERS) */
+static int g_fsc0; /* the float scans' mode (TALLY_VULKAN_FLOAT_SCAN: 0 default, 1 cpu, 2 3pass, 3 1pass) */
 
 static void row(const char *op, tally_type t, uint64_t n, double gpu, double call, double cpu,
                 double bytes, const char *note)
@@ -473,13 +477,12 @@ int main(int argc, char **argv)
     int one_pass = tally_vulkan_bench_scan_one_pass(g_vk, 1);
     g_fs0 = tally_vulkan_bench_float_shaders(g_vk, 0); /* (TALLY_VULKAN_FLOAT_SHADERS) */
     tally_vulkan_bench_float_shaders(g_vk, g_fs0);
+    g_fsc0 = tally_vulkan_bench_float_scan(g_vk, 0);
+    tally_vulkan_bench_float_scan(g_vk, g_fsc0);
     tally_vulkan_device_info info;
     tally_vulkan_get_device_info(o.device, &info);
-    /* float scans run in the shaders where the device keeps IEEE subnormals, or with
-     * TALLY_VULKAN_FLOAT_SHADERS=1 (a call that meets a subnormal, or underflows, is then redone on
-     * the CPU; this data has none); otherwise on the CPU backend */
-    const char *fse = getenv("TALLY_VULKAN_FLOAT_SHADERS");
-    int f32_cpu = !(fse && atoi(fse) > 0) && !(info.denorm_preserve32 && info.denorm_preserve64);
+    /* float scans: on a device without IEEE subnormals a call that meets a subnormal, or
+     * underflows, is redone on the CPU (this data has none) */
     int f32_flagged = !(info.denorm_preserve32 && info.denorm_preserve64);
     if (outp) g_out = fopen(outp, "w");
     char head[1024];
@@ -596,7 +599,7 @@ int main(int argc, char **argv)
     }
     for (int l = lo; l <= hi; l += step) {
         uint64_t n = 1ull << l;
-        for (size_t ti = 0; ti < (scan_only ? 2u : 3u); ti++) {
+        for (size_t ti = 0; ti < 3u; ti++) {
             tally_type t = types[ti];
             size_t bytes = n * tally_type_size(t);
             fill(h, t, n);
@@ -677,7 +680,6 @@ int main(int argc, char **argv)
             }
             tally_vulkan_bench_reduce_shape(-1, 0, 0);
             if (reduce_only) continue;
-            if (t == TALLY_F64) continue;
             /* integer scans: the one-pass scan (the default where the device has Vulkan's
              * memory model), then for i32 the three-pass reduce-then-scan it replaced; i32 at
              * 2^22 and up also the one-pass scan's variants, inclusive only, each one setting
@@ -705,12 +707,15 @@ int main(int argc, char **argv)
                  "the old default: states 16 to a line, coherent stores, workgroup look-back", 2, 3},
             };
             int nvars = (int)(sizeof vars / sizeof vars[0]);
-            /* f32 where the default is the CPU: fscan.comp's shaders as well (flagged) */
-            int passes = (t == TALLY_I32 && one_pass) || (t == TALLY_F32 && f32_cpu) ? 2 : 1;
+            /* floats: the one-pass float scan (fscan1.comp, the default), then inclusive on the
+             * CPU backend (TALLY_VULKAN_FLOAT_SCAN=cpu) */
+            int isf = t != TALLY_I32;
+            int passes = (t == TALLY_I32 && one_pass) || (isf && g_fsc0 == 0) ? 2 : 1;
             int nvar = t == TALLY_I32 && one_pass && l >= 22 ? nvars : 0;
             const char *want = getenv("TALLY_BENCH_VK_SCAN_VARS");
             for (int ex = 0; ex < 2 * passes + nvar; ex++) {
-                int three = (ex >= 2 && ex < 4) || !one_pass;
+                int three = !isf && ((ex >= 2 && ex < 4) || !one_pass);
+                if (isf && ex == 3) continue; /* (the CPU backend: inclusive only) */
                 int vi = ex >= 4 ? ex - 4 : -1;
                 if (vi >= 0 && want && *want) {
                     /* the name as a whole item of the comma list */
@@ -724,7 +729,8 @@ int main(int argc, char **argv)
                     if (!hit) continue;
                 }
                 int excl = vi < 0 && (ex & 1);
-                int fshader = t == TALLY_F32 && (!f32_cpu || ex >= 2);
+                int fcpu = isf && (ex >= 2 || g_fsc0 == 1);
+                int f3 = isf && ex < 2 && g_fsc0 == 2;
                 char saved[2][64] = {"", ""};
                 int had[2] = {0, 0};
                 uint32_t hook0 = 0;
@@ -736,7 +742,9 @@ int main(int argc, char **argv)
                     setenv(vars[vi].env[e], vars[vi].val[e], 1);
                 }
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
-                tally_vulkan_bench_float_shaders(g_vk, g_fs0 || (t == TALLY_F32 && ex >= 2));
+                /* (floats: the one pass unless TALLY_VULKAN_FLOAT_SCAN chose another path) */
+                int fmode = !isf ? g_fsc0 : ex >= 2 ? 1 : g_fsc0 == 0 ? 3 : g_fsc0;
+                tally_vulkan_bench_float_scan(g_vk, fmode);
                 rcase c;
                 memset(&c, 0, sizeof c);
                 c.ctx = g_vk, c.t = t, c.buf = in, c.host = h, c.n = n, c.op = TALLY_SUM;
@@ -746,9 +754,11 @@ int main(int argc, char **argv)
                 rcase cc = c;
                 cc.ctx = g_cpu;
                 char note[192];
-                if (t == TALLY_F32)
-                    snprintf(note, sizeof note, "%s", !fshader ? "on the CPU (no denorm preserve)"
-                             : f32_flagged ? "shaders, CPU's block order; FTZ device: edges flagged" : "shaders, CPU's block order");
+                if (isf)
+                    snprintf(note, sizeof note, "%s", fcpu ? "float scan on the CPU backend (TALLY_VULKAN_FLOAT_SCAN=cpu)"
+                             : f3 ? "three passes, CPU's block order (TALLY_VULKAN_FLOAT_SCAN=3pass)"
+                             : f32_flagged ? "one pass, CPU's block order, ordered look-back; FTZ device: edges flagged"
+                                           : "one pass, CPU's block order, ordered look-back");
                 else if (three)
                     snprintf(note, sizeof note, "three passes");
                 else
@@ -766,7 +776,7 @@ int main(int argc, char **argv)
                     double gpu, call;
                     timeit(run_scan, &c, &gpu, &call);
                     double cpu = time_cpu(run_scan, &cc);
-                    if (!three && t != TALLY_F32) {
+                    if (!three && !isf) {
                         /* one more (untimed) call with the look-back's counters on */
                         uint32_t k4[4];
                         int count0 = tally_vulkan_bench_scan_count(g_vk, 1);
@@ -787,7 +797,7 @@ int main(int argc, char **argv)
                     if (had[e]) setenv(vars[vi].env[e], saved[e], 1);
                     else unsetenv(vars[vi].env[e]);
                 }
-                tally_vulkan_bench_float_shaders(g_vk, g_fs0);
+                tally_vulkan_bench_float_scan(g_vk, g_fsc0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
         }

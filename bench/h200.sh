@@ -21,7 +21,8 @@
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
 #                reduce_sum_batch rows: 64 calls per command buffer; VK_BENCH_ARGS its sizes);
 #                VK_SHARES="reduce:50 scan:25 batch:20" adds the batch/segment tests, "big:60" the > 2^32-element
-#                i8 reduce and scan (test_vulkan --big); then the one-pass scan's
+#                i8 reduce and scan (test_vulkan --big), "flookback:30" the one-pass float scan's
+#                look-backs (whole segments; TALLY_TEST_FLOOKBACK_TILES); then the one-pass scan's
 #                look-back test (long chains, VK_SCAN_REPS stress runs; VK_LOOKBACK seconds, 0:
 #                none); VK_LAB=1 builds tally-lab and runs seed 004's kernels on Vulkan (tally
 #                bench --backend vulkan, lab-vulkan.txt); bench_cuda's reduce/scan rows at
@@ -291,8 +292,9 @@ if want vulkan && [ $VK = ON ]; then
   for part in ${VK_SHARES:-reduce:50 scan:25}; do   # VK_SHARES: "part:seconds ..."
     c=$(cap "${part#*:}" "$(( $(rest mpi cpu) + 30 ))")
     log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
-    # part "big": the > 2^32-element i8 reduce and in-place scan (--big), with whole segments
-    timeout "$c" env $([ "${part%%:*}" = big ] && echo -u TALLY_VULKAN_SEGMENT_BYTES) \
+    # part "big": the > 2^32-element i8 reduce and in-place scan (--big), with whole segments;
+    # part "flookback": the one-pass float scan's long look-backs, whole segments too
+    timeout "$c" env $(case "${part%%:*}" in big|flookback) echo -u TALLY_VULKAN_SEGMENT_BYTES;; esac) \
       "$B/tests/vulkan/test_vulkan" --only "${part%%:*}" $([ "${part%%:*}" = big ] && echo --big) \
       >"$L/test_vulkan-${part%%:*}.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1

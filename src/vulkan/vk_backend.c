@@ -23,7 +23,7 @@
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
 #define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
 #define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp) \
-    X(SPEC, spec)
+    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
@@ -31,7 +31,7 @@
     TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name) TVK_EXTERN(scan1, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name) \
-    TVK_EXTERN(spec, name)
+    TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name) TVK_EXTERN(spec, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
 TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
 
@@ -60,6 +60,8 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
 #define TVK_CASE_fprod_dp(E, name, C, i, s, W) TVK_CASE_T(fprod_dp, E, name)
 #define TVK_CASE_fscan_dp(E, name, C, i, s, W) TVK_CASE_T(fscan_dp, E, name)
 #define TVK_CASE_spec(E, name, C, i, s, W) TVK_CASE_T(spec, E, name)
+#define TVK_CASE_fscan1(E, name, C, i, s, W) TVK_CASE_T(fscan1, E, name)
+#define TVK_CASE_fscan1_dp(E, name, C, i, s, W) TVK_CASE_T(fscan1_dp, E, name)
         TVK_ALL_SHADERS(TVK_SHADER_ALL)
         TVK_FLOAT_SHADERS(TVK_SHADER_FLOAT)
     }
@@ -927,6 +929,8 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     /* the speculative f32/f64 sums (vk_reduce.c, spec_sum): on unless TALLY_VULKAN_SPEC=0 */
     s->spec = !(getenv("TALLY_VULKAN_SPEC") && atoi(getenv("TALLY_VULKAN_SPEC")) == 0);
     s->spec_u = getenv("TALLY_VULKAN_SPEC_U") && atoi(getenv("TALLY_VULKAN_SPEC_U")) == 4 ? 4 : 8;
+    const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
+    s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,

@@ -28,7 +28,7 @@
 /* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
  * support it */
 enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_SCAN1, TVK_SH_FPROD, TVK_SH_FSCAN,
-       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_SPEC, TVK_SH_COUNT };
+       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_FSCAN1, TVK_SH_FSCAN1_DP, TVK_SH_SPEC, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
 typedef struct tvk_partial {
@@ -137,6 +137,10 @@ typedef struct tvk_state {
     int threads;              /* for the CPU fallback context */
     int float_shaders;        /* TALLY_VULKAN_FLOAT_SHADERS: float product/scan shaders even
                                  without denorm preservation (tests) */
+    int float_scan;           /* TALLY_VULKAN_FLOAT_SCAN: float sum/product scans by default (0;
+                                 vk_scan.c, fscan_on_device), on the CPU backend (1: "cpu"), in
+                                 three passes (2: "3pass", fscan.comp) or in one (3: "1pass",
+                                 fscan1.comp, where scan1_able) */
     int validation;
     int spec;                 /* one-shot f32/f64 sums try spec.comp's speculative compensated
                                  sum first (TALLY_VULKAN_SPEC=0: never) */

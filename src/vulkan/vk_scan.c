@@ -317,6 +317,97 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     return TALLY_OK;
 }
 
+/* fscan1.comp over every segment (one dispatch each, a tile per 4096-element block, one tile
+ * numbering over the segments, a barrier between them: a segment's first tiles look back into
+ * the previous segment's, which all hold P); the edge flag lands in hostres[0..3]. The input
+ * must not overlap the output (the fallback reads other tiles' input while their owners write
+ * their outputs): the callers copy an in-place input first. Tile states: scan1's sflag buffer
+ * and epoch counter (fscan1.comp's top comment), the 64-bit values in sval. */
+static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
+                                  tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
+                                  uint64_t n, const tally_scan_options *opts, int preserve)
+{
+    size_t es = tally_type_size(type);
+    uint64_t per = seg_elems(s, es) / FSCAN_BLOCK * FSCAN_BLOCK;
+    uint64_t maxwg = s->props.limits.maxComputeWorkGroupCount[0];
+    if (per > (maxwg - 1) * FSCAN_BLOCK) per = (maxwg - 1) * FSCAN_BLOCK;
+    if (s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        /* lavapipe ends an invocation's loops after 65,535 iterations in all (record_assoc1):
+         * a look-back costs per silent predecessor at most spins + 1 steps and a fallback's
+         * L chain (16 iterations), so a dispatch takes at most as many tiles as keep that
+         * within 59,000 */
+        uint64_t cap = 59000u / ((uint64_t)s->scan_spins + 24u);
+        const char *ce = getenv("TALLY_VULKAN_SCAN_CAP"); /* tests: fewer tiles per dispatch */
+        if (ce && *ce && strtoull(ce, NULL, 10) > 0 && strtoull(ce, NULL, 10) < cap) cap = strtoull(ce, NULL, 10);
+        if (cap < 1) cap = 1;
+        if (per > cap * FSCAN_BLOCK) per = cap * FSCAN_BLOCK;
+    }
+    uint64_t nseg = (n + per - 1) / per, total = (n + FSCAN_BLOCK - 1) / FSCAN_BLOCK;
+    uint32_t shift = scan1_shift();
+    if (shift < 1) shift = 1; /* (the A and P words of a tile) */
+    while (shift > 1 && (total << shift) >= 0x7fffffffull / 2) shift--;
+    if ((total << shift) >= 0x7fffffffull / 2)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
+                               (unsigned long long)n);
+    uint64_t swords = total << shift;
+    tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
+    if (st != TALLY_OK) return st;
+    if ((st = tvk_buf_ensure(ctx, s, &s->hostres, 1024, 1, fn)) != TALLY_OK) return st;
+    VkBuffer old_flags = s->sflag.buf;
+    VkDeviceSize flag_bytes = swords * 8 + 16; /* the states, then the edge flag word */
+    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, flag_bytes, 0, fn)) != TALLY_OK) return st;
+    if (s->sflag.buf != old_flags) s->scan_epoch = 0;
+    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS || s->scan_stats_at != 0) {
+        /* (as record_assoc1: no flag word holds epoch 0; scan1's counters may lie anywhere) */
+        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, 0, VK_WHOLE_SIZE, 0);
+        tvk_barrier(s);
+        s->scan_epoch = 0;
+    }
+    uint32_t epoch = ++s->scan_epoch;
+    s->scan_stats_at = 0;
+    /* the edge word's high half stays 0: no call reads it as a state */
+    s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, swords * 8, 8, 0);
+    tvk_barrier(s);
+    VkPipeline p;
+    uint32_t ex = opts->exclusive ? 1 : 0, o = op == TALLY_SUM ? 0 : 1;
+    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : TVK_SH_FSCAN1, type, o, 0, ex, &p)) != TALLY_OK)
+        return st;
+    const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ"); /* tests: fscan_ops.glsl's op2 */
+    uint32_t flags = (s->scan_reverse ? 1u : 0u) | (!preserve && ftz && *ftz && strcmp(ftz, "0") ? 4u : 0u) |
+                     (shift << 8);
+    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain in every invocation */
+    if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
+    for (uint64_t k = 0; k < nseg; k++) {
+        if (k > 0) tvk_barrier(s);
+        scan_pc pc;
+        tvk_range b[4];
+        uint64_t e0 = seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
+        b[2] = (tvk_range){s->sval.buf, 0, total * 16};
+        b[3] = (tvk_range){s->sflag.buf, 0, flag_bytes};
+        pc.start = tally_scan_start_bits(op, type, opts);
+        pc.tile0 = (uint32_t)(e0 / FSCAN_BLOCK);
+        pc.ntiles = (uint32_t)((pc.n + FSCAN_BLOCK - 1) / FSCAN_BLOCK);
+        pc.epoch = epoch;
+        pc.spins = s->scan_spins;
+        pc.flags = flags;
+        pc.stats_at = (uint32_t)(swords * 2);
+        if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+        s->fd.vkCmdDispatch(s->cb, pc.ntiles, 1, 1);
+    }
+    tvk_barrier(s);
+    VkBufferCopy c = {swords * 8, 0, 4};
+    s->fd.vkCmdCopyBuffer(s->cb, s->sflag.buf, s->hostres.buf, 1, &c);
+    tvk_barrier(s);
+    return TALLY_OK;
+}
+
+/* The one-pass float scan (fscan1.comp) for a call that runs in the shaders (see fscan_on_device). */
+static int fscan_one_pass(const tvk_state *s)
+{
+    if (!s->scan1_able || s->float_scan == 1 || s->float_scan == 2) return 0;
+    return s->float_scan == 3 || s->info.device_type != VK_PHYSICAL_DEVICE_TYPE_CPU || s->float_shaders;
+}
+
 /* Float sums/products: in shaders (1), or on the CPU (0: a device without IEEE subnormals,
  * unless TALLY_VULKAN_FLOAT_SHADERS=1).
  *
@@ -324,7 +415,7 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
  * and results to zero, NVIDIA's does), when asked for, the shader built without
  * TVK_DENORM_PRESERVE runs, and a call whose edge flag is set is redone on the CPU backend.
  * That gives the CPU's bits on every call, because every place where flushing could change a
- * bit raises the flag (fscan.comp's op2, the only float arithmetic of the shader; everything else moves bits):
+ * bit raises the flag (fscan_ops.glsl's op2, the only float arithmetic of fscan.comp and fscan1.comp; everything else moves bits):
  *   - an operand that is subnormal (a flushing device may read it as zero): flagged by its bits,
  *     which no flush touches (loads, stores and bit casts are moves; operands that are earlier
  *     results are covered by the next two cases);
@@ -346,9 +437,15 @@ static int fscan_on_device(const tvk_state *s, tally_op op, tally_type type, int
 {
     *preserve = type == TALLY_F32 ? s->info.denorm_preserve32 : s->info.denorm_preserve64;
     (void)op;
-    /* On a flushing device the shader is opt-in (TALLY_VULKAN_FLOAT_SHADERS=1): on the H200 its
-     * former layout (an invocation per block) ran 3x slower than the CPU backend (2^26 f32:
-     * 31.6 ms against 10.4); the workgroup-per-block layout is not measured there yet. */
+    /* TALLY_VULKAN_FLOAT_SCAN=cpu: the CPU backend; =3pass: fscan.comp anywhere; =1pass:
+     * fscan1.comp where the device has Vulkan's memory model (scan1_able). By default fscan1.comp
+     * there on GPUs, and on CPU devices only with TALLY_VULKAN_FLOAT_SHADERS=1 (tests: lavapipe
+     * runs it far slower than the CPU backend, 2^16 f32 ~245 ms against ~55 us, each invocation
+     * there running the block's chain); otherwise fscan.comp where the device keeps subnormals
+     * or TALLY_VULKAN_FLOAT_SHADERS=1 asks (its three passes ran 3x slower than the CPU backend
+     * on the H200: 2^26 f32, 31.6 ms against 10.4), else the CPU backend. */
+    if (s->float_scan == 1) return 0;
+    if (s->float_scan == 2 || fscan_one_pass(s)) return 1;
     return *preserve || s->float_shaders;
 }
 
@@ -368,6 +465,7 @@ static tally_status record_scan(tally_context *ctx, tvk_state *s, const char *fn
         int preserve;
         fscan_on_device(s, op, type, &preserve);
         *edge_possible = !preserve;
+        if (fscan_one_pass(s)) return record_fscan1(ctx, s, fn, op, type, in, out, out_off, n, opts, preserve);
         return record_fscan(ctx, s, fn, op, type, in, out, out_off, n, opts, preserve);
     }
     if (s->scan1) return record_assoc1(ctx, s, fn, op, type, in, out, out_off, n, opts);
@@ -393,13 +491,19 @@ tally_status tvk_scan_host(tally_context *ctx, tvk_state *s, tally_op op, tally_
     tally_status st = tvk_begin(ctx, s, fn);
     if (st != TALLY_OK) return st;
     if ((st = tvk_upload(ctx, s, in, bytes, fn)) != TALLY_OK) return st;
-    /* scan in place in the device copy, then copy it back */
+    /* scan in place in the device copy (the one-pass float scan: into dbuf2, its input must
+     * stay), then copy it back */
     tvk_src src = {s->dbuf.buf, 0, in};
+    VkBuffer dst = s->dbuf.buf;
+    if (is_fchain(op, type) && fscan_one_pass(s)) {
+        if ((st = tvk_buf_ensure(ctx, s, &s->dbuf2, bytes, 0, fn)) != TALLY_OK) return st;
+        dst = s->dbuf2.buf;
+    }
     int edge_possible;
-    if ((st = record_scan(ctx, s, fn, op, type, src, s->dbuf.buf, 0, n, opts, &edge_possible)) != TALLY_OK)
+    if ((st = record_scan(ctx, s, fn, op, type, src, dst, 0, n, opts, &edge_possible)) != TALLY_OK)
         return st;
     VkBufferCopy c = {0, 0, bytes};
-    s->fd.vkCmdCopyBuffer(s->cb, s->dbuf.buf, s->staging.buf, 1, &c);
+    s->fd.vkCmdCopyBuffer(s->cb, dst, s->staging.buf, 1, &c);
     tvk_barrier(s);
     if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
     uint32_t edge = 0;
@@ -445,7 +549,10 @@ tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op
     tally_status st = tvk_begin(ctx, s, fn);
     if (st != TALLY_OK) return st;
     tvk_src src = in;
-    int keep = is_fchain(op, type) && !preserve; /* an edge may need the input again */
+    /* in place, a copy of the input: the one-pass float scan reads other tiles' input while they
+     * are written, and after an edge the CPU redoes the call from the input */
+    int in_place = in.buf == out && in.off == out_off;
+    int keep = is_fchain(op, type) && in_place && (!preserve || fscan_one_pass(s));
     if (keep) {
         if ((st = tvk_buf_ensure(ctx, s, &s->dbuf2, n * es, 0, fn)) != TALLY_OK) return st;
         VkBufferCopy c = {in.off, 0, n * es};
@@ -461,7 +568,8 @@ tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op
     uint32_t edge = 0;
     if (edge_possible) memcpy(&edge, s->hostres.map, 4);
     if (edge)
-        return cpu_scan_buffers(ctx, s, fn, op, type, s->dbuf2.buf, 0, out, out_off, n, opts);
+        return keep ? cpu_scan_buffers(ctx, s, fn, op, type, s->dbuf2.buf, 0, out, out_off, n, opts)
+                    : cpu_scan_buffers(ctx, s, fn, op, type, in.buf, in.off, out, out_off, n, opts);
     return TALLY_OK;
 }
 
@@ -535,6 +643,11 @@ TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_
  * (on: 1), as TALLY_VULKAN_FLOAT_SHADERS=1 does for a new context (products too); returns the
  * previous setting. */
 TVK_BENCH_SETTER(tally_vulkan_bench_float_shaders, int, float_shaders)
+
+/* Benchmarks: float sum/product scans by the device's default (0), on the CPU backend (1), in
+ * three passes (2) or in one pass (3), as TALLY_VULKAN_FLOAT_SCAN (unset, cpu, 3pass, 1pass)
+ * does for a new context; returns the previous setting. */
+TVK_BENCH_SETTER(tally_vulkan_bench_float_scan, int, float_scan)
 
 /* Benchmarks: the one-pass scan's look-back steps without progress before a fallback (what
  * TALLY_VULKAN_SCAN_SPINS sets for a new context); returns the previous value. */

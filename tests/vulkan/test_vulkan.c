@@ -11,6 +11,7 @@
  *   test_vulkan --only lookback   the one-pass scan's tile boundaries, long look-back chains
  *                                 and a stress repetition (TALLY_TEST_SCAN_REPS runs)
  *   test_vulkan --only longchain  one scan whose look-back takes ~1,000 fallbacks in a row
+ *   test_vulkan --only flookback  the one-pass float sum/product scan's tile boundaries and look-back
  *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
@@ -426,6 +427,43 @@ static void test_scan_matrix(int full)
         CHECK(st == TALLY_ERR_OVERLAP, "overlap in one buffer: %s", tally_status_name(st));
         st = tally_vulkan_scan_buffer(g_vk, TALLY_SUM, TALLY_U8, g_buf.buf, 0, g_buf.buf, 11, 10, NULL);
         CHECK(st == TALLY_ERR_OVERLAP, "ranges sharing a word: %s", tally_status_name(st));
+    }
+    free(h);
+}
+
+/* ---- the one-pass float sum/product scan's look-back (fscan1.comp) -------------------------- */
+/* Sizes at and around every multiple of the 4096-element block (a tile) up to look-backs that
+ * pass several 32-tile windows (TALLY_TEST_FLOOKBACK_TILES, 80 by default; at least 34), f32
+ * and f64, sums (wide and price-like data) and products (near 1), inclusive, exclusive with
+ * init, in place and at odd offsets, bit for bit against the CPU backend; run without small
+ * segments, so that one dispatch holds every tile (ctest runs it with TALLY_VULKAN_FLOAT_SCAN=
+ * 1pass as it runs by default on GPUs, with every wait turned into a fallback, in reverse
+ * order, and on one lavapipe thread). */
+static void test_fscan_lookback(void)
+{
+    const char *te = getenv("TALLY_TEST_FLOOKBACK_TILES");
+    uint64_t big = te && *te ? strtoull(te, NULL, 10) : 80;
+    uint64_t sizes[] = {1, 4095, 4096, 4097, 2 * 4096 - 1, 3 * 4096 + 5, 33 * 4096 - 1, 33 * 4096 + 1,
+                        big * 4096 - 3, big * 4096, big * 4096 + 4097};
+    unsigned char *h = malloc((big * 4096 + 4097) * 8 + 64);
+    for (int f = 0; f < 2; f++) {
+        tally_type t = f ? TALLY_F64 : TALLY_F32;
+        size_t es = tally_type_size(t);
+        if (!type_wanted(t)) continue;
+        printf("  float scan look-back %s ... (%d passed, %d failed so far)\n", tally_type_name(t), g_pass, g_fail);
+        fflush(stdout);
+        for (size_t si = 0; si < sizeof sizes / 8; si++) {
+            uint64_t n = sizes[si];
+            if (si >= 6 && n > 40 * 4096 && t == TALLY_F64 && si % 2) continue; /* (lavapipe's time) */
+            for (int op = 0; op < 2; op++) {
+                int d = op == 1 ? D_NEAR1 : si % 2 ? D_WIDE : D_PRICES;
+                fill(h, t, n, d);
+                compare_scan(t, (tally_op)op, h, n, 1, 0, 0, (n + 4) * es + 16, 0, 0, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 1, 0, 3 * es, (n + 9) * es, 1, 1, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 1, 1, es, es, 0, 0, dname[d]);
+                compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 0, dname[d]);
+            }
+        }
     }
     free(h);
 }
@@ -1183,6 +1221,7 @@ int main(int argc, char **argv)
         printf("+ scan matrix: %d passed, %d failed\n", g_pass, g_fail);
     }
     if (!strcmp(only, "lookback")) test_scan_lookback();
+    if (!strcmp(only, "flookback")) test_fscan_lookback();
     if (!strcmp(only, "longchain")) test_scan_long_chain();
     test_streams();
     if (big) test_big();

@@ -1,0 +1,140 @@
+/* Shared by the float sum/product scans in the CPU's block order (fscan.comp: three passes;
+ * fscan1.comp: one pass with an ordered look-back): the element type FT, the one float operation
+ * op2 (with the edge flag of a device without IEEE subnormals), a group's log-step prefix, and
+ * the group loads and stores. The including shader declares OP, the push constants pc (n,
+ * in_head, out_head, flags) and the bindings inw/inv (input) and outw/outv (output) first. */
+/* (the edge checks on the element's own width: 32-bit words for f32) */
+#if TSIZE == 4
+#define FT float
+#define TO_BITS(x) uint64_t(floatBitsToUint(x))
+#define FROM_BITS(b) uintBitsToFloat(uint(b))
+#define EB uint
+#define E_BITS(x) floatBitsToUint(x)
+#define E_FROM(b) uintBitsToFloat(b)
+#define EXP_MASK 0x7f800000u
+#define SIGN_BIT 0x80000000u
+#else
+#define FT double
+#define TO_BITS(x) doubleBitsToUint64(x)
+#define FROM_BITS(b) uint64BitsToDouble(b)
+#define EB uint64_t
+#define E_BITS(x) doubleBitsToUint64(x)
+#define E_FROM(b) uint64BitsToDouble(b)
+#define EXP_MASK 0x7ff0000000000000ul
+#define SIGN_BIT 0x8000000000000000ul
+#endif
+
+bool bad = false;
+
+bool subnormal(EB b) { return (b & EXP_MASK) == EB(0) && (b << 1) != EB(0); }
+bool zero(EB b) { return (b << 1) == EB(0); }
+
+/* Tests (pc.flags bit 2, TALLY_VULKAN_EMULATE_FTZ=1, without TVK_DENORM_PRESERVE): subnormal
+ * operands read as zero and subnormal results flushed to zero (sign kept), as a device without
+ * subnormals may do, so that lavapipe (which keeps subnormals though it does not promise to)
+ * shows whether every such operation sets the edge flag: the flagged call is redone on the CPU,
+ * so the results must stay the CPU's bits. */
+FT flushed(FT x)
+{
+    EB b = E_BITS(x);
+    return subnormal(b) ? E_FROM(b & SIGN_BIT) : x;
+}
+
+FT op2(FT a, FT b)
+{
+#if !TVK_DENORM_PRESERVE
+    bool ftz = (pc.flags & 4u) != 0u;
+    precise FT r = OP == 0u ? (ftz ? flushed(a) : a) + (ftz ? flushed(b) : b)
+                            : (ftz ? flushed(a) : a) * (ftz ? flushed(b) : b);
+    if (ftz) r = flushed(r);
+    EB ab = E_BITS(a), bb = E_BITS(b), rb = E_BITS(r);
+    if (subnormal(ab) || subnormal(bb) || subnormal(rb)) bad = true;
+    /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros */
+    if (zero(rb) && (OP == 0u ? (a != -b) : (!zero(ab) && !zero(bb)))) bad = true;
+#else
+    precise FT r = OP == 0u ? a + b : a * b;
+#endif
+    return r;
+}
+
+/* The group's prefix (m elements, m <= 16): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
+ * k mod 8 >= s (each half of 8 on its own; k descending, so p[k-s] is the step's input), then
+ * p[k] = p[7] op p[k] for k >= 8. */
+void group_prefix(inout FT p[16], uint m)
+{
+    [[unroll]] for (uint s = 1u; s < 8u; s *= 2u)
+        [[unroll]] for (int k = 15; k >= 0; k--)
+            if (uint(k) < m && (uint(k) & 7u) >= s) p[k] = op2(p[uint(k) - s], p[k]);
+    [[unroll]] for (uint k = 8u; k < 16u; k++)
+        if (k < m) p[k] = op2(p[7], p[k]);
+}
+
+FT load(uint64_t i);
+void store(uint64_t i, FT v);
+
+/* Group (of 16) gi of the segment, m of its elements, into p; vector loads where the group is
+ * whole and the input 16-byte aligned. */
+void load_group(uint64_t gi, uint m, out FT p[16])
+{
+    uint64_t e = gi * 16ul;
+    if (m == 16u && (pc.in_head & 15u) == 0u) {
+        uint64_t v0 = (uint64_t(pc.in_head) + e * uint64_t(TSIZE)) >> 4;
+#if TSIZE == 4
+        [[unroll]] for (uint q = 0u; q < 4u; q++) {
+            uvec4 v = inv[uint(v0) + q];
+            [[unroll]] for (uint c = 0u; c < 4u; c++) p[4u * q + c] = uintBitsToFloat(v[c]);
+        }
+#else
+        [[unroll]] for (uint q = 0u; q < 8u; q++) {
+            uvec4 v = inv[uint(v0) + q];
+            p[2u * q] = uint64BitsToDouble(pack64(v.xy));
+            p[2u * q + 1u] = uint64BitsToDouble(pack64(v.zw));
+        }
+#endif
+    } else {
+        [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = k < m ? load(e + uint64_t(k)) : FT(0);
+    }
+}
+
+void store_group(uint64_t gi, uint m, FT o[16])
+{
+    uint64_t e = gi * 16ul;
+    if (m == 16u && (pc.out_head & 15u) == 0u) {
+        uint64_t v0 = (uint64_t(pc.out_head) + e * uint64_t(TSIZE)) >> 4;
+#if TSIZE == 4
+        [[unroll]] for (uint q = 0u; q < 4u; q++)
+            outv[uint(v0) + q] = uvec4(floatBitsToUint(o[4u * q]), floatBitsToUint(o[4u * q + 1u]),
+                                       floatBitsToUint(o[4u * q + 2u]), floatBitsToUint(o[4u * q + 3u]));
+#else
+        [[unroll]] for (uint q = 0u; q < 8u; q++)
+            outv[uint(v0) + q] = uvec4(unpack32(doubleBitsToUint64(o[2u * q])),
+                                       unpack32(doubleBitsToUint64(o[2u * q + 1u])));
+#endif
+    } else {
+        [[unroll]] for (uint k = 0u; k < 16u; k++)
+            if (k < m) store(e + uint64_t(k), o[k]);
+    }
+}
+
+FT load(uint64_t i)
+{
+    uint w = uint((uint64_t(pc.in_head) + i * uint64_t(TSIZE)) >> 2);
+#if TSIZE == 4
+    return uintBitsToFloat(inw[w]);
+#else
+    return uint64BitsToDouble(pack64(uvec2(inw[w], inw[w + 1u])));
+#endif
+}
+
+void store(uint64_t i, FT v)
+{
+    uint w = uint((uint64_t(pc.out_head) + i * uint64_t(TSIZE)) >> 2);
+#if TSIZE == 4
+    outw[w] = floatBitsToUint(v);
+#else
+    uvec2 u = unpack32(doubleBitsToUint64(v));
+    outw[w] = u.x;
+    outw[w + 1u] = u.y;
+#endif
+}
+
