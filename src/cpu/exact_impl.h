@@ -1759,6 +1759,91 @@ XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
     return tally_xround_i128_(sum, -s, out);
 }
 #endif
+#if defined(XW32) && defined(XP_ADD_NX)
+/* W32W (f32, ISAs with XP_ADD_NX): W32 without the bound's max and without the int64 widening,
+ * 4 vector ops per XPW floats (scale, convert, int32 add, float add). Per element y = x * 2^s
+ * (s from the sample), a = cvt(y) added into int32 lanes A that may wrap (sums modulo 2^32), and
+ * y added into float lanes F by XP_ADD_NX (rounded to nearest, raising no flag).
+ * Claim: if neither the inexact nor the invalid flag is raised, Y = sum(x) * 2^s is the int64
+ *   At + 2^32 * floor((Fsum - At + 2^31) / 2^32), with At the wrapped sum of all A lanes (any
+ *   int64 congruent to it modulo 2^32) and Fsum the exact sum of all F lanes.
+ * Proof. No inexact and no invalid flag: every product x * 2^s was exact (a product rounded, or
+ *   one that underflowed, is inexact; one that overflowed is inf, whose conversion is invalid),
+ *   and every conversion was exact and in range: y is an integer with -2^31 <= y < 2^31 (NaN and
+ *   inf convert as invalid). So each A lane is its y's sum modulo 2^32, and At = Y (mod 2^32).
+ *   Each F lane is a recursive float sum of k <= K = ceil(n / (XU32 * XPW)) of those y (from 0;
+ *   a masked rest adds zeros), so |F - sum| <= (K-1) * 2^-24 / (1 - (K-1) * 2^-24) * sum |y|
+ *   (Higham, Accuracy and Stability, 4.2), and every F is an integer (sums of integers rounded
+ *   to a float of magnitude >= 1 stay integers) below 2^31 * K * 1.01 <= 2^40, so its exact
+ *   widening to double and Fsum's double adds (integers below 2^53) are exact. Over all lanes,
+ *   |Fsum - Y| <= (K-1) * 2^-24 * 1.01 * n * 2^31, and with n <= XSMALL_F32 = 2^14 floats and
+ *   K <= 2^14 / (XU32 * XPW) + 1 <= 257 (XU32 * XPW >= 64, checked below) that is below 2^29.
+ *   Y - At is a multiple of 2^32, so (Fsum - At) / 2^32 lies within 2^29 / 2^32 = 1/8 of the
+ *   integer (Y - At) / 2^32, which the floor of it plus 1/2 therefore gives. |Y| < n * 2^31
+ *   <= 2^45. So a returned 1 is sum(x) = Y * 2^-s rounded once (tally_xround_i128_).
+ * The flags: the caller cleared them; this loop's only flag-raising operations are the products
+ *   and the conversions (XP_ADD_NX raises none, the integer adds none). */
+#define XSMALL_F32 (XSMALL_BYTES / 4)
+_Static_assert(XSMALL_F32 <= 16384 && 4 * XPW >= 64, "W32W's bound needs n <= 2^14, 64 lanes");
+XINLINE int XFN(small32w_)(const float *x, int n, int s, double *out) {
+    const uint32_t sb = (uint32_t)(s + 127) << 23; /* 2^s a normal float: s in -126 .. 127 */
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    const XP vs = XP_SET1(scale);
+    /* four named sets, not arrays: with arrays GCC 12 copied each int sum to a new register
+     * per add (one more op per vector) */
+    XI A0 = XI_ZERO(), A1 = XI_ZERO(), A2 = XI_ZERO(), A3 = XI_ZERO();
+    XP F0 = XP_SET1(0.0f), F1 = F0, F2 = F0, F3 = F0;
+#define XSMALL32W_ADD(Fu, Au, v)                                                                   \
+    do {                                                                                           \
+        const XP y_ = XP_MUL((v), vs);                                                             \
+        Fu = XP_ADD_NX(Fu, y_);                                                                    \
+        Au = XI_ADD(Au, XP_CVT(y_));                                                               \
+    } while (0)
+    /* the rest first, masked (one add per lane at most) */
+    const int full = n - n % (4 * XPW);
+    if (full < n) {
+        int k[4];
+        for (int u = 0; u < 4; u++) {
+            const int r = n - full - u * XPW;
+            k[u] = r < 0 ? 0 : r > XPW ? XPW : r;
+        }
+        const float *t = x + full;
+        XSMALL32W_ADD(F0, A0, XP_LOAD_PART(t, k[0]));
+        XSMALL32W_ADD(F1, A1, XP_LOAD_PART(k[1] ? t + XPW : x, k[1]));
+        XSMALL32W_ADD(F2, A2, XP_LOAD_PART(k[2] ? t + 2 * XPW : x, k[2]));
+        XSMALL32W_ADD(F3, A3, XP_LOAD_PART(k[3] ? t + 3 * XPW : x, k[3]));
+    }
+    for (int i = 0; i < full; i += 4 * XPW) {
+        XSMALL32W_ADD(F0, A0, XP_LOAD(x + i));
+        XSMALL32W_ADD(F1, A1, XP_LOAD(x + i + XPW));
+        XSMALL32W_ADD(F2, A2, XP_LOAD(x + i + 2 * XPW));
+        XSMALL32W_ADD(F3, A3, XP_LOAD(x + i + 3 * XPW));
+    }
+#undef XSMALL32W_ADD
+    if (tally_xfenv_raised_()) return 0;
+    const XI At4 = XI_ADD(XI_ADD(A0, A1), XI_ADD(A2, A3)); /* modulo 2^32, as the lanes */
+    float fl[4 * XPW];
+    XP_STORE(fl, F0);
+    XP_STORE(fl + XPW, F1);
+    XP_STORE(fl + 2 * XPW, F2);
+    XP_STORE(fl + 3 * XPW, F3);
+    XV fs = XV_LOAD_F32(fl);
+    for (int j = XW; j < 4 * XPW; j += XW) fs = XV_ADD(fs, XV_LOAD_F32(fl + j));
+    double fd[XW], fsum = 0;
+    XV_STORE(fd, fs);
+    for (int j = 0; j < XW; j++) fsum += fd[j];
+    int64_t al64[XPW / 2];
+    int32_t al[XPW];
+    uint32_t at = 0;
+    XL_STORE(al64, At4); /* the int32 lanes, stored whole */
+    memcpy(al, al64, sizeof al);
+    for (int j = 0; j < XPW; j++) at += (uint32_t)al[j];
+    const int64_t At = (int32_t)at, d = (int64_t)fsum - At;
+    const int64_t Y = At + (int64_t)((uint64_t)((d + ((int64_t)1 << 31)) >> 32) << 32);
+    return tally_xround_i128_(Y, -s, out);
+}
+#endif
 XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
     if (n == 0 || n > XSMALL_BYTES / esize) return 0;
@@ -1774,7 +1859,14 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     {
         const int mneed = tally_xceil_log2_(smax);
         int done = 0;
-#if defined(XW32)
+#if defined(XW32) && defined(XP_ADD_NX)
+        /* 2^29 for the sample's bound: 4x room below W32W's 2^31, and a grid 2^(mneed-29) 4x
+         * finer than the sample needs (a later, smaller element may have finer bits) */
+        if (kind == XK_SUM_F32 && mneed >= -98 && mneed <= 155 && g >= mneed - 29) {
+            ok = XFN(small32w_)((const float *)x, (int)n, 29 - mneed, out);
+            done = 1;
+        }
+#elif defined(XW32)
         if (kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
             ok = XFN(small32_)((const float *)x, (int)n, mneed, out);
             done = 1;
