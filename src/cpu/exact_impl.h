@@ -167,6 +167,8 @@ static inline uint64_t tally_xpf_far_get_(void) {
 static inline uint64_t tally_xpf_near_get_(void) {
     return atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
 }
+/* SMALL's f32 method (exact_kernels.h: tally_exact_set_small_w32w), read once per call. */
+extern _Atomic int tally_xsmall_w32w_;
 #if !(defined(__x86_64__) || defined(__i386__))
 #include <fenv.h>
 #endif
@@ -1862,12 +1864,14 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
 #if defined(XW32) && defined(XP_ADD_NX)
         /* 2^29 for the sample's bound: 4x room below W32W's 2^31, and a grid 2^(mneed-29) 4x
          * finer than the sample needs (a later, smaller element may have finer bits) */
-        if (kind == XK_SUM_F32 && mneed >= -98 && mneed <= 155 && g >= mneed - 29) {
+        if (kind == XK_SUM_F32 && mneed >= -98 && mneed <= 155 && g >= mneed - 29 &&
+            atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed)) {
             ok = XFN(small32w_)((const float *)x, (int)n, 29 - mneed, out);
             done = 1;
         }
-#elif defined(XW32)
-        if (kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
+#endif
+#if defined(XW32)
+        if (!done && kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
             ok = XFN(small32_)((const float *)x, (int)n, mneed, out);
             done = 1;
         }
