@@ -575,8 +575,8 @@ if want cpu && [ -s "$OUT/cpu-exact-l3.md" ]; then
   grep -E '^(# |\| (threads|[0-9]+) \| [^|]*(2\^|full))' "$OUT/cpu-exact-l3.md"
 fi
 if want cpu && [ -s "$OUT/cpu-small.md" ]; then
-  echo "=== CPU short arrays, one core (bench_exact -s): TSC ticks per call, plain AVX-512 loop | one pass (ratio, <= 2 wanted) | general path"
-  cut -d'|' -f2,4,6,7,8 "$OUT/cpu-small.md"
+  echo "=== CPU short arrays, one core (bench_exact -s): TSC ticks per call, plain AVX-512 loop | one pass (ratio, <= 2 wanted) | general path | one pass, f32 by the older W32 (before W32W)"
+  cut -d'|' -f2,4,6,7,8,10 "$OUT/cpu-small.md"
   echo "=== the candidate loops alone on this core (bench/probe_small.c): ticks per call (ratio to the plain loop)"
   grep '^|' "$OUT/cpu-probe.md"
 fi

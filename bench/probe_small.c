@@ -10,6 +10,10 @@
  *   cvt64+int  the same with the exponent checks on the bits (and, max, sub, min)
  *   w32        x * 2^s, vcvtps2dq, vpaddd: W32's conversion and add, no check
  *   w32+max    W32 as it runs with the MXCSR flags (vrangeps max |x| as the bound)
+ *   w32+max+widen  the same with the int64 widening every 8 adds per lane (the older SMALL W32)
+ *   w32wrap+fsum   W32W (SMALL's f32 method): int32 lanes that wrap, and a float sum of the scaled
+ *              floats beside them instead of the max (4 ops per 16 floats, no widening)
+ *   w32wrap+fsum{sae}  the same with the float adds raising no flag, as W32W runs; x8: 8 sets
  *   w32+mm     W32 without flags: max |x| and min |x| (both vrangeps), zeros not allowed
  *   w32+mmz    the same with zeros allowed (vfixupimmps maps +-0 to +inf before the min)
  *   magic      x + 1.5*2^23 and vpaddd of the bits (fixed point in f32: 22 bits, no check)
