@@ -1671,6 +1671,12 @@ XENTRY void XFN(sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally
  * method is its checks, not the data: the stats of a sample (the first XSMALL_SAMPLE elements)
  * only choose the method and its grid, so that the checks are likely to pass.
  *
+ * W32W (f32, ISAs with XP_ADD_NX: AVX-512): W32 without the bound's max and the int64 widening:
+ * the int32 lanes wrap, and a float sum beside them (raising no flag) says by how many multiples
+ * of 2^32; the conversion's own invalid flag is the range check (|y| < 2^31). 4 vector ops per 16
+ * floats against W32's ~4.6. The proof is at XFN(small32w_). Switched off (the older W32 below
+ * instead) by tally_exact_set_small_w32w(0), for benchmarks' before / after.
+ *
  * W32 (f32, every ISA with XW32): the method above, on the whole array at once with the sample's
  * bound 2^m32: clear flags and max |x| <= 2^m32 afterwards make sum(W) * 2^-s the exact sum
  * (see W32). n <= 2^14 floats of |y| <= 2^27 keep every partial sum of the int64 lanes below 2^41.
@@ -1769,18 +1775,18 @@ XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
  * Claim: if neither the inexact nor the invalid flag is raised, Y = sum(x) * 2^s is the int64
  *   At + 2^32 * floor((Fsum - At + 2^31) / 2^32), with At the wrapped sum of all A lanes (any
  *   int64 congruent to it modulo 2^32) and Fsum the exact sum of all F lanes.
- * Proof. No inexact and no invalid flag: every product x * 2^s was exact (a product rounded, or
- *   one that underflowed, is inexact; one that overflowed is inf, whose conversion is invalid),
+ * Proof. No inexact and no invalid flag: every product x * 2^s was exact (one that is not raises
+ *   inexact; one that overflowed is inf, whose conversion is invalid; no FTZ / DAZ, see the top),
  *   and every conversion was exact and in range: y is an integer with -2^31 <= y < 2^31 (NaN and
  *   inf convert as invalid). So each A lane is its y's sum modulo 2^32, and At = Y (mod 2^32).
- *   Each F lane is a recursive float sum of k <= K = ceil(n / (XU32 * XPW)) of those y (from 0;
+ *   Each F lane is a recursive float sum of k <= K = ceil(n / (4 * XPW)) of those y (from 0;
  *   a masked rest adds zeros), so |F - sum| <= (K-1) * 2^-24 / (1 - (K-1) * 2^-24) * sum |y|
  *   (Higham, Accuracy and Stability, 4.2), and every F is an integer (sums of integers rounded
  *   to a float of magnitude >= 1 stay integers) below 2^31 * K * 1.01 <= 2^40, so its exact
  *   widening to double and Fsum's double adds (integers below 2^53) are exact. Over all lanes,
  *   |Fsum - Y| <= (K-1) * 2^-24 * 1.01 * n * 2^31, and with n <= XSMALL_F32 = 2^14 floats and
- *   K <= 2^14 / (XU32 * XPW) + 1 <= 257 (XU32 * XPW >= 64, checked below) that is below 2^29.
- *   Y - At is a multiple of 2^32, so (Fsum - At) / 2^32 lies within 2^29 / 2^32 = 1/8 of the
+ *   K <= 2^14 / (4 * XPW) + 1 <= 257 (4 * XPW >= 64 lanes, checked below) that is below 2^30.
+ *   Y - At is a multiple of 2^32, so (Fsum - At) / 2^32 lies within 2^30 / 2^32 = 1/4 of the
  *   integer (Y - At) / 2^32, which the floor of it plus 1/2 therefore gives. |Y| < n * 2^31
  *   <= 2^45. So a returned 1 is sum(x) = Y * 2^-s rounded once (tally_xround_i128_).
  * The flags: the caller cleared them; this loop's only flag-raising operations are the products
