@@ -167,8 +167,9 @@ static inline uint64_t tally_xpf_far_get_(void) {
 static inline uint64_t tally_xpf_near_get_(void) {
     return atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
 }
-/* SMALL's f32 method (exact_kernels.h: tally_exact_set_small_w32w), read once per call. */
-extern _Atomic int tally_xsmall_w32w_;
+/* SMALL's f32 method and its SPEC (exact_kernels.h: tally_exact_set_small_w32w, _spec), read
+ * once per call. */
+extern _Atomic int tally_xsmall_w32w_, tally_xsmall_spec_;
 #if !(defined(__x86_64__) || defined(__i386__))
 #include <fenv.h>
 #endif
@@ -1767,6 +1768,76 @@ XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
     return tally_xround_i128_(sum, -s, out);
 }
 #endif
+#if XV_SAE
+/* SPEC (f32 and f64, ISAs with XV_SAE: AVX-512): the speculative compensated sum of core/
+ * exact_sum.h ("Speculative compensated sums"), for the short sums the exact methods above
+ * decline (data over many binades). Per lane a triple (S, C, D): (s, e) = TwoSum(S, v) (Knuth's
+ * six operations), C = fl(C + e), D = fl(D + |C|), S = s; a masked rest adds zeros (TwoSum(S, 0)
+ * = (S, 0) exactly, C and D as before, so the invariant holds); then the XU sets and the XW lanes
+ * are merged by that block's merge rule, in any order. The invariant of the block holds for every
+ * lane and merge because each operation here is exactly the rule's, in round-to-nearest (the
+ * caller's tally_xfenv_enter_), with no FMA contraction (the build's -ffp-contract=off) and no
+ * FTZ / DAZ (the MXCSR the caller loaded). The final (s, c, D) must be finite (a NaN or inf input,
+ * or an overflow anywhere, leaves s, c or D non-finite: then 0, the exact path); s and c go
+ * exactly into a tally_exact V, and tally_exact_round_within(V, D * 2^-53 * 1.001) answers with
+ * the exact sum rounded once, or declines (0). A lane takes at most 2^9 adds (n <= 2^14 f32 /
+ * 2^13 f64 over 32 lanes), the merges 31 more: far below the block's 2^40. */
+#define XSPEC_TWOSUM(S, v, s_, e_)                                                                 \
+    do {                                                                                           \
+        s_ = XV_ADD((S), (v));                                                                     \
+        const XV bp_ = XV_SUB(s_, (S));                                                            \
+        e_ = XV_ADD(XV_SUB((S), XV_SUB(s_, bp_)), XV_SUB((v), bp_));                               \
+    } while (0)
+#define XSPEC_ADD(S, C, D, v)                                                                      \
+    do {                                                                                           \
+        XV s_, e_;                                                                                 \
+        XSPEC_TWOSUM(S, v, s_, e_);                                                                \
+        C = XV_ADD(C, e_);                                                                         \
+        D = XV_ADD(D, XV_MAXABS(XV_ZERO(), C));                                                    \
+        S = s_;                                                                                    \
+    } while (0)
+static inline void XFN(spec_merge1_)(double *s1, double *c1, double *d1, double s2, double c2, double d2) {
+    const double s = *s1 + s2, bp = s - *s1, e = (*s1 - (s - bp)) + (s2 - bp);
+    const double t = *c1 + c2, c = t + e;
+    *d1 = (*d1 + d2) + (fabs(t) + fabs(c));
+    *s1 = s;
+    *c1 = c;
+}
+XINLINE int XFN(small_spec_)(const void *x, int n, int kind, double *out) {
+    XV S[XU], C[XU], D[XU];
+    for (int u = 0; u < XU; u++) S[u] = C[u] = D[u] = XV_ZERO();
+    int i = 0;
+    for (; i + XU * XW <= n; i += XU * XW)
+        for (int u = 0; u < XU; u++) {
+            const XV v = XFN(load)(x, (uint64_t)(i + u * XW), kind);
+            XSPEC_ADD(S[u], C[u], D[u], v);
+        }
+    for (int u = 0; i < n; i += XW, u++) {
+        const int k = n - i < XW ? n - i : XW;
+        const XV v = k == XW ? XFN(load)(x, (uint64_t)i, kind) : XFN(load_part)(x, (uint64_t)i, k, kind);
+        XSPEC_ADD(S[u], C[u], D[u], v);
+    }
+    /* the sets, then the lanes, by the merge rule */
+    double ls[XU][XW], lc[XU][XW], ld[XU][XW];
+    for (int u = 0; u < XU; u++) {
+        XV_STORE(ls[u], S[u]);
+        XV_STORE(lc[u], C[u]);
+        XV_STORE(ld[u], D[u]);
+    }
+    double s = ls[0][0], c = lc[0][0], d = ld[0][0];
+    for (int u = 0; u < XU; u++)
+        for (int j = 0; j < XW; j++)
+            if (u || j) XFN(spec_merge1_)(&s, &c, &d, ls[u][j], lc[u][j], ld[u][j]);
+    if (!(s - s == 0) || !(c - c == 0) || !(d - d == 0)) return 0; /* NaN or inf */
+    tally_exact V;
+    tally_exact_init(&V);
+    tally_exact_add_finite_(&V, s);
+    tally_exact_add_finite_(&V, c);
+    return tally_exact_round_within(&V, d * 0x1p-53 * 1.001, out);
+}
+#undef XSPEC_ADD
+#undef XSPEC_TWOSUM
+#endif
 #if defined(XW32) && defined(XP_ADD_NX)
 /* W32W (f32, ISAs with XP_ADD_NX): W32 without the bound's max and without the int64 widening,
  * 4 vector ops per XPW floats (scale, convert, int32 add, float add). Per element y = x * 2^s
@@ -1891,8 +1962,17 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
             const int m = mneed + 4, E0 = m + T + 3, E1 = E0 - 53 + T + 3;
             if (E0 <= 1023 && E1 >= -1022 && E1 - 52 <= g - 8) {
                 ok = XFN(small2_)(x, (int)n, kind, E0, E1, out);
+                done = 1;
             }
         }
+#endif
+#if XV_SAE
+        /* SPEC where the sample ruled out the exact methods (a method whose checks failed is
+         * rare: the general path then); f32 only where the general path would take BINS (its
+         * LEV(2..4) on f32 data cost about what SPEC does, measured on the 2-core VM) */
+        if (!ok && !done && atomic_load_explicit(&tally_xsmall_spec_, memory_order_relaxed) &&
+            (kind == XK_SUM_F64 || tally_xlevels_for_(mneed + 4, g, 1) > XL_MAX))
+            ok = XFN(small_spec_)(x, (int)n, kind, out);
 #endif
         (void)done;
         (void)mneed;

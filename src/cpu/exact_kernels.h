@@ -98,6 +98,10 @@ void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes);
  * W32W, 0 the older W32 (exact_impl.h, SMALL). Either gives the same results. */
 void tally_exact_set_small_w32w(int on);
 int tally_exact_get_small_w32w(void);
+/* The same for SMALL's SPEC (the speculative compensated sum for data over many binades,
+ * exact_impl.h; TALLY_CPU_TUNE's small_spec): 1 (the default) on, 0 off (the general path). */
+void tally_exact_set_small_spec(int on);
+int tally_exact_get_small_spec(void);
 
 /* Per-ISA tables (internal; only the x86 ones exist where TALLY_X86 is defined). */
 extern const tally_exact_kernels tally_exact_kernels_scalar;
