@@ -30,7 +30,9 @@
  * The correctly rounded sums alone, for each thread count of the list: f32 and f64 over every
  * data shape (price-like; random sign with exponents over 2^-40..2^40; over the whole range of
  * the type), each row beside the read loop and a plain rounding SIMD sum of the same bytes, and
- * the small-array rows: one exact sum of 4,096 f32 / f64 against a plain SIMD loop over them. Each
+ * the small-array rows: one exact sum of 4,096 f32 / f64 against a plain SIMD loop over them (each
+ * twice: as the library runs it, then "before", without the short sums' W32W and SPEC methods,
+ * exact_impl.h; with TALLY_CPU_TUNE=small_w32w=0,small_spec=0 only the latter). Each
  * answer is checked against the superaccumulator fed element by element (core/exact_sum.h).
  * TALLY_BENCH_XPF="FAR,NEAR;...": the wide and full-range rows again per prefetch setting of the
  * exact kernels (bytes ahead into L2 and into L1, exact_kernels.h), labelled "xpf=FAR,NEAR", at
@@ -640,6 +642,22 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                      ok ? "" : " WRONG");
             fputs(line, stdout);
             g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+            const int w32w = tally_exact_get_small_w32w(), spec = tally_exact_get_small_spec();
+            if (w32w || spec) { /* the same call without W32W and SPEC (the short sums before) */
+                tally_exact_set_small_w32w(0);
+                tally_exact_set_small_spec(0);
+                tally_reduce(ctx, TALLY_SUM, f64 ? TALLY_F64 : TALLY_F32, xs, 4096, NULL, &r);
+                ok = memcmp(&r.value.f64, &want, 8) == 0;
+                if (!ok) fail("exact sum of 4096 (before)");
+                timepair(small_ours, &so, small_plain, &sp, &t, &tb);
+                tally_exact_set_small_w32w(w32w);
+                tally_exact_set_small_spec(spec);
+                snprintf(line, sizeof line, "| %d | %s | %s before (no W32W, SPEC) | %.0f | %.0f | %.2f%s |\n",
+                         tally_thread_count(ctx), shapes[shape], f64 ? "f64" : "f32", t / so.reps * 1e9,
+                         tb / sp.reps * 1e9, t / tb, ok ? "" : " WRONG");
+                fputs(line, stdout);
+                g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+            }
             tally_destroy(ctx);
         }
     }

@@ -21,7 +21,9 @@
  * exact_impl.h, the general kernel when it declines) and the general kernel alone (superaccumulator
  * and rounding included), against a plain rounding SIMD loop over the same array (four
  * accumulators, AVX-512 or AVX2): time-stamp-counter ticks per call (best of RUNS x 2000 calls,
- * the three interleaved) and the ratios to the plain loop; "taken" says whether SMALL took it. */
+ * the three interleaved) and the ratios to the plain loop; "taken" says whether SMALL took it.
+ * The last column times the one-pass path without its W32W and SPEC methods (tally_exact_set_
+ * small_w32w(0), _spec(0), interleaved with the others): the before / after in one run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,7 +248,8 @@ static int small_table(uint64_t n, int runs, int only_isa, int only_d, float *f,
     int bad = 0;
     printf("tally_bench_exact -s: one core, n = %llu, one sum per call, best of %d runs x 2000 calls, "
            "TSC ticks per call; plain loop %s\n\n", (unsigned long long)n, runs, avx512 ? "AVX-512" : "AVX2");
-    printf("| data | type | ISA | plain | one-pass (ratio) | general (ratio) | taken |\n|---|---|---|---:|---:|---:|---|\n");
+    printf("| data | type | ISA | plain | one-pass (ratio) | general (ratio) | taken | one-pass without W32W "
+           "and SPEC (before) |\n|---|---|---|---:|---:|---:|---|---:|\n");
     for (int d = 0; d < D_COUNT; d++) {
         if (only_d >= 0 && d != only_d) continue;
         fill(d, f, x, n);
@@ -262,7 +265,8 @@ static int small_table(uint64_t n, int runs, int only_isa, int only_d, float *f,
                             f32 ? "f32" : "f64", inames[isa], g1, g2, want);
                     bad = 1;
                 }
-                uint64_t best[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+                uint64_t best[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+                const int w32w = tally_exact_get_small_w32w(), spec = tally_exact_get_small_spec(), mmax = 3;
                 const void *p = f32 ? (const void *)f : (const void *)x;
                 for (int r = 0; r < runs; r++) {
                     uint64_t t = __rdtsc();
@@ -274,22 +278,26 @@ static int small_table(uint64_t n, int runs, int only_isa, int only_d, float *f,
                     }
                     t = __rdtsc() - t;
                     if (t < best[0]) best[0] = t;
-                    for (int m = 1; m <= 2; m++) {
+                    for (int m = 1; m <= mmax; m++) {
+                        if (m == 3) tally_exact_set_small_w32w(0), tally_exact_set_small_spec(0); /* before */
                         t = __rdtsc();
                         for (int j = 0; j < 2000; j++) {
                             const float *qf = f;
                             const double *qx = x;
                             __asm__ volatile("" : "+r"(qf), "+r"(qx));
-                            acc += one_sum(k, m == 1, f32, qf, qx, n, &t2);
+                            acc += one_sum(k, m != 2, f32, qf, qx, n, &t2);
                         }
                         t = __rdtsc() - t;
+                        if (m == 3) tally_exact_set_small_w32w(w32w), tally_exact_set_small_spec(spec);
                         if (t < best[m]) best[m] = t;
                     }
                     g_sink += (uint64_t)(acc != acc) + (uint64_t)(acc > 0);
                 }
-                printf("| %s | %s | %s | %.0f | %.0f (%.2fx) | %.0f (%.2fx) | %s |\n", dnames[d], f32 ? "f32" : "f64",
+                char other[64];
+                snprintf(other, sizeof other, "%.0f (%.2fx)", best[3] / 2000.0, (double)best[3] / (double)best[0]);
+                printf("| %s | %s | %s | %.0f | %.0f (%.2fx) | %.0f (%.2fx) | %s | %s |\n", dnames[d], f32 ? "f32" : "f64",
                        inames[isa], best[0] / 2000.0, best[1] / 2000.0, (double)best[1] / (double)best[0],
-                       best[2] / 2000.0, (double)best[2] / (double)best[0], taken ? "yes" : "no");
+                       best[2] / 2000.0, (double)best[2] / (double)best[0], taken ? "yes" : "no", other);
                 fflush(stdout);
             }
         }

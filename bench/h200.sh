@@ -430,10 +430,14 @@ if want cpu; then
   # (bench_exact -s), then what the candidate loops alone cost on this core (bench/probe_small.c,
   # built here with the host's cc); CPU_SMALL=0: none, ~20 s
   if [ "${CPU_SMALL:-1}" != 0 ]; then
-    for nn in 1024 4096 16384 65536; do
+    { for nn in 1024 4096 16384 65536; do
       timeout 15 "$B/bench/tally_bench_exact" -s -i avx512 -d price -r 15 -n "$nn" 2>&1 |
         grep -E '^\| price ' | sed "s/^/| n=$nn /"
-    done >"$OUT/cpu-small.md"
+    done
+    for d in pm40 full; do # the wide data: SPEC
+      timeout 20 "$B/bench/tally_bench_exact" -s -i avx512 -d "$d" -r 15 -n 4096 2>&1 |
+        grep -E "^\| $d " | sed "s/^/| n=4096 /"
+    done; } >"$OUT/cpu-small.md"
     { cc -O3 -march=native bench/probe_small.c -o "$B/probe_small" && timeout 30 "$B/probe_small" 1024 4096 16384; } \
       >"$OUT/cpu-probe.md" 2>&1
     log "cpu: short arrays (bench_exact -s, cpu-small.md) and the candidate loops (probe_small, cpu-probe.md)"
@@ -584,8 +588,8 @@ if want cpu && [ -s "$OUT/cpu-exact-l3.md" ]; then
   grep -E '^(# |\| (threads|[0-9]+) \| [^|]*(2\^|full))' "$OUT/cpu-exact-l3.md"
 fi
 if want cpu && [ -s "$OUT/cpu-small.md" ]; then
-  echo "=== CPU short arrays, one core (bench_exact -s): TSC ticks per call, plain AVX-512 loop | one pass (ratio, <= 2 wanted) | general path"
-  cut -d'|' -f2,4,6,7,8 "$OUT/cpu-small.md"
+  echo "=== CPU short arrays, one core (bench_exact -s): TSC ticks per call, plain AVX-512 loop | one pass (ratio, <= 2 wanted) | general path | one pass without W32W and SPEC (before)"
+  cut -d'|' -f2,4,6,7,8,10 "$OUT/cpu-small.md"
   echo "=== the candidate loops alone on this core (bench/probe_small.c): ticks per call (ratio to the plain loop)"
   grep '^|' "$OUT/cpu-probe.md"
 fi

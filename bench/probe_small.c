@@ -10,6 +10,10 @@
  *   cvt64+int  the same with the exponent checks on the bits (and, max, sub, min)
  *   w32        x * 2^s, vcvtps2dq, vpaddd: W32's conversion and add, no check
  *   w32+max    W32 as it runs with the MXCSR flags (vrangeps max |x| as the bound)
+ *   w32+max+widen  the same with the int64 widening every 8 adds per lane (the older SMALL W32)
+ *   w32wrap+fsum   W32W (SMALL's f32 method): int32 lanes that wrap, and a float sum of the scaled
+ *              floats beside them instead of the max (4 ops per 16 floats, no widening)
+ *   w32wrap+fsum{sae}  the same with the float adds raising no flag, as W32W runs; x8: 8 sets
  *   w32+mm     W32 without flags: max |x| and min |x| (both vrangeps), zeros not allowed
  *   w32+mmz    the same with zeros allowed (vfixupimmps maps +-0 to +inf before the min)
  *   magic      x + 1.5*2^23 and vpaddd of the bits (fixed point in f32: 22 bits, no check)
@@ -88,6 +92,74 @@ __attribute__((noinline)) static double w32(const float *x, int n) { W32_LOOP(0)
 __attribute__((noinline)) static double w32max(const float *x, int n) { W32_LOOP(1) }
 __attribute__((noinline)) static double w32mm(const float *x, int n) { W32_LOOP(2) }
 __attribute__((noinline)) static double w32mmz(const float *x, int n) { W32_LOOP(3) }
+/* W32 as the library's short sum ran it: + the int64 widening after every 8 adds per lane */
+__attribute__((noinline)) static double w32maxw(const float *x, int n) {
+    const __m512 S = _mm512_set1_ps(64.0f);
+    __m512i s[4], w[4][2];
+    __m512 mx[4];
+    U4 for (int u = 0; u < 4; u++) s[u] = w[u][0] = w[u][1] = _mm512_setzero_si512(), mx[u] = _mm512_setzero_ps();
+    int b = 0;
+    for (int i = 0; i + 64 <= n; i += 64) {
+        U4 for (int u = 0; u < 4; u++) {
+            const __m512 v = _mm512_loadu_ps(x + i + 16 * u);
+            mx[u] = _mm512_range_ps(mx[u], v, 0x0B);
+            s[u] = _mm512_add_epi32(s[u], _mm512_cvtps_epi32(_mm512_mul_ps(v, S)));
+        }
+        if (++b == 8) {
+            U4 for (int u = 0; u < 4; u++) {
+                w[u][0] = _mm512_add_epi64(w[u][0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(s[u])));
+                w[u][1] = _mm512_add_epi64(w[u][1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(s[u], 1)));
+                s[u] = _mm512_setzero_si512();
+            }
+            b = 0;
+        }
+    }
+    __m512i t = _mm512_setzero_si512();
+    U4 for (int u = 0; u < 4; u++) t = _mm512_add_epi64(t, _mm512_add_epi64(w[u][0], w[u][1]));
+    return _mm512_reduce_add_epi64(t) + RED_I(s) + RED_MAX(mx);
+}
+/* W32 with wrapping int32 lanes and a plain f32 sum of the scaled floats beside them (the
+ * invalid flag bounds every |y| below 2^31; the float sum then fixes the lanes' multiple of 2^32) */
+__attribute__((noinline)) static double w32wrap(const float *x, int n) {
+    const __m512 S = _mm512_set1_ps(64.0f);
+    __m512i s[4];
+    __m512 f[4];
+    U4 for (int u = 0; u < 4; u++) s[u] = _mm512_setzero_si512(), f[u] = _mm512_setzero_ps();
+    for (int i = 0; i + 64 <= n; i += 64)
+        U4 for (int u = 0; u < 4; u++) {
+            const __m512 y = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16 * u), S);
+            f[u] = _mm512_add_ps(f[u], y);
+            s[u] = _mm512_add_epi32(s[u], _mm512_cvtps_epi32(y));
+        }
+    return RED_I(s) + _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(f[0], f[1]), _mm512_add_ps(f[2], f[3])));
+}
+__attribute__((noinline)) static double w32wrapsae(const float *x, int n) {
+    const __m512 S = _mm512_set1_ps(64.0f);
+    __m512i s[4];
+    __m512 f[4];
+    U4 for (int u = 0; u < 4; u++) s[u] = _mm512_setzero_si512(), f[u] = _mm512_setzero_ps();
+    for (int i = 0; i + 64 <= n; i += 64)
+        U4 for (int u = 0; u < 4; u++) {
+            const __m512 y = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16 * u), S);
+            f[u] = _mm512_add_round_ps(f[u], y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            s[u] = _mm512_add_epi32(s[u], _mm512_cvtps_epi32(y));
+        }
+    return RED_I(s) + _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(f[0], f[1]), _mm512_add_ps(f[2], f[3])));
+}
+__attribute__((noinline)) static double w32wrap8(const float *x, int n) {
+    const __m512 S = _mm512_set1_ps(64.0f);
+    __m512i s[8];
+    __m512 f[8];
+    _Pragma("GCC unroll 8") for (int u = 0; u < 8; u++) s[u] = _mm512_setzero_si512(), f[u] = _mm512_setzero_ps();
+    for (int i = 0; i + 128 <= n; i += 128)
+        _Pragma("GCC unroll 8") for (int u = 0; u < 8; u++) {
+            const __m512 y = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16 * u), S);
+            f[u] = _mm512_add_ps(f[u], y);
+            s[u] = _mm512_add_epi32(s[u], _mm512_cvtps_epi32(y));
+        }
+    _Pragma("GCC unroll 8") for (int u = 1; u < 8; u++) f[0] = _mm512_add_ps(f[0], f[u]), s[0] = _mm512_add_epi32(s[0], s[u]);
+    return _mm512_reduce_add_epi32(s[0]) + _mm512_reduce_add_ps(f[0]);
+}
 __attribute__((noinline)) static double magic(const float *x, int n) {
     const __m512 M = _mm512_set1_ps(12582912.0f);
     __m512i s[4];
@@ -101,8 +173,8 @@ int main(int argc, char **argv) {
     static const int defaults[] = {1024, 4096, 16384};
     const int nn = argc > 1 ? argc - 1 : 3;
     for (int i = 0; i < 65536; i++) xf[i] = (float)((500 + rand() % 4500) / 100.0); /* bench_exact's price-like */
-    double (*const fs[])(const float *, int) = {plain, plain8, cvt64, cvt64_int, w32, w32max, w32mm, w32mmz, magic};
-    const char *names[] = {"plain", "plain8", "cvt64", "cvt64+int", "w32", "w32+max", "w32+mm", "w32+mmz", "magic"};
+    double (*const fs[])(const float *, int) = {plain, plain8, cvt64, cvt64_int, w32, w32max, w32maxw, w32wrap, w32wrapsae, w32wrap8, w32mm, w32mmz, magic};
+    const char *names[] = {"plain", "plain8", "cvt64", "cvt64+int", "w32", "w32+max", "w32+max+widen", "w32wrap+fsum", "w32wrap+fsum{sae}", "w32wrap+fsum x8", "w32+mm", "w32+mmz", "magic"};
     const int K = (int)(sizeof fs / sizeof fs[0]);
     printf("probe_small: TSC ticks per call (best of 30 x 2000), ratio to plain\n\n| loop |");
     for (int a = 0; a < nn; a++) printf(" n = %d |", argc > 1 ? atoi(argv[a + 1]) : defaults[a]);

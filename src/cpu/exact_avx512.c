@@ -88,6 +88,9 @@ static inline __m512i tally_xavx512_lsbmin_(__m512i acc, __m512d v) {
 #define XP_KEEP_ORD(v) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask((v), (v), _CMP_ORD_Q), (v))
 #define XP_SET1(f) _mm512_set1_ps(f)
 #define XP_MUL(a, b) _mm512_mul_ps((a), (b))
+/* the same add, rounded to nearest, raising no flag (SMALL's W32W: its float sum must not touch
+ * the inexact flag that checks the conversions) */
+#define XP_ADD_NX(a, b) _mm512_add_round_ps((a), (b), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define XP_MAXABS(acc, v) _mm512_range_ps((acc), (v), 0x0B)
 #define XP_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define XP_CVT(v) _mm512_cvtps_epi32(v)

@@ -167,6 +167,9 @@ static inline uint64_t tally_xpf_far_get_(void) {
 static inline uint64_t tally_xpf_near_get_(void) {
     return atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
 }
+/* SMALL's f32 method and its SPEC (exact_kernels.h: tally_exact_set_small_w32w, _spec), read
+ * once per call. */
+extern _Atomic int tally_xsmall_w32w_, tally_xsmall_spec_;
 #if !(defined(__x86_64__) || defined(__i386__))
 #include <fenv.h>
 #endif
@@ -1669,6 +1672,12 @@ XENTRY void XFN(sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally
  * method is its checks, not the data: the stats of a sample (the first XSMALL_SAMPLE elements)
  * only choose the method and its grid, so that the checks are likely to pass.
  *
+ * W32W (f32, ISAs with XP_ADD_NX: AVX-512): W32 without the bound's max and the int64 widening:
+ * the int32 lanes wrap, and a float sum beside them (raising no flag) says by how many multiples
+ * of 2^32; the conversion's own invalid flag is the range check (|y| < 2^31). 4 vector ops per 16
+ * floats against W32's ~4.6. The proof is at XFN(small32w_). Switched off (the older W32 below
+ * instead) by tally_exact_set_small_w32w(0), for benchmarks' before / after.
+ *
  * W32 (f32, every ISA with XW32): the method above, on the whole array at once with the sample's
  * bound 2^m32: clear flags and max |x| <= 2^m32 afterwards make sum(W) * 2^-s the exact sum
  * (see W32). n <= 2^14 floats of |y| <= 2^27 keep every partial sum of the int64 lanes below 2^41.
@@ -1759,6 +1768,161 @@ XINLINE int XFN(small32_)(const float *x, int n, int m32, double *out) {
     return tally_xround_i128_(sum, -s, out);
 }
 #endif
+#if XV_SAE
+/* SPEC (f32 and f64, ISAs with XV_SAE: AVX-512): the speculative compensated sum of core/
+ * exact_sum.h ("Speculative compensated sums"), for the short sums the exact methods above
+ * decline (data over many binades). Per lane a triple (S, C, D): (s, e) = TwoSum(S, v) (Knuth's
+ * six operations), C = fl(C + e), D = fl(D + |C|), S = s; a masked rest adds zeros (TwoSum(S, 0)
+ * = (S, 0) exactly, C and D as before, so the invariant holds); then the XU sets and the XW lanes
+ * are merged by that block's merge rule, in any order. The invariant of the block holds for every
+ * lane and merge because each operation here is exactly the rule's, in round-to-nearest (the
+ * caller's tally_xfenv_enter_), with no FMA contraction (the build's -ffp-contract=off) and no
+ * FTZ / DAZ (the MXCSR the caller loaded). The final (s, c, D) must be finite (a NaN or inf input,
+ * or an overflow anywhere, leaves s, c or D non-finite: then 0, the exact path); s and c go
+ * exactly into a tally_exact V, and tally_exact_round_within(V, D * 2^-53 * 1.001) answers with
+ * the exact sum rounded once, or declines (0). A lane takes at most 2^9 adds (n <= 2^14 f32 /
+ * 2^13 f64 over 32 lanes), the merges 31 more: far below the block's 2^40. */
+#define XSPEC_TWOSUM(S, v, s_, e_)                                                                 \
+    do {                                                                                           \
+        s_ = XV_ADD((S), (v));                                                                     \
+        const XV bp_ = XV_SUB(s_, (S));                                                            \
+        e_ = XV_ADD(XV_SUB((S), XV_SUB(s_, bp_)), XV_SUB((v), bp_));                               \
+    } while (0)
+#define XSPEC_ADD(S, C, D, v)                                                                      \
+    do {                                                                                           \
+        XV s_, e_;                                                                                 \
+        XSPEC_TWOSUM(S, v, s_, e_);                                                                \
+        C = XV_ADD(C, e_);                                                                         \
+        D = XV_ADD(D, XV_MAXABS(XV_ZERO(), C));                                                    \
+        S = s_;                                                                                    \
+    } while (0)
+static inline void XFN(spec_merge1_)(double *s1, double *c1, double *d1, double s2, double c2, double d2) {
+    const double s = *s1 + s2, bp = s - *s1, e = (*s1 - (s - bp)) + (s2 - bp);
+    const double t = *c1 + c2, c = t + e;
+    *d1 = (*d1 + d2) + (fabs(t) + fabs(c));
+    *s1 = s;
+    *c1 = c;
+}
+XINLINE int XFN(small_spec_)(const void *x, int n, int kind, double *out) {
+    XV S[XU], C[XU], D[XU];
+    for (int u = 0; u < XU; u++) S[u] = C[u] = D[u] = XV_ZERO();
+    int i = 0;
+    for (; i + XU * XW <= n; i += XU * XW)
+        for (int u = 0; u < XU; u++) {
+            const XV v = XFN(load)(x, (uint64_t)(i + u * XW), kind);
+            XSPEC_ADD(S[u], C[u], D[u], v);
+        }
+    for (int u = 0; i < n; i += XW, u++) {
+        const int k = n - i < XW ? n - i : XW;
+        const XV v = k == XW ? XFN(load)(x, (uint64_t)i, kind) : XFN(load_part)(x, (uint64_t)i, k, kind);
+        XSPEC_ADD(S[u], C[u], D[u], v);
+    }
+    /* the sets, then the lanes, by the merge rule */
+    double ls[XU][XW], lc[XU][XW], ld[XU][XW];
+    for (int u = 0; u < XU; u++) {
+        XV_STORE(ls[u], S[u]);
+        XV_STORE(lc[u], C[u]);
+        XV_STORE(ld[u], D[u]);
+    }
+    double s = ls[0][0], c = lc[0][0], d = ld[0][0];
+    for (int u = 0; u < XU; u++)
+        for (int j = 0; j < XW; j++)
+            if (u || j) XFN(spec_merge1_)(&s, &c, &d, ls[u][j], lc[u][j], ld[u][j]);
+    if (!(s - s == 0) || !(c - c == 0) || !(d - d == 0)) return 0; /* NaN or inf */
+    tally_exact V;
+    tally_exact_init(&V);
+    tally_exact_add_finite_(&V, s);
+    tally_exact_add_finite_(&V, c);
+    return tally_exact_round_within(&V, d * 0x1p-53 * 1.001, out);
+}
+#undef XSPEC_ADD
+#undef XSPEC_TWOSUM
+#endif
+#if defined(XW32) && defined(XP_ADD_NX)
+/* W32W (f32, ISAs with XP_ADD_NX): W32 without the bound's max and without the int64 widening,
+ * 4 vector ops per XPW floats (scale, convert, int32 add, float add). Per element y = x * 2^s
+ * (s from the sample), a = cvt(y) added into int32 lanes A that may wrap (sums modulo 2^32), and
+ * y added into float lanes F by XP_ADD_NX (rounded to nearest, raising no flag).
+ * Claim: if neither the inexact nor the invalid flag is raised, Y = sum(x) * 2^s is the int64
+ *   At + 2^32 * floor((Fsum - At + 2^31) / 2^32), with At the wrapped sum of all A lanes (any
+ *   int64 congruent to it modulo 2^32) and Fsum the exact sum of all F lanes.
+ * Proof. No inexact and no invalid flag: every product x * 2^s was exact (one that is not raises
+ *   inexact; one that overflowed is inf, whose conversion is invalid; no FTZ / DAZ, see the top),
+ *   and every conversion was exact and in range: y is an integer with -2^31 <= y < 2^31 (NaN and
+ *   inf convert as invalid). So each A lane is its y's sum modulo 2^32, and At = Y (mod 2^32).
+ *   Each F lane is a recursive float sum of k <= K = ceil(n / (4 * XPW)) of those y (from 0;
+ *   a masked rest adds zeros), so |F - sum| <= (K-1) * 2^-24 / (1 - (K-1) * 2^-24) * sum |y|
+ *   (Higham, Accuracy and Stability, 4.2), and every F is an integer (sums of integers rounded
+ *   to a float of magnitude >= 1 stay integers) below 2^31 * K * 1.01 <= 2^40, so its exact
+ *   widening to double and Fsum's double adds (integers below 2^53) are exact. Over all lanes,
+ *   |Fsum - Y| <= (K-1) * 2^-24 * 1.01 * n * 2^31, and with n <= XSMALL_F32 = 2^14 floats and
+ *   K <= 2^14 / (4 * XPW) + 1 <= 257 (4 * XPW >= 64 lanes, checked below) that is below 2^30.
+ *   Y - At is a multiple of 2^32, so (Fsum - At) / 2^32 lies within 2^30 / 2^32 = 1/4 of the
+ *   integer (Y - At) / 2^32, which the floor of it plus 1/2 therefore gives. |Y| < n * 2^31
+ *   <= 2^45. So a returned 1 is sum(x) = Y * 2^-s rounded once (tally_xround_i128_).
+ * The flags: the caller cleared them; this loop's only flag-raising operations are the products
+ *   and the conversions (XP_ADD_NX raises none, the integer adds none). */
+#define XSMALL_F32 (XSMALL_BYTES / 4)
+_Static_assert(XSMALL_F32 <= 16384 && 4 * XPW >= 64, "W32W's bound needs n <= 2^14, 64 lanes");
+XINLINE int XFN(small32w_)(const float *x, int n, int s, double *out) {
+    const uint32_t sb = (uint32_t)(s + 127) << 23; /* 2^s a normal float: s in -126 .. 127 */
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    const XP vs = XP_SET1(scale);
+    /* four named sets, not arrays: with arrays GCC 12 copied each int sum to a new register
+     * per add (one more op per vector) */
+    XI A0 = XI_ZERO(), A1 = XI_ZERO(), A2 = XI_ZERO(), A3 = XI_ZERO();
+    XP F0 = XP_SET1(0.0f), F1 = F0, F2 = F0, F3 = F0;
+#define XSMALL32W_ADD(Fu, Au, v)                                                                   \
+    do {                                                                                           \
+        const XP y_ = XP_MUL((v), vs);                                                             \
+        Fu = XP_ADD_NX(Fu, y_);                                                                    \
+        Au = XI_ADD(Au, XP_CVT(y_));                                                               \
+    } while (0)
+    /* the rest first, masked (one add per lane at most) */
+    const int full = n - n % (4 * XPW);
+    if (full < n) {
+        int k[4];
+        for (int u = 0; u < 4; u++) {
+            const int r = n - full - u * XPW;
+            k[u] = r < 0 ? 0 : r > XPW ? XPW : r;
+        }
+        const float *t = x + full;
+        XSMALL32W_ADD(F0, A0, XP_LOAD_PART(t, k[0]));
+        XSMALL32W_ADD(F1, A1, XP_LOAD_PART(k[1] ? t + XPW : x, k[1]));
+        XSMALL32W_ADD(F2, A2, XP_LOAD_PART(k[2] ? t + 2 * XPW : x, k[2]));
+        XSMALL32W_ADD(F3, A3, XP_LOAD_PART(k[3] ? t + 3 * XPW : x, k[3]));
+    }
+    for (int i = 0; i < full; i += 4 * XPW) {
+        XSMALL32W_ADD(F0, A0, XP_LOAD(x + i));
+        XSMALL32W_ADD(F1, A1, XP_LOAD(x + i + XPW));
+        XSMALL32W_ADD(F2, A2, XP_LOAD(x + i + 2 * XPW));
+        XSMALL32W_ADD(F3, A3, XP_LOAD(x + i + 3 * XPW));
+    }
+#undef XSMALL32W_ADD
+    if (tally_xfenv_raised_()) return 0;
+    const XI At4 = XI_ADD(XI_ADD(A0, A1), XI_ADD(A2, A3)); /* modulo 2^32, as the lanes */
+    float fl[4 * XPW];
+    XP_STORE(fl, F0);
+    XP_STORE(fl + XPW, F1);
+    XP_STORE(fl + 2 * XPW, F2);
+    XP_STORE(fl + 3 * XPW, F3);
+    XV fs = XV_LOAD_F32(fl);
+    for (int j = XW; j < 4 * XPW; j += XW) fs = XV_ADD(fs, XV_LOAD_F32(fl + j));
+    double fd[XW], fsum = 0;
+    XV_STORE(fd, fs);
+    for (int j = 0; j < XW; j++) fsum += fd[j];
+    int64_t al64[XPW / 2];
+    int32_t al[XPW];
+    uint32_t at = 0;
+    XL_STORE(al64, At4); /* the int32 lanes, stored whole */
+    memcpy(al, al64, sizeof al);
+    for (int j = 0; j < XPW; j++) at += (uint32_t)al[j];
+    const int64_t At = (int32_t)at, d = (int64_t)fsum - At;
+    const int64_t Y = At + (int64_t)((uint64_t)((d + ((int64_t)1 << 31)) >> 32) << 32);
+    return tally_xround_i128_(Y, -s, out);
+}
+#endif
 XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
     if (n == 0 || n > XSMALL_BYTES / esize) return 0;
@@ -1774,8 +1938,17 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     {
         const int mneed = tally_xceil_log2_(smax);
         int done = 0;
+#if defined(XW32) && defined(XP_ADD_NX)
+        /* 2^29 for the sample's bound: 4x room below W32W's 2^31, and a grid 2^(mneed-29) 4x
+         * finer than the sample needs (a later, smaller element may have finer bits) */
+        if (kind == XK_SUM_F32 && mneed >= -98 && mneed <= 155 && g >= mneed - 29 &&
+            atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed)) {
+            ok = XFN(small32w_)((const float *)x, (int)n, 29 - mneed, out);
+            done = 1;
+        }
+#endif
 #if defined(XW32)
-        if (kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
+        if (!done && kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
             ok = XFN(small32_)((const float *)x, (int)n, mneed, out);
             done = 1;
         }
@@ -1789,8 +1962,17 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
             const int m = mneed + 4, E0 = m + T + 3, E1 = E0 - 53 + T + 3;
             if (E0 <= 1023 && E1 >= -1022 && E1 - 52 <= g - 8) {
                 ok = XFN(small2_)(x, (int)n, kind, E0, E1, out);
+                done = 1;
             }
         }
+#endif
+#if XV_SAE
+        /* SPEC where the sample ruled out the exact methods (a method whose checks failed is
+         * rare: the general path then); f32 only where the general path would take BINS (its
+         * LEV(2..4) on f32 data cost about what SPEC does, measured on the 2-core VM) */
+        if (!ok && !done && atomic_load_explicit(&tally_xsmall_spec_, memory_order_relaxed) &&
+            (kind == XK_SUM_F64 || tally_xlevels_for_(mneed + 4, g, 1) > XL_MAX))
+            ok = XFN(small_spec_)(x, (int)n, kind, out);
 #endif
         (void)done;
         (void)mneed;

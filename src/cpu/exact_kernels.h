@@ -93,6 +93,15 @@ extern _Thread_local uint64_t tally_xmethod_n[4];
 #define TALLY_XPF_NEAR 0u
 void tally_exact_set_prefetch(uint32_t far_bytes, uint32_t near_bytes);
 void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes);
+/* small_sum_f32's method where an ISA has both, process-wide (a benchmark knob: TALLY_CPU_TUNE's
+ * small_w32w, reduce.c; before/after rows of bench_exact -s and bench_cpu -x): 1 (the default)
+ * W32W, 0 the older W32 (exact_impl.h, SMALL). Either gives the same results. */
+void tally_exact_set_small_w32w(int on);
+int tally_exact_get_small_w32w(void);
+/* The same for SMALL's SPEC (the speculative compensated sum for data over many binades,
+ * exact_impl.h; TALLY_CPU_TUNE's small_spec): 1 (the default) on, 0 off (the general path). */
+void tally_exact_set_small_spec(int on);
+int tally_exact_get_small_spec(void);
 
 /* Per-ISA tables (internal; only the x86 ones exist where TALLY_X86 is defined). */
 extern const tally_exact_kernels tally_exact_kernels_scalar;

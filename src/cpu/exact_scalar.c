@@ -74,6 +74,22 @@ void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes) {
     *near_bytes = atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
 }
 
+_Atomic int tally_xsmall_w32w_ = 1, tally_xsmall_spec_ = 1;
+
+void tally_exact_set_small_spec(int on) {
+    atomic_store_explicit(&tally_xsmall_spec_, on != 0, memory_order_relaxed);
+}
+int tally_exact_get_small_spec(void) {
+    return atomic_load_explicit(&tally_xsmall_spec_, memory_order_relaxed);
+}
+
+void tally_exact_set_small_w32w(int on) {
+    atomic_store_explicit(&tally_xsmall_w32w_, on != 0, memory_order_relaxed);
+}
+int tally_exact_get_small_w32w(void) {
+    return atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed);
+}
+
 const tally_exact_kernels *tally_exact_kernels_for(tally_isa isa) {
 #if defined(TALLY_X86)
     if (isa == TALLY_ISA_AVX512) return &tally_exact_kernels_avx512;

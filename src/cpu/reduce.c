@@ -37,7 +37,8 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
  * chunk_max, and the scans' scan_piece (bytes) and scan_pf (0: no prefetch of a thread's next
  * piece; 2: prefetch it early and publish its totals early, scan.c) and scan_keyed (1: float
  * min/max scans through the keyed kernels, the same bits) (see state.h); xpf_dist and
- * xpf_near: the exact kernels' prefetch distances (process-wide, exact_kernels.h). */
+ * xpf_near: the exact kernels' prefetch distances, small_w32w (0: short f32 sums by the older
+ * W32 method), small_spec (0: no speculative sum for short ones) (process-wide, exact_kernels.h). */
 static void tune_from_env(tally_cpu_state *st)
 {
     const char *e = getenv("TALLY_CPU_TUNE");
@@ -60,6 +61,8 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "scan_keyed")) st->scan_keyed = v != 0;
             else if (!strcmp(name, "xpf_dist") && v <= (1u << 20)) xfar = (uint32_t)v / 64 * 64, xset = 1;
             else if (!strcmp(name, "xpf_near") && v <= (1u << 20)) xnear = (uint32_t)v / 64 * 64, xset = 1;
+            else if (!strcmp(name, "small_w32w")) tally_exact_set_small_w32w(v != 0);
+            else if (!strcmp(name, "small_spec")) tally_exact_set_small_spec(v != 0);
         }
         e = strchr(e, ',');
         if (e) e++;

@@ -541,11 +541,61 @@ static double g_grid_edge(uint64_t i, int f32) {
     if (r == 1) return ldexp(1.0, -(int)(rnd() % (f32 ? 40 : 90)));
     return b;
 }
-/* These two leave the generator's state as they found it: the later tests' data stay the same. */
+/* SMALL's W32W (f32): a sample in [0.5, 1) (so y = x * 2^29), then elements whose y lie just
+ * below the conversion's limit 2^31: every int32 lane wraps many times and only the float sums
+ * beside the lanes say by how many multiples of 2^32. In runs of 1,024: all positive, alternating
+ * signs (the float sums near 0, the lanes still wrapping), all negative (the float sums below the
+ * true sums as often as above), the largest float below 4 (y = 2^31 - 2^7); at i = 16383 one
+ * 4.0 (y = 2^31: invalid, so the call of 16,384 must decline). */
+static double g_w32w_wrap(uint64_t i, int f32) {
+    (void)f32;
+    if (i < 16) return (float)(0.5 + 0.4999 * unif());
+    if (i == 16383) return 4.0;
+    const double v = (float)(2.0 + 1.9999999 * unif());
+    switch ((i / 1024) % 4) {
+    case 0: return v;
+    case 1: return i & 1 ? -v : v;
+    case 2: return -v;
+    default: return 0x1.fffffep1;
+    }
+}
+/* SMALL's SPEC (the speculative compensated sum, f64). Element i goes to lane i % 32. Lane 0
+ * starts with 2^80 and lane 1 with -2^80 (they cancel when the lanes merge), lanes 2..31 with a
+ * value in [1, 2); then lane 0 takes runs of t near 2^20, e near 2^-40, -t, the other lanes
+ * zeros. Under 2^80 each t and e go whole into lane 0's C, which rounds e away next to t and
+ * comes back to 0 with -t: the e (far above the exact sum's ulp, ~2^-47) are lost, and only D,
+ * the sum of the |C| seen (~2^20 each time), bounds that, so a D not fed (or E = 0) answers a
+ * wrong rounding, and the right bound declines. */
+static double spec_hist[1 << 17];
+static double g_spec_cancel(uint64_t i, int f32) {
+    (void)f32;
+    const uint64_t lane = i % 32, p = i / 32, mask = (1u << 17) - 1;
+    double v;
+    if (p == 0) v = lane == 0 ? 0x1p80 : lane == 1 ? -0x1p80 : 1.0 + unif();
+    else if (lane != 0) v = 0.0;
+    else if (p % 3 == 1) v = ldexp(1.0 + unif(), 20);
+    else if (p % 3 == 2) v = ldexp(1.0 + unif(), -40);
+    else v = -spec_hist[(i - 64) & mask];
+    spec_hist[i & mask] = v;
+    return v;
+}
+/* These leave the generator's state as they found it: the later tests' data stay the same. */
 static void test_sample_lies(void **s) {
     (void)s;
     const uint64_t keep = rng_state;
     run_shape("sample_lies", g_sample_lies, 1, 8192);
+    rng_state = keep;
+}
+static void test_w32w_wrap(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("w32w_wrap", g_w32w_wrap, 1, 16384);
+    rng_state = keep;
+}
+static void test_spec_cancel(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("spec_cancel", g_spec_cancel, 1, 8192);
     rng_state = keep;
 }
 static void test_grid_edge(void **s) {
@@ -1230,7 +1280,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
         cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge),
+        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_spec_cancel),
         cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
         cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
