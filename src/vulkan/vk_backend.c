@@ -926,8 +926,9 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return TALLY_ERR_OUT_OF_MEMORY;
     }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
-    /* the speculative f32/f64 sums (vk_reduce.c, spec_sum): on unless TALLY_VULKAN_SPEC=0 */
-    s->spec = !(getenv("TALLY_VULKAN_SPEC") && atoi(getenv("TALLY_VULKAN_SPEC")) == 0);
+    /* the speculative sums (vk_reduce.c, spec_sum): f64 by default; TALLY_VULKAN_SPEC=0 never,
+     * =2 f32 too (on the H200 the f32 tier ran at the exact path's speed, 0.95-1.01 of it) */
+    s->spec = getenv("TALLY_VULKAN_SPEC") ? atoi(getenv("TALLY_VULKAN_SPEC")) : 1;
     s->spec_u = getenv("TALLY_VULKAN_SPEC_U") && atoi(getenv("TALLY_VULKAN_SPEC_U")) == 4 ? 4 : 8;
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
     s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
