@@ -1,5 +1,7 @@
 /* The CPU backend: state, reductions (one fused pass over the data, split over the pool's
  * threads; a second pass for the variance) and the backend table. */
+#include <float.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,6 +526,7 @@ typedef struct spec_job {
     uint64_t chunk;   /* elements per chunk */
     uint64_t nchunks;
     _Alignas(64) _Atomic uint64_t next; /* the next chunk to take */
+    _Alignas(64) _Atomic int doomed;    /* some thread saw a NaN / inf: the pass will decline */
 } spec_job;
 
 static void spec_thread(void *arg, int tid, int nth)
@@ -540,9 +543,42 @@ static void spec_thread(void *arg, int tid, int nth)
         const char *x = j->x + lo * size;
         if (j->type == TALLY_F32) st->ek->spec_sum_f32((const float *)x, n, e, &D);
         else st->ek->spec_sum_f64((const double *)x, n, e, &D);
+        /* A NaN or inf (an input, or an overflow) in a lane's s, c or D stays there: the pass
+         * is bound to decline, so every thread stops at its next chunk and a decline on such
+         * data costs about a chunk per thread, not a pass. */
+        if ((e->flags & (TALLY_EXACT_F_NAN | TALLY_EXACT_F_PINF | TALLY_EXACT_F_NINF)) || !(D <= DBL_MAX))
+            atomic_store_explicit(&j->doomed, 1, memory_order_relaxed);
+        if (atomic_load_explicit(&j->doomed, memory_order_relaxed)) {
+            e->flags |= TALLY_EXACT_F_NAN; /* declines */
+            break;
+        }
         c = nth == 1 ? c + 1 : atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
     }
     st->spec_d[tid] = D;
+}
+
+/* Whether f32 data look like W32's (exact_impl.h): the nonzero ones among the first 64 span at
+ * most 26 bits from the lowest set bit to the highest, all finite. Such sums skip the speculative
+ * pass: the exact kernels add them by W32 at ~0.1 ns per element and core, below the pass's
+ * ~0.25 (docs/performance.md). A guess from a sample only picks the faster path: both give the
+ * same bits. */
+static int looks_w32(const float *x, uint64_t n)
+{
+    int lo = INT32_MAX, hi = INT32_MIN;
+    for (uint64_t i = 0; i < n && i < 64; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], 4);
+        const int e = (int)((b >> 23) & 0xff);
+        uint32_t m = b & 0x7fffff;
+        if (e == 0xff) return 0;
+        if (e) m |= 0x800000;
+        if (!m) continue;
+        const int base = (e ? e : 1) - 150; /* |x| = m * 2^base */
+        const int l = base + __builtin_ctz(m), h = base + 31 - __builtin_clz(m);
+        if (l < lo) lo = l;
+        if (h > hi) hi = h;
+    }
+    return hi >= lo && hi - lo <= 26;
 }
 
 /* 1 with the correctly rounded sum of the n f32 / f64 elements in *out, or 0 (declined). */
@@ -558,9 +594,9 @@ static int spec_sum(tally_cpu_state *st, tally_type type, const void *data, uint
     int nth = threads_for(st, n * size);
     j->chunk = (chunk_bytes(st, n * size, nth) / size + 63) / 64 * 64; /* whole cache lines */
     if (j->chunk < 64) j->chunk = 64;
-    if (nth == 1) j->chunk = n;
     j->nchunks = (n + j->chunk - 1) / j->chunk;
     atomic_init(&j->next, 0);
+    atomic_init(&j->doomed, 0);
     if (nth == 1) spec_thread(j, 0, 1);
     else tally_pool_run(st->pool, nth, spec_thread, j);
     tally_exact V = st->sq[0];
@@ -620,10 +656,12 @@ static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type,
             return TALLY_OK;
         }
     }
-    /* A large one: the speculative sum first (above), the exact path if it declines. With
+    /* A large one: the speculative sum first (above), the exact path if it declines (f32 data
+     * that look like W32's go straight to the exact path, which is faster on them). With
      * omit_nan too: a NaN makes it decline. n < 2^40 keeps D's chains within the bound's k. */
     if (st->spec && nops == 1 && ops[0] == TALLY_SUM && (type == TALLY_F32 || type == TALLY_F64) &&
-        n * tally_type_table[type].size > TALLY_CPU_SMALL_BYTES && n < ((uint64_t)1 << 40)) {
+        n * tally_type_table[type].size > TALLY_CPU_SMALL_BYTES && n < ((uint64_t)1 << 40) &&
+        !(type == TALLY_F32 && looks_w32(data, n))) {
         double v;
         if (spec_sum(st, type, data, n, &v)) {
             results[0].op = TALLY_SUM;
