@@ -529,6 +529,15 @@ typedef struct spec_job {
     _Alignas(64) _Atomic int doomed;    /* some thread saw a NaN / inf: the pass will decline */
 } spec_job;
 
+/* The k-th chunk of thread tid: from the counter, or round robin (tests: see
+ * tally_cpu_set_reduce_chunks) */
+static uint64_t spec_take(spec_job *j, int tid, int nth, uint64_t k)
+{
+    if (nth == 1) return k;
+    if (j->st->interleave) return (uint64_t)tid + k * (uint64_t)nth;
+    return atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+}
+
 static void spec_thread(void *arg, int tid, int nth)
 {
     spec_job *j = arg;
@@ -537,7 +546,7 @@ static void spec_thread(void *arg, int tid, int nth)
     tally_exact *e = &st->sq[tid];
     double D = 0.0;
     tally_exact_init(e);
-    uint64_t c = nth == 1 ? 0 : atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    uint64_t k = 0, c = spec_take(j, tid, nth, k++);
     while (c < j->nchunks) {
         uint64_t lo = c * j->chunk, n = j->n - lo < j->chunk ? j->n - lo : j->chunk;
         const char *x = j->x + lo * size;
@@ -552,7 +561,7 @@ static void spec_thread(void *arg, int tid, int nth)
             e->flags |= TALLY_EXACT_F_NAN; /* declines */
             break;
         }
-        c = nth == 1 ? c + 1 : atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        c = spec_take(j, tid, nth, k++);
     }
     st->spec_d[tid] = D;
 }

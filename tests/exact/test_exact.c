@@ -1016,6 +1016,75 @@ static void test_spec_decline(void **state) {
     free(xd);
     assert_int_equal(failures, 0);
 }
+/* The same through tally_reduce (the threaded speculative pass, src/cpu/reduce.c): segments of
+ * 4096 laid out as fill_spec_family's (each sums to 0 exactly, and the lanes see s ~ 1 beside
+ * tiny t's) or zeros, then 1.0 and 2^-53 (midpoint) or nothing more (zero). Every ISA, 1..3
+ * threads, also with small interleaved chunks: the answer must be the reference's and every one
+ * of these sums must have declined to the exact path. */
+static void test_spec_api(void **state) {
+    (void)state;
+    enum { L = 4096, SEGS = 100, N = L * SEGS + 2 };
+    float *xf = malloc(N * sizeof *xf);
+    double *xd = malloc(N * sizeof *xd);
+    assert_non_null(xf);
+    assert_non_null(xd);
+    for (int fam = 0; fam <= 1; fam++)
+        for (int f32 = 0; f32 <= 1; f32++) {
+            /* only the segments in chunks 1, 7, 13, .. of 64 KiB (the interleaved runs give
+             * them to thread 1 of 2 or 3) carry data, the others are zeros: a thread whose D
+             * went unmerged would leave E too small, and the test would see it */
+            for (int sg = 0; sg < SEGS; sg++) {
+                const int chunk = sg * L * (f32 ? 4 : 8) / 65536;
+                if (chunk % 6 == 1) {
+                    fill_spec_family(1, xf + (size_t)sg * L, xd + (size_t)sg * L, L, f32);
+                } else {
+                    memset(xf + (size_t)sg * L, 0, L * sizeof *xf);
+                    memset(xd + (size_t)sg * L, 0, L * sizeof *xd);
+                }
+            }
+            const double tail[2] = {fam == 0 ? 1.0 : 0.0, fam == 0 ? 0x1p-53 : 0.0};
+            for (int i = 0; i < 2; i++) {
+                xf[L * SEGS + i] = (float)tail[i];
+                xd[L * SEGS + i] = tail[i];
+            }
+            const double want = reference(K_SUM, f32 ? xf : NULL, f32 ? NULL : xd, N, 0, 0);
+            assert_true(same(want, fam == 0 ? 1.0 : 0.0));
+            for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+                if (!isa_usable(isa)) continue;
+                for (int th = 1; th <= 3; th++)
+                    for (int small_chunks = 0; small_chunks <= 1; small_chunks++) {
+                        tally_options o;
+                        tally_options_init(&o);
+                        o.backend = TALLY_BACKEND_CPU;
+                        o.threads = th;
+                        o.isa = isa;
+                        tally_context *ctx;
+                        assert_int_equal(tally_create(&ctx, &o), TALLY_OK);
+                        if (small_chunks) tally_cpu_set_reduce_chunks(ctx, 65536, 1);
+                        uint64_t cnt[2];
+                        tally_cpu_spec_counts(cnt, 1);
+                        tally_result r;
+                        assert_int_equal(tally_reduce(ctx, TALLY_SUM, f32 ? TALLY_F32 : TALLY_F64,
+                                                      f32 ? (const void *)xf : (const void *)xd, N,
+                                                      NULL, &r),
+                                         TALLY_OK);
+                        check("spec api", r.value.f64, want, isa, K_SUM, f32, N, th);
+                        tally_cpu_spec_counts(cnt, 1);
+                        if (!getenv("TALLY_CPU_SPEC") && !(cnt[0] == 0 && cnt[1] == 1)) {
+                            printf("MISMATCH spec api isa=%s f32=%d threads=%d: %llu answered, "
+                                   "%llu declined (want 0, 1)\n", isa_names[isa], f32, th,
+                                   (unsigned long long)cnt[0], (unsigned long long)cnt[1]);
+                            failures++;
+                        }
+                        tally_destroy(ctx);
+                    }
+            }
+        }
+    free(xf);
+    free(xd);
+    assert_int_equal(failures, 0);
+}
+
 /* After every family: each usable ISA's speculative pass both answered and declined. */
 static void test_spec_counts(void **state) {
     (void)state;
@@ -1036,7 +1105,7 @@ static void test_api(void **s) {
     double *xd = malloc(N * sizeof *xd);
     assert_non_null(xf);
     assert_non_null(xd);
-    gen_fn gens[] = {g_price, g_moderate, g_wide, g_phases, g_huge_cancel, g_wide_zeros, g_cancel};
+    gen_fn gens[] = {g_price, g_moderate, g_wide, g_phases, g_huge_cancel, g_wide_zeros, g_cancel, g_specials};
     const uint64_t ns[] = {4096, 70001, N};
     uint64_t spec[2];
     tally_cpu_spec_counts(spec, 1);
@@ -1389,7 +1458,8 @@ int main(void) {
         cmocka_unit_test(test_w32_scale),   cmocka_unit_test(test_methods),
         cmocka_unit_test(test_fenv),        cmocka_unit_test(test_api),
         cmocka_unit_test(test_bin_count),   cmocka_unit_test(test_round_within),   cmocka_unit_test(test_wide_cancel),
-        cmocka_unit_test(test_spec_decline), cmocka_unit_test(test_spec_counts), /* last */
+        cmocka_unit_test(test_spec_decline), cmocka_unit_test(test_spec_api),
+        cmocka_unit_test(test_spec_counts), /* last */
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++)
