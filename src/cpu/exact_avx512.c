@@ -141,6 +141,8 @@ static inline int tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint6
 }
 #define XB64_PREP(x, idx, sig) tally_xavx512_b64prep_((x), (idx), (sig))
 #define XS_ABS(v) _mm512_abs_pd(v)
+/* max(|m|, |c|), sign cleared (VRANGEPD imm 0x0B as XV_MAXABS): the speculative sum's D (SPEC) */
+#define XS_DMAX(m, c) _mm512_range_pd((m), (c), 0x0B)
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {

@@ -1681,6 +1681,12 @@ XENTRY void XFN(sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally
  *   - |c'| is taken by clearing the sign bit (exact), and each c' enters D once, right after it
  *     is made. A lane of a partial last vector adds +0.0: s and c unchanged, D gets |c| again
  *     (D only grows: harmless).
+ *   - XS_DMAX (AVX-512: VRANGEPD, one op where the sum takes two): a lane keeps M = max |c'|
+ *     over its k adds instead of D, and gives fl(k * M) at the end. k * M >= the sum of the k
+ *     values |c'| that D would add up, so the invariant holds with this larger D_true; the one
+ *     rounding of the product is one more add-sized rounding of D's chain (covered as those
+ *     are). The bound is looser (k * max against the sum): a few more declines, no error.
+ *     A NaN c' may leave M anything: c itself stays NaN and goes into acc's flags.
  *   - An overflow of s, e, c or D, or a NaN / inf input, leaves some final s or c non-finite
  *     (inf - inf = NaN, inf + finite = inf: a non-finite value never turns finite in these ops)
  *     or D non-finite: acc's NaN / inf flags or a non-finite *D, and the caller declines.
@@ -1710,30 +1716,47 @@ XINLINE void XFN(spec_)(const void *x, uint64_t n, int kind, tally_exact *acc, d
         const XV e_ = XV_ADD(XV_SUB(S[u], a_), XV_SUB(x_, b_));                                  \
         S[u] = s_;                                                                               \
         C[u] = XV_ADD(C[u], e_);                                                                 \
-        D[u] = XV_ADD(D[u], XS_ABS(C[u]));                                                       \
+        XS_FEED_D(u);                                                                            \
     } while (0)
+#if defined(XS_DMAX) /* D[u] holds max |c'| of its lanes; k adds per lane of set u */
+#define XS_FEED_D(u) (D[u] = XS_DMAX(D[u], C[u]))
+#else
+#define XS_FEED_D(u) (D[u] = XV_ADD(D[u], XS_ABS(C[u])))
+#endif
     for (; i + XS_U * XW <= n; i += XS_U * XW) {
         if (pfd)
             for (uint64_t b = 0; b < XS_U * XW * es; b += 64)
                 XPREFETCH((const char *)x + i * es + pfd + b);
         for (int u = 0; u < XS_U; u++) XS_STEP(u, XFN(load)(x, i + (uint64_t)u * XW, kind));
     }
-    for (int u = 0; i < n; i += XW, u++) {
+    const uint64_t steps = i / (XS_U * XW); /* adds per lane so far, every set alike */
+    int tail = 0;
+    for (int u = 0; i < n; i += XW, u++, tail++) {
         const uint64_t k = n - i < XW ? n - i : XW;
         XS_STEP(u, k == XW ? XFN(load)(x, i, kind) : XFN(load_part)(x, i, (int)k, kind));
     }
 #undef XS_STEP
+#undef XS_FEED_D
     double ls[XW], lc[XW], ld[XW], dsum = 0.0;
     for (int u = 0; u < XS_U; u++) {
         XV_STORE(ls, S[u]);
         XV_STORE(lc, C[u]);
         XV_STORE(ld, D[u]);
+#if defined(XS_DMAX)
+        const double adds = (double)(steps + (u < tail)); /* exact: < 2^53 */
+#endif
         for (int j = 0; j < XW; j++) {
             tally_exact_add(acc, ls[j]);
             tally_exact_add(acc, lc[j]);
+#if defined(XS_DMAX)
+            dsum += adds * ld[j]; /* >= the sum of the lane's |c'| (one rounding more) */
+#else
             dsum += ld[j];
+#endif
         }
     }
+    (void)steps;
+    (void)tail;
     *Dout += dsum;
     tally_xfenv_leave_(&fenv);
 }
