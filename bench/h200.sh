@@ -399,6 +399,7 @@ if want cpu; then
   [ "${CPU_X:-1}" = 0 ] || timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x "${CPU_XT:-1,2,4,8,16}" -n "${CPU_N:-268435456}" -r 3 \
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
+  [ "${CPU_X:-1}" = 0 ] || partial_table "$OUT/cpu-exact.md" "$L/cpu-exact.log" "$r"
   [ "${CPU_X:-1}" = 0 ] || log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
   # CPU_XN=ELEMENTS: the -x table again at a size that stays in the L3 (16777216: 64 MiB of f32), so
   # the exact sums' per-thread compute rate at each thread count shows without memory (cores
