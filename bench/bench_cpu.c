@@ -34,6 +34,10 @@
  * twice: as the library runs it, then "before", without the short sums' W32W and SPEC methods,
  * exact_impl.h; with TALLY_CPU_TUNE=small_w32w=0,small_spec=0 only the latter). Each
  * answer is checked against the superaccumulator fed element by element (core/exact_sum.h).
+ * Each large row is followed by a "spec=0" row: the same sum on a context made with
+ * TALLY_CPU_SPEC=0, i.e. the exact path without the speculative compensated sum in front
+ * (src/cpu/reduce.c), before/after in one run (TALLY_BENCH_SPEC0=0: no such rows; with
+ * TALLY_CPU_SPEC=0 in the environment every row is the exact path and none is added).
  * TALLY_BENCH_XPF="FAR,NEAR;...": the wide and full-range rows again per prefetch setting of the
  * exact kernels (bytes ahead into L2 and into L1, exact_kernels.h), labelled "xpf=FAR,NEAR", at
  * 2 threads and more. */
@@ -560,6 +564,17 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 fprintf(stderr, "tally_bench_cpu: tally_create: %s\n", tally_create_error());
                 return 1;
             }
+            /* ctx0: the same without the speculative sum, unless the process has it off anyway */
+            tally_context *ctx0 = NULL;
+            const char *spec_env = getenv("TALLY_CPU_SPEC");
+            if (!(spec_env && !strcmp(spec_env, "0"))) {
+                char *keep = spec_env ? strdup(spec_env) : NULL;
+                setenv("TALLY_CPU_SPEC", "0", 1);
+                if (tally_create(&ctx0, &opt) != TALLY_OK) ctx0 = NULL;
+                if (keep) setenv("TALLY_CPU_SPEC", keep, 1);
+                else unsetenv("TALLY_CPU_SPEC");
+                free(keep);
+            }
             int nth = tally_thread_count(ctx);
             omp_set_num_threads(nth);
             for (int f64 = 0; f64 <= 1; f64++) {
@@ -581,6 +596,27 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 fputs(line, stdout);
                 fflush(stdout);
                 g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+                /* the same sum on a context without the speculative pass (TALLY_CPU_SPEC=0 when
+                 * it is made, src/cpu/state.h): the exact path alone, before/after in one run
+                 * (TALLY_BENCH_SPEC0=0: not) */
+                const char *s0 = getenv("TALLY_BENCH_SPEC0");
+                if (ctx0 && !(s0 && !strcmp(s0, "0"))) {
+                    our_arg o0 = o;
+                    o0.ctx = ctx0;
+                    ours(&o0);
+                    int ok0 = memcmp(&o0.res[0].value.f64, &want[f64], 8) == 0;
+                    if (!ok0) fail("exact sum (spec=0)");
+                    double u, ub, up, u2;
+                    timepair(ours, &o0, base_read, &b, &u, &ub);
+                    timepair(ours, &o0, base_plain, &pa, &u2, &up);
+                    if (u2 < u) u = u2;
+                    snprintf(line, sizeof line, "| %d | %s spec=0 | %s | %.2f | %.1f | %.1f | %.2f | %.1f | %.2f | %.17g%s |\n",
+                             nth, shapes[shape], f64 ? "f64" : "f32", u * 1e3, bytes / u / 1e9, bytes / ub / 1e9,
+                             ub / u, bytes / up / 1e9, up / u, o0.res[0].value.f64, ok0 ? "" : " WRONG");
+                    fputs(line, stdout);
+                    fflush(stdout);
+                    g_tlen += (size_t)snprintf(g_table + g_tlen, sizeof g_table - g_tlen, "%s", line);
+                }
                 /* TALLY_BENCH_XPF="FAR,NEAR;FAR,NEAR;...": the wide and full-range rows again with
                  * the exact kernels' prefetch distances set so (exact_kernels.h), each beside its
                  * own read loop, at 2 threads and more (what they are for); the rows above use the
@@ -610,6 +646,7 @@ static int exact_table(const char *tlist, uint64_t n, const char *outpath, int a
                 }
             }
             tally_destroy(ctx);
+            if (ctx0) tally_destroy(ctx0);
         }
     }
     /* small arrays: one call on 4,096 floats (in cache), against a plain SIMD loop over them */

@@ -11,8 +11,13 @@
  * element by element (core/exact_sum.h) and the extremes against a plain loop.
  *
  * Data: price (5.00 .. 49.99), pm40 (random sign, exponents spread over 2^-40..2^40), full
- * (random sign, exponents over the whole range of the type), pm20 (2^-20..2^20).
- * Kernels: sum, sum+min+max (the fused one), sqdev (squared deviations from a mean near the data).
+ * (random sign, exponents over the whole range of the type), pm20 (2^-20..2^20), fullfin (full,
+ * but f64 only up to 2^991 as in bench_cpu: with full's, partial sums of a few values near
+ * DBL_MAX overflow, which the speculative sum declines).
+ * Kernels: sum, sum+min+max (the fused one), sqdev (squared deviations from a mean near the data),
+ * spec (the speculative compensated sum decided by tally_exact_round_within, the sum kernel after
+ * it when it declines, as tally_reduce does for large one-shot sums; its last column says
+ * "spec" when every call answered, "declined" when they fell back).
  * n = 16384 stays in L1/L2: the kernel's own speed; n = 2^24 reads from memory.
  *
  *   tally_bench_exact -s [-n ELEMENTS] [-r RUNS] [-i ISA] [-d DATA]      (n = 4096 by default)
@@ -102,10 +107,11 @@ static uint64_t read_plain(const void *p, size_t bytes) {
     return s;
 }
 
-enum { D_PRICE, D_PM40, D_FULL, D_PM20, D_COUNT };
-static const char *dnames[] = {"price", "pm40", "full", "pm20"};
-enum { K_SUM, K_FUSED, K_SQ, K_COUNT };
-static const char *knames[] = {"sum", "sum+min+max", "sqdev"};
+enum { D_PRICE, D_PM40, D_FULL, D_PM20, D_FULLFIN, D_COUNT };
+static const char *dnames[] = {"price", "pm40", "full", "pm20", "fullfin"};
+enum { K_SUM, K_FUSED, K_SQ, K_SPEC, K_COUNT };
+static const char *knames[] = {"sum", "sum+min+max", "sqdev", "spec"};
+static uint64_t g_spec_declined; /* spec calls that fell back to the sum kernel */
 static const char *inames[] = {"", "scalar", "avx2", "avx512"};
 
 static void fill(int d, float *f, double *x, uint64_t n) {
@@ -118,6 +124,10 @@ static void fill(int d, float *f, double *x, uint64_t n) {
             int w = d == D_PM40 ? 40 : 20;
             x[i] = s * ldexp(1 + unif(), (int)(rnd() % (2 * w)) - w);
             f[i] = (float)(s * ldexp(1 + unif(), (int)(rnd() % (2 * w)) - w));
+        } else if (d == D_FULLFIN) { /* f64 up to 2^991 (bench_cpu's full range): no partial
+                                         * sum of 2^24 of them overflows */
+            x[i] = s * ldexp(1 + unif(), (int)(rnd() % 2013) - 1022);
+            f[i] = (float)(s * ldexp(1 + unif(), (int)(rnd() % 253) - 126));
         } else {
             x[i] = s * ldexp(1 + unif(), (int)(rnd() % 2045) - 1022);
             f[i] = (float)(s * ldexp(1 + unif(), (int)(rnd() % 253) - 126));
@@ -137,6 +147,15 @@ static double call(const tally_exact_kernels *k, int kern, int f32, const float 
     } else if (kern == K_FUSED) {
         if (f32) k->sum_minmax_f32(f, n, 0, &a, mm);
         else k->sum_minmax_f64(x, n, 0, &a, mm);
+    } else if (kern == K_SPEC) { /* as tally_reduce does it: the speculative pass, decided */
+        double D = 0, r;
+        if (f32) k->spec_sum_f32(f, n, &a, &D);
+        else k->spec_sum_f64(x, n, &a, &D);
+        if (tally_exact_round_within(&a, tally_exact_spec_bound(D), &r)) return r;
+        g_spec_declined++; /* then the exact kernel, as the caller would */
+        tally_exact_init(&a);
+        if (f32) k->sum_f32(f, n, 0, &a);
+        else k->sum_f64(x, n, 0, &a);
     } else {
         if (f32) k->sqdev_f32(f, n, mean, 0, &a);
         else k->sqdev_f64(x, n, mean, 0, &a);
@@ -331,7 +350,7 @@ int main(int argc, char **argv) {
             tally_exact_set_prefetch((uint32_t)far, (uint32_t)near);
         } else {
             fprintf(stderr, "usage: %s [-s] [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] "
-                            "[-d price|pm40|full|pm20] [-k sum|sum+min+max|sqdev] [-p FAR,NEAR]\n", argv[0]);
+                            "[-d price|pm40|full|pm20|fullfin] [-k sum|sum+min+max|sqdev|spec] [-p FAR,NEAR]\n", argv[0]);
             return 2;
         }
     }
@@ -409,6 +428,16 @@ int main(int argc, char **argv) {
                     if (tot == 0) tot = 1;
                     best /= reps;
                     bestr /= reps;
+                    if (kern == K_SPEC) {
+                        printf("| %s | %s | %s | %s | %.3f | %.1f | %.1f | %.2f | %s%s |\n",
+                               dnames[d], knames[kern], f32 ? "f32" : "f64", inames[isa],
+                               best / (double)n * 1e9, (double)bytes / best / 1e9,
+                               (double)bytes / bestr / 1e9, bestr / best,
+                               g_spec_declined ? "declined" : "spec", ok ? "" : " WRONG");
+                        g_spec_declined = 0;
+                        fflush(stdout);
+                        continue;
+                    }
                     printf("| %s | %s | %s | %s | %.3f | %.1f | %.1f | %.2f | %.0f/%.0f/%.0f/%.0f%s |\n",
                            dnames[d], knames[kern], f32 ? "f32" : "f64", inames[isa],
                            best / (double)n * 1e9, (double)bytes / best / 1e9,

@@ -408,6 +408,7 @@ if want cpu; then
   [ "${CPU_X:-1}" = 0 ] || timeout "$((c * 3 / 5))" "$B/bench/tally_bench_cpu" -x "${CPU_XT:-1,2,4,8,16}" -n "${CPU_N:-268435456}" -r 3 \
     -o "$OUT/cpu-exact.md" >"$L/cpu-exact.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
+  [ "${CPU_X:-1}" = 0 ] || partial_table "$OUT/cpu-exact.md" "$L/cpu-exact.log" "$r"
   [ "${CPU_X:-1}" = 0 ] || log "cpu: bench_cpu -x exit $r$([ "$r" = 124 ] && echo ' (timed out)'), $(grep -c 'VALIDATION FAILED' "$L/cpu-exact.log") validation failures; tables in cpu.md and cpu-exact.md"
   # CPU_XN=ELEMENTS: the -x table again at a size that stays in the L3 (16777216: 64 MiB of f32), so
   # the exact sums' per-thread compute rate at each thread count shows without memory (cores
@@ -418,12 +419,14 @@ if want cpu; then
     log "cpu: bench_cpu -x -n $CPU_XN exit $?, table in cpu-exact-l3.md"
   fi
   # the exact kernels' per-core cost on this host (one thread; in cache, then from memory):
-  # ns per element for price-like, 2^-40..2^40 and full-range f32/f64 (CPU_CORE=0: none, ~15 s)
+  # ns per element for price-like, 2^-40..2^40 and full-range f32/f64, the exact kernel (sum) and
+  # the speculative sum with its decision (spec; fullfin: full range with f64 up to 2^991, whose
+  # partial sums cannot overflow) (CPU_CORE=0: none, ~40 s)
   if [ "${CPU_CORE:-1}" != 0 ]; then
-    for nn in 65536 16777216; do for d in price pm40 full; do
-      timeout 20 "$B/bench/tally_bench_exact" -i avx512 -d "$d" -k sum -n "$nn" -r "$([ $nn = 65536 ] && echo 20 || echo 3)" 2>&1 |
-        grep -E '^\| (price|pm40|full) ' | sed "s/^/| n=$nn /"
-    done; done >"$OUT/cpu-core.md"
+    for nn in 65536 16777216; do for d in price pm40 full fullfin; do for k in sum spec; do
+      timeout 20 "$B/bench/tally_bench_exact" -i avx512 -d "$d" -k "$k" -n "$nn" -r "$([ $nn = 65536 ] && echo 20 || echo 3)" 2>&1 |
+        grep -E '^\| (price|pm40|full|fullfin) ' | sed "s/^/| n=$nn /"
+    done; done; done >"$OUT/cpu-core.md"
     log "cpu: per-core exact kernels (tally_bench_exact, n = 65536 then 2^24), table in cpu-core.md"
   fi
   # short arrays, one core: the one-pass sum against a plain AVX-512 loop at 1Ki..64Ki elements
@@ -580,7 +583,8 @@ if want scanio && [ -f "$OUT/scanio.md" ]; then
   grep -E '^(checks|\|)' "$OUT/scanio.md"
 fi
 if want cpu && [ -f "$OUT/cpu-exact.md" ]; then
-  echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md)"
+  echo "=== CPU correctly rounded sums at 1 and 16 threads (bench_cpu -x; every thread count in cpu-exact.md);"
+  echo "    rows 'spec=0': the same sum with TALLY_CPU_SPEC=0 (the exact path alone), before/after in this run"
   grep -E '^\| (threads|1|8|16) \|' "$OUT/cpu-exact.md"
 fi
 if want cpu && [ -s "$OUT/cpu-exact-l3.md" ]; then
@@ -594,8 +598,9 @@ if want cpu && [ -s "$OUT/cpu-small.md" ]; then
   grep '^|' "$OUT/cpu-probe.md"
 fi
 if want cpu && [ -s "$OUT/cpu-core.md" ]; then
-  echo "=== CPU exact kernels, one core (tally_bench_exact; n = 65536 in cache, then 2^24 from memory): ns/elem, GB/s, read GB/s"
-  cut -d'|' -f2,3,5,7,8,9,11 "$OUT/cpu-core.md"
+  echo "=== CPU exact kernels, one core (tally_bench_exact; n = 65536 in cache, then 2^24 from memory): kernel (sum: exact,"
+  echo "    spec: speculative + decision), ns/elem, GB/s, read GB/s, ratio, methods (spec: answered or declined)"
+  cut -d'|' -f2,3,4,5,7,8,9,10,11 "$OUT/cpu-core.md"
 fi
 if want cpuscale && ls "$OUT"/cpu-t[0-9]*.md >/dev/null 2>&1; then
   echo "=== CPU by thread count: ratio to the read loop (reductions) or memcpy (scans) of the same run (ours / its GB/s);"

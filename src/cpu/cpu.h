@@ -38,6 +38,11 @@ typedef struct tally_cpu_scan_prof {
  * run concurrently on one context (nothing is). */
 void tally_cpu_set_scan_profile(tally_context *ctx, tally_cpu_scan_prof *prof);
 
+/* For the tests and benchmarks: the speculative sums (reduce.c) that answered ([0]) and that
+ * declined to the exact path ([1]) in this process since the last reset (reset: zero them after
+ * copying them out). */
+void tally_cpu_spec_counts(uint64_t out[2], int reset);
+
 /* Adds n elements (global indices base .. base+n-1) into acc, using the state's threads.
  * acc may already hold earlier elements (streams); float products continue its open block.
  * The backend table's accumulate. */

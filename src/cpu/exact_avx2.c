@@ -149,10 +149,12 @@ static inline int tally_xavx2_b64prep_(const uint64_t *x, uint64_t *idx, uint64_
     return _mm256_testz_si256(nonfinite, nonfinite);
 }
 #define XB64_PREP(x, idx, sig) tally_xavx2_b64prep_((x), (idx), (sig))
+#define XS_ABS(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), (v))
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx2 = {
     tally_xavx2_sum_f32,   tally_xavx2_sum_f64,        tally_xavx2_sqdev_f32,
     tally_xavx2_sqdev_f64, tally_xavx2_sum_minmax_f32, tally_xavx2_sum_minmax_f64,
-    tally_xavx2_small_sum_f32, NULL /* TWO needs SAE */};
+    tally_xavx2_small_sum_f32, NULL /* TWO needs SAE */,
+    tally_xavx2_spec_sum_f32,  tally_xavx2_spec_sum_f64};
 #endif

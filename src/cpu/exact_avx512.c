@@ -143,10 +143,14 @@ static inline int tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint6
     return tally_xmask_((unsigned)nonfinite, 8) == 0;
 }
 #define XB64_PREP(x, idx, sig) tally_xavx512_b64prep_((x), (idx), (sig))
+#define XS_ABS(v) _mm512_abs_pd(v)
+/* max(|m|, |c|), sign cleared (VRANGEPD imm 0x0B as XV_MAXABS): the speculative sum's D (SPEC) */
+#define XS_DMAX(m, c) _mm512_range_pd((m), (c), 0x0B)
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {
     tally_xavx512_sum_f32,   tally_xavx512_sum_f64,        tally_xavx512_sqdev_f32,
     tally_xavx512_sqdev_f64, tally_xavx512_sum_minmax_f32, tally_xavx512_sum_minmax_f64,
-    tally_xavx512_small_sum_f32, tally_xavx512_small_sum_f64};
+    tally_xavx512_small_sum_f32, tally_xavx512_small_sum_f64,
+    tally_xavx512_spec_sum_f32,  tally_xavx512_spec_sum_f64};
 #endif

@@ -1664,6 +1664,112 @@ XENTRY void XFN(sum_minmax_f64)(const double *x, uint64_t n, int omit_nan, tally
     XFN(run)(x, n, XK_SUM_F64, 0.0, omit_nan, acc, mm);
 }
 
+/* ---- SPEC: the speculative compensated sum (core/exact_sum.h, "Speculative compensated sums") --
+ * One vector pass over x[0 .. n): XS_U * XW lanes, each a triple (s, c, D) from (0, 0, 0), every
+ * element (f32 widened exactly) added to one lane by exactly the rule of exact_sum.h:
+ *      (s', e) = TwoSum(s, x);   c' = fl(c + e);   D' = fl(D + |c'|)
+ * At the end every lane's s and c go EXACTLY into *acc (tally_exact_add: a NaN or inf among
+ * them sets acc's flags), and the lanes' D are summed into *D (more adds of D's chain, covered by
+ * the bound). So after any number of calls on the pieces of an array, with V the value of the
+ * merged accumulators and D the sum of the calls' *D:
+ *      true sum = V + delta,   |delta| <= 2^-53 * D_true <= 2^-53 * D * (1 + 2^-12)
+ * as exact_sum.h proves for one lane (the lanes' deltas add; V holds their s + c exactly, with
+ * no merge of triples, so no merge rounding enters). Why this code keeps the invariant:
+ *   - TwoSum is the 6-op form (s' = s + x; b = s' - s; a = s' - b; e = (s - a) + (x - b)), each
+ *     op a separate intrinsic add/sub: exact for any order of magnitudes in round-to-nearest.
+ *     There is no multiply to contract, and the whole library is compiled with
+ *     -ffp-contract=off (CMakeLists.txt) besides: every op is one rounded add.
+ *   - The kernel runs under tally_xfenv_enter_: round-to-nearest, no FTZ / DAZ whatever the
+ *     caller set, so subnormal e and c are exact as exact_sum.h assumes.
+ *   - |c'| is taken by clearing the sign bit (exact), and each c' enters D once, right after it
+ *     is made. A lane of a partial last vector adds +0.0: s and c unchanged, D gets |c| again
+ *     (D only grows: harmless).
+ *   - XS_DMAX (AVX-512: VRANGEPD, one op where the sum takes two): a lane keeps M = max |c'|
+ *     over its k adds instead of D, and gives fl(k * M) at the end. k * M >= the sum of the k
+ *     values |c'| that D would add up, so the invariant holds with this larger D_true; the one
+ *     rounding of the product is one more add-sized rounding of D's chain (covered as those
+ *     are). The bound is looser (k * max against the sum): a few more declines, no error.
+ *     A NaN c' may leave M anything: c itself stays NaN and goes into acc's flags.
+ *   - An overflow of s, e, c or D, or a NaN / inf input, leaves some final s or c non-finite
+ *     (inf - inf = NaN, inf + finite = inf: a non-finite value never turns finite in these ops)
+ *     or D non-finite: acc's NaN / inf flags or a non-finite *D, and the caller declines.
+ * The caller decides with tally_exact_round_within(V, E) where E = D * 2^-53 * 1.001 + 2^-1074
+ * (the last term covers the product's rounding should it fall among the subnormals). */
+#ifndef XS_U
+#define XS_U 4 /* lane sets: each carries three 1-add chains (s, c, D), 4 ticks apiece */
+#endif
+#ifndef XS_ABS /* |v|: the sign bit cleared (a NaN lane may give anything: c is NaN there) */
+#define XS_ABS(v) XV_MAXABS(XV_ZERO(), (v))
+#endif
+XINLINE void XFN(spec_)(const void *x, uint64_t n, int kind, tally_exact *acc, double *Dout) {
+    tally_xfenv fenv;
+    tally_xfenv_enter_(&fenv);
+    const XV zero = XV_ZERO();
+    XV S[XS_U], C[XS_U], D[XS_U];
+    for (int u = 0; u < XS_U; u++) S[u] = C[u] = D[u] = zero;
+    const uint64_t es = kind == XK_SUM_F32 ? 4 : 8;
+    const uint64_t pfd = tally_xpf_far_get_();
+    uint64_t i = 0;
+#define XS_STEP(u, v)                                                                            \
+    do {                                                                                         \
+        const XV x_ = (v);                                                                       \
+        const XV s_ = XV_ADD(S[u], x_);                                                          \
+        const XV b_ = XV_SUB(s_, S[u]);                                                          \
+        const XV a_ = XV_SUB(s_, b_);                                                            \
+        const XV e_ = XV_ADD(XV_SUB(S[u], a_), XV_SUB(x_, b_));                                  \
+        S[u] = s_;                                                                               \
+        C[u] = XV_ADD(C[u], e_);                                                                 \
+        XS_FEED_D(u);                                                                            \
+    } while (0)
+#if defined(XS_DMAX) /* D[u] holds max |c'| of its lanes; k adds per lane of set u */
+#define XS_FEED_D(u) (D[u] = XS_DMAX(D[u], C[u]))
+#else
+#define XS_FEED_D(u) (D[u] = XV_ADD(D[u], XS_ABS(C[u])))
+#endif
+    for (; i + XS_U * XW <= n; i += XS_U * XW) {
+        if (pfd)
+            for (uint64_t b = 0; b < XS_U * XW * es; b += 64)
+                XPREFETCH((const char *)x + i * es + pfd + b);
+        for (int u = 0; u < XS_U; u++) XS_STEP(u, XFN(load)(x, i + (uint64_t)u * XW, kind));
+    }
+    const uint64_t steps = i / (XS_U * XW); /* adds per lane so far, every set alike */
+    int tail = 0;
+    for (int u = 0; i < n; i += XW, u++, tail++) {
+        const uint64_t k = n - i < XW ? n - i : XW;
+        XS_STEP(u, k == XW ? XFN(load)(x, i, kind) : XFN(load_part)(x, i, (int)k, kind));
+    }
+#undef XS_STEP
+#undef XS_FEED_D
+    double ls[XW], lc[XW], ld[XW], dsum = 0.0;
+    for (int u = 0; u < XS_U; u++) {
+        XV_STORE(ls, S[u]);
+        XV_STORE(lc, C[u]);
+        XV_STORE(ld, D[u]);
+#if defined(XS_DMAX)
+        const double adds = (double)(steps + (u < tail)); /* exact: < 2^53 */
+#endif
+        for (int j = 0; j < XW; j++) {
+            tally_exact_add(acc, ls[j]);
+            tally_exact_add(acc, lc[j]);
+#if defined(XS_DMAX)
+            dsum += adds * ld[j]; /* >= the sum of the lane's |c'| (one rounding more) */
+#else
+            dsum += ld[j];
+#endif
+        }
+    }
+    (void)steps;
+    (void)tail;
+    *Dout += dsum;
+    tally_xfenv_leave_(&fenv);
+}
+XENTRY void XFN(spec_sum_f32)(const float *x, uint64_t n, tally_exact *acc, double *D) {
+    XFN(spec_)(x, n, XK_SUM_F32, acc, D);
+}
+XENTRY void XFN(spec_sum_f64)(const double *x, uint64_t n, tally_exact *acc, double *D) {
+    XFN(spec_)(x, n, XK_SUM_F64, acc, D);
+}
+
 /* ---- SMALL: a short array's sum in one pass, rounded without the superaccumulator ------------
  * For one call's sum of at most XSMALL_BYTES (the cost that matters there is per call: the
  * general path's method choice, its superaccumulator and its rounding cost about as much as the

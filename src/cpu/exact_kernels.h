@@ -67,7 +67,25 @@ typedef struct tally_exact_kernels {
      * caller takes the general path). NULL where an ISA has none. See SMALL in exact_impl.h. */
     int (*small_sum_f32)(const float *x, uint64_t n, double *out);
     int (*small_sum_f64)(const double *x, uint64_t n, double *out);
+    /* The speculative compensated sum (SPEC in exact_impl.h; the design: core/exact_sum.h,
+     * "Speculative compensated sums"): one pass that adds to *acc (exactly) a value V_call and to
+     * *D a D_call >= 0 such that, over any calls on the pieces of an array (their accumulators
+     * merged into V, their D added into D),
+     *      |sum of x - V| <= 2^-53 * D * (1 + 2^-12)
+     * unless acc has a NaN / inf flag or D is not finite (an inf / NaN input or an overflow; the
+     * answer must then come from the exact path). tally_exact_round_within(V, E) with
+     * E = D * 2^-53 * 1.001 + 2^-1074 gives the correctly rounded sum or declines. Every ISA. */
+    void (*spec_sum_f32)(const float *x, uint64_t n, tally_exact *acc, double *D);
+    void (*spec_sum_f64)(const double *x, uint64_t n, tally_exact *acc, double *D);
 } tally_exact_kernels;
+
+/* E for tally_exact_round_within from the speculative sums' total D (see spec_sum_f32). The
+ * product's rounding costs at most 2^-52 relative (covered by 1.001) or, among the subnormals,
+ * 2^-1075 absolute (covered by the 2^-1074 added); non-finite D gives a non-finite E, which
+ * tally_exact_round_within declines. */
+static inline double tally_exact_spec_bound(double D) {
+    return D * 0x1p-53 * 1.001 + 0x1p-1074;
+}
 
 /* The kernels for isa (TALLY_ISA_SCALAR, TALLY_ISA_AVX2 or TALLY_ISA_AVX512); the caller makes
  * sure the CPU has that ISA. AUTO and any ISA not built here (every x86 one on other CPUs) give

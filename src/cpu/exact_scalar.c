@@ -47,12 +47,13 @@ static inline int64_t tally_xscalar_lsbmin_(int64_t acc, double v) {
 #define XV_MIN_ORD(a, v) tally_xmin_((a), (v))
 #define XV_MAX_ORD(a, v) tally_xmax_((a), (v))
 #define XV_NAN_MASK(v) ((unsigned)((v) != (v)))
+#define XS_ABS(v) fabs(v)
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_scalar = {
     tally_xscalar_sum_f32,   tally_xscalar_sum_f64,        tally_xscalar_sqdev_f32,
     tally_xscalar_sqdev_f64, tally_xscalar_sum_minmax_f32, tally_xscalar_sum_minmax_f64,
-    NULL, NULL};
+    NULL, NULL, tally_xscalar_spec_sum_f32, tally_xscalar_spec_sum_f64};
 
 _Thread_local uint64_t tally_xmethod_n[4];
 

@@ -1,5 +1,7 @@
 /* The CPU backend: state, reductions (one fused pass over the data, split over the pool's
  * threads; a second pass for the variance) and the backend table. */
+#include <float.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,7 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "scan_piece")) st->scan_piece = v; /* clamped below */
             else if (!strcmp(name, "scan_pf")) st->scan_pf = v > 2 ? 2 : (int)v;
             else if (!strcmp(name, "scan_keyed")) st->scan_keyed = v != 0;
+            else if (!strcmp(name, "spec")) st->spec = v != 0;
             else if (!strcmp(name, "xpf_dist") && v <= (1u << 20)) xfar = (uint32_t)v / 64 * 64, xset = 1;
             else if (!strcmp(name, "xpf_near") && v <= (1u << 20)) xnear = (uint32_t)v / 64 * 64, xset = 1;
             else if (!strcmp(name, "small_w32w")) tally_exact_set_small_w32w(v != 0);
@@ -88,9 +91,12 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->chunk_min = TALLY_CPU_CHUNK_MIN;
     st->chunk_max = TALLY_CPU_CHUNK_MAX;
     st->scan_pf = 1;
+    const char *spec = getenv("TALLY_CPU_SPEC");
+    st->spec = !(spec && !strcmp(spec, "0"));
     tune_from_env(st);
     st->parts = aligned_alloc(64, TALLY_CPU_PART_STRIDE * (size_t)threads);
     st->sq = aligned_alloc(64, ((sizeof(tally_exact) * (size_t)threads + 63) / 64) * 64);
+    st->spec_d = calloc((size_t)threads, sizeof(double));
     long l2 = 0;
 #ifdef _SC_LEVEL2_CACHE_SIZE
     l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -104,7 +110,7 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
 #endif
     if (st->scan_piece) piece = st->scan_piece; /* TALLY_CPU_TUNE's scan_piece */
     st->scan_piece = scan_piece_bytes(piece);
-    if (!st->parts || !st->sq) {
+    if (!st->parts || !st->sq || !st->spec_d) {
         tally_cpu_state_destroy(st);
         return tally_set_error(ctx, TALLY_ERR_OUT_OF_MEMORY, "cpu backend: out of memory");
     }
@@ -123,6 +129,7 @@ void tally_cpu_state_destroy(tally_cpu_state *st)
     tally_pool_destroy(st->pool);
     free(st->parts);
     free(st->sq);
+    free(st->spec_d);
     free(st);
 }
 
@@ -496,6 +503,125 @@ void tally_cpu_sqdev(tally_cpu_state *st, tally_type type, const void *data, uin
     for (int i = 1; i < nth; i++) tally_exact_merge(out, &st->sq[i]);
 }
 
+/* ---- the speculative sum -------------------------------------------------------------------- */
+/* One float sum of a large array: first the speculative compensated sum (core/exact_sum.h,
+ * "Speculative compensated sums"; the kernels: SPEC in exact_impl.h), one pass split over the
+ * threads as the exact pass is. Each thread's kernel calls add their lanes' s and c exactly into
+ * the thread's tally_exact and their D into its spec_d; the threads' accumulators merge exactly
+ * (integer adds: any order), their D add up (more adds of D's chain, covered by the bound), and
+ * tally_exact_round_within(V, tally_exact_spec_bound(D)) answers only when the bound decides the
+ * rounding, i.e. with the exact sum rounded once: the exact path's bits. Else (an inf / NaN, an
+ * overflow, a sum within E of a rounding boundary, a result of 0 or +-inf) it declines and the
+ * caller runs the exact path: a decline costs this one pass. */
+static _Atomic uint64_t spec_answered, spec_declined;
+
+void tally_cpu_spec_counts(uint64_t out[2], int reset)
+{
+    out[0] = reset ? atomic_exchange(&spec_answered, 0) : atomic_load(&spec_answered);
+    out[1] = reset ? atomic_exchange(&spec_declined, 0) : atomic_load(&spec_declined);
+}
+
+typedef struct spec_job {
+    const tally_cpu_state *st;
+    tally_type type;
+    const char *x;
+    uint64_t n;
+    uint64_t chunk;   /* elements per chunk */
+    uint64_t nchunks;
+    _Alignas(64) _Atomic uint64_t next; /* the next chunk to take */
+    _Alignas(64) _Atomic int doomed;    /* some thread saw a NaN / inf: the pass will decline */
+} spec_job;
+
+/* The k-th chunk of thread tid: from the counter, or round robin (tests: see
+ * tally_cpu_set_reduce_chunks) */
+static uint64_t spec_take(spec_job *j, int tid, int nth, uint64_t k)
+{
+    if (nth == 1) return k;
+    if (j->st->interleave) return (uint64_t)tid + k * (uint64_t)nth;
+    return atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+}
+
+static void spec_thread(void *arg, int tid, int nth)
+{
+    spec_job *j = arg;
+    const tally_cpu_state *st = j->st;
+    const size_t size = tally_type_size(j->type);
+    tally_exact *e = &st->sq[tid];
+    double D = 0.0;
+    tally_exact_init(e);
+    uint64_t k = 0, c = spec_take(j, tid, nth, k++);
+    while (c < j->nchunks) {
+        uint64_t lo = c * j->chunk, n = j->n - lo < j->chunk ? j->n - lo : j->chunk;
+        const char *x = j->x + lo * size;
+        if (j->type == TALLY_F32) st->ek->spec_sum_f32((const float *)x, n, e, &D);
+        else st->ek->spec_sum_f64((const double *)x, n, e, &D);
+        /* A NaN or inf (an input, or an overflow) in a lane's s, c or D stays there: the pass
+         * is bound to decline, so every thread stops at its next chunk and a decline on such
+         * data costs about a chunk per thread, not a pass. */
+        if ((e->flags & (TALLY_EXACT_F_NAN | TALLY_EXACT_F_PINF | TALLY_EXACT_F_NINF)) || !(D <= DBL_MAX))
+            atomic_store_explicit(&j->doomed, 1, memory_order_relaxed);
+        if (atomic_load_explicit(&j->doomed, memory_order_relaxed)) {
+            e->flags |= TALLY_EXACT_F_NAN; /* declines */
+            break;
+        }
+        c = spec_take(j, tid, nth, k++);
+    }
+    st->spec_d[tid] = D;
+}
+
+/* Whether f32 data look like W32's (exact_impl.h): the nonzero ones among the first 64 span at
+ * most 26 bits from the lowest set bit to the highest, all finite. Such sums skip the speculative
+ * pass: the exact kernels add them by W32 at ~0.1 ns per element and core, below the pass's
+ * ~0.25 (docs/performance.md). A guess from a sample only picks the faster path: both give the
+ * same bits. */
+static int looks_w32(const float *x, uint64_t n)
+{
+    int lo = INT32_MAX, hi = INT32_MIN;
+    for (uint64_t i = 0; i < n && i < 64; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], 4);
+        const int e = (int)((b >> 23) & 0xff);
+        uint32_t m = b & 0x7fffff;
+        if (e == 0xff) return 0;
+        if (e) m |= 0x800000;
+        if (!m) continue;
+        const int base = (e ? e : 1) - 150; /* |x| = m * 2^base */
+        const int l = base + __builtin_ctz(m), h = base + 31 - __builtin_clz(m);
+        if (l < lo) lo = l;
+        if (h > hi) hi = h;
+    }
+    return hi >= lo && hi - lo <= 26;
+}
+
+/* 1 with the correctly rounded sum of the n f32 / f64 elements in *out, or 0 (declined). */
+static int spec_sum(tally_cpu_state *st, tally_type type, const void *data, uint64_t n, double *out)
+{
+    const uint64_t size = tally_type_size(type);
+    spec_job job, *j = &job;
+    memset(j, 0, sizeof *j);
+    j->st = st;
+    j->type = type;
+    j->x = data;
+    j->n = n;
+    int nth = threads_for(st, n * size);
+    j->chunk = (chunk_bytes(st, n * size, nth) / size + 63) / 64 * 64; /* whole cache lines */
+    if (j->chunk < 64) j->chunk = 64;
+    j->nchunks = (n + j->chunk - 1) / j->chunk;
+    atomic_init(&j->next, 0);
+    atomic_init(&j->doomed, 0);
+    if (nth == 1) spec_thread(j, 0, 1);
+    else tally_pool_run(st->pool, nth, spec_thread, j);
+    tally_exact V = st->sq[0];
+    double D = st->spec_d[0];
+    for (int i = 1; i < nth; i++) {
+        tally_exact_merge(&V, &st->sq[i]);
+        D += st->spec_d[i];
+    }
+    const int ok = tally_exact_round_within(&V, tally_exact_spec_bound(D), out);
+    atomic_fetch_add_explicit(ok ? &spec_answered : &spec_declined, 1, memory_order_relaxed);
+    return ok;
+}
+
 /* ---- the backend entry points --------------------------------------------------------------- */
 static int cpu_available(void) { return 1; }
 
@@ -534,6 +660,22 @@ static tally_status cpu_reduce(tally_context *ctx, void *state, tally_type type,
         if (type == TALLY_F32 && st->ek->small_sum_f32) ok = st->ek->small_sum_f32(data, n, &v);
         else if (type == TALLY_F64 && st->ek->small_sum_f64) ok = st->ek->small_sum_f64(data, n, &v);
         if (ok) {
+            results[0].op = TALLY_SUM;
+            results[0].type = TALLY_F64;
+            results[0].status = TALLY_OK;
+            results[0].index = 0;
+            results[0].value.f64 = v;
+            return TALLY_OK;
+        }
+    }
+    /* A large one: the speculative sum first (above), the exact path if it declines (f32 data
+     * that look like W32's go straight to the exact path, which is faster on them). With
+     * omit_nan too: a NaN makes it decline. n < 2^40 keeps D's chains within the bound's k. */
+    if (st->spec && nops == 1 && ops[0] == TALLY_SUM && (type == TALLY_F32 || type == TALLY_F64) &&
+        n * tally_type_table[type].size > TALLY_CPU_SMALL_BYTES && n < ((uint64_t)1 << 40) &&
+        !(type == TALLY_F32 && looks_w32(data, n))) {
+        double v;
+        if (spec_sum(st, type, data, n, &v)) {
             results[0].op = TALLY_SUM;
             results[0].type = TALLY_F64;
             results[0].status = TALLY_OK;

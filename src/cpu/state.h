@@ -58,6 +58,11 @@ struct tally_cpu_state {
      * prefetch; pf_bytes: the sub-piece, i.e. the prefetches issued at once). Any value gives the
      * same result bits: only the chunking and prefetching change. */
     uint64_t pf_dist, pf_bytes, pf_min, chunk_min, chunk_max;
+    /* One-shot f32/f64 sums above TALLY_CPU_SMALL_BYTES try the speculative compensated sum
+     * first (reduce.c, spec_sum): 1 (default), or 0 (TALLY_CPU_SPEC=0 or TALLY_CPU_TUNE spec=0:
+     * the exact path alone, for before/after measurements; the same result bits either way). */
+    int spec;
+    double *spec_d; /* one per thread: the speculative pass's D */
 };
 
 /* The partials of the threads lie in separate cache lines. */

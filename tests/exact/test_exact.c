@@ -19,6 +19,7 @@
 #endif
 #include "core/exact_sum.h"
 #include "cpu/exact_kernels.h"
+#include "cpu/cpu.h"
 #include "tally.h"
 
 /* ---- reference ------------------------------------------------------------------------------
@@ -343,6 +344,56 @@ static void check_small(const char *what, tally_isa isa, const float *xf, const 
     check(what, got, want, isa, K_SUM, xf != NULL, n, 0);
 }
 
+/* SPEC (exact_impl.h; core/exact_sum.h "Speculative compensated sums"): the speculative pass of
+ * every ISA, on the whole array and on three pieces merged, decided by tally_exact_round_within
+ * with tally_exact_spec_bound: an answer must be the reference's; the answered and declined
+ * cases are counted per ISA (both must occur, and the must-decline families below may not
+ * answer at all). */
+static uint64_t spec_answered[4], spec_declined[4];
+static int spec_must_decline; /* the data's exact sum is a midpoint, 0, or not finite */
+static void spec_run(tally_isa isa, const float *xf, const double *xd, uint64_t lo, uint64_t hi,
+                     tally_exact *a, double *D) {
+    const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+    if (xf) k->spec_sum_f32(xf + lo, hi - lo, a, D);
+    else k->spec_sum_f64(xd + lo, hi - lo, a, D);
+}
+static void spec_decide(const char *what, tally_isa isa, const tally_exact *a, double D, int f32,
+                        uint64_t n, double want) {
+    double got = 0;
+    if (tally_exact_round_within(a, tally_exact_spec_bound(D), &got)) {
+        spec_answered[isa]++;
+        check(what, got, want, isa, K_SUM, f32, n, 0);
+        if (spec_must_decline) {
+            printf("MISMATCH %s isa=%s: answered %a where it must decline\n", what, isa_names[isa], got);
+            failures++;
+        }
+    } else {
+        spec_declined[isa]++;
+    }
+}
+static void check_spec(const char *what, tally_isa isa, const float *xf, const double *xd,
+                       uint64_t n, double want) {
+    tally_exact a;
+    double D = 0;
+    tally_exact_init(&a);
+    spec_run(isa, xf, xd, 0, n, &a, &D);
+    spec_decide(what, isa, &a, D, xf != NULL, n, want);
+    if (n >= 2) {
+        uint64_t c1 = rnd() % n, c2 = rnd() % n;
+        if (c1 > c2) { uint64_t t = c1; c1 = c2; c2 = t; }
+        const uint64_t lo[3] = {0, c1, c2}, hi[3] = {c1, c2, n};
+        tally_exact p[3];
+        double d[3] = {0, 0, 0};
+        for (int j = 0; j < 3; j++) {
+            tally_exact_init(&p[j]);
+            spec_run(isa, xf, xd, lo[j], hi[j], &p[j], &d[j]);
+        }
+        tally_exact_merge(&p[2], &p[0]);
+        tally_exact_merge(&p[2], &p[1]);
+        spec_decide(what, isa, &p[2], d[0] + d[1] + d[2], xf != NULL, n, want);
+    }
+}
+
 static void check_all(const char *what, int kind, const float *xf, const double *xd, uint64_t n,
                       double mean, int omit_nan) {
     double want = reference(kind, xf, xd, n, mean, omit_nan);
@@ -350,6 +401,7 @@ static void check_all(const char *what, int kind, const float *xf, const double 
     for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
         if (!isa_usable(isa)) continue;
         if (kind == K_SUM && !omit_nan) check_small(what, isa, xf, xd, n, want);
+        if (kind == K_SUM && !omit_nan) check_spec(what, isa, xf, xd, n, want);
         double got = run_kernel(isa, kind, xf, xd, n, mean, omit_nan, NULL);
         check(what, got, want, isa, kind, xf != NULL, n, omit_nan);
         if (n >= 2) { /* split at random points into 3 pieces, merge */
@@ -945,6 +997,155 @@ static void test_small_fenv(void **s) {
     assert_int_equal(failures, 0);
 }
 
+/* ---- SPEC's must-decline families --------------------------------------------------------------
+ * midpoint: every lane first gets a big value (+1.0 at i < 64, taken back by -1.0 at the last 64
+ * positions), then tiny values t of random bits (2^-60 .. 2^-80) and, later, each one's -t, and
+ * 1.0 + 2^-53 in the middle: the exact sum is the midpoint 1 + 2^-53 (rounds to 1.0, ties to
+ * even), while the lanes' c (which collect the t's beside s ~ 1) round on the way: V misses the
+ * midpoint by a little, to either side, and only the bound keeps the answer from being
+ * 1 + 2^-52. zero: the same without the 1 + 2^-53 (exact sum 0). tiny: the midpoint family with
+ * everything scaled by 2^-1000 (its c reach the subnormals). overflow: DBL_MAX / FLT_MAX-sized
+ * values whose lanes' partial sums overflow (and whose exact sum may or may not). */
+static void fill_spec_family(int fam, float *xf, double *xd, uint64_t n, int f32) {
+    double *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    for (uint64_t i = 0; i < n; i++) v[i] = 0;
+    /* [0, 64): +1; [64, 64 + h): t's; [64 + h, 64 + 2h): their negations, permuted (7919 is a
+     * prime above every h here); then 1.0 and 2^-53; [n - 64, n): -1 */
+    const uint64_t h = (n - 128 - 2) / 2;
+    for (uint64_t i = 0; i < 64; i++) {
+        v[i] = 1.0;
+        v[n - 64 + i] = -1.0;
+    }
+    for (uint64_t i = 0; i < h; i++) {
+        double t = ldexp(1.0 + unif(), -60 - (int)(rnd() % 20)) * ((rnd() & 1) ? -1 : 1);
+        if (f32) t = (float)t;
+        v[64 + i] = t;
+    }
+    for (uint64_t i = 0; i < h; i++) v[64 + h + (i * 7919) % h] = -v[64 + i];
+    if (fam == 0 || fam == 2) { /* the midpoint 1 + 2^-53 (2^-53 is a float too) */
+        v[64 + 2 * h] = 1.0;
+        v[64 + 2 * h + 1] = 0x1p-53;
+    }
+    if (fam == 2)
+        for (uint64_t i = 0; i < n; i++) v[i] = ldexp(v[i], -1000);
+    if (fam == 3)
+        for (uint64_t i = 0; i < n; i++)
+            v[i] = (f32 ? 0x1.fp127 : 0x1.fp1023) * ((i % 3 == 2) ? -1 : 1);
+    for (uint64_t i = 0; i < n; i++) {
+        if (f32) xf[i] = (float)v[i];
+        else xd[i] = v[i];
+    }
+    free(v);
+}
+static void test_spec_decline(void **state) {
+    (void)state;
+    const uint64_t ns[] = {200, 1001, 4099, 70001};
+    float *xf = malloc(70001 * sizeof *xf);
+    double *xd = malloc(70001 * sizeof *xd);
+    assert_non_null(xf);
+    assert_non_null(xd);
+    for (int fam = 0; fam < 4; fam++)
+        for (int f32 = 0; f32 <= 1; f32++)
+            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                const uint64_t n = ns[ni];
+                if (f32 && fam == 2) continue; /* f32 cannot hold 2^-1000 */
+                fill_spec_family(fam, xf, xd, n, f32);
+                const double want = reference(K_SUM, f32 ? xf : NULL, f32 ? NULL : xd, n, 0, 0);
+                if (fam == 0) assert_true(same(want, 1.0));
+                if (fam == 1) assert_true(same(want, 0.0));
+                if (fam == 2) assert_true(same(want, 0x1p-1000));
+                /* fam 3 overflows in the lanes; its exact sum may still be finite */
+                spec_must_decline = fam != 3;
+                for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++)
+                    if (isa_usable(isa)) check_spec("spec_decline", isa, f32 ? xf : NULL,
+                                                    f32 ? NULL : xd, n, want);
+                spec_must_decline = 0;
+            }
+    free(xf);
+    free(xd);
+    assert_int_equal(failures, 0);
+}
+/* The same through tally_reduce (the threaded speculative pass, src/cpu/reduce.c): segments of
+ * 4096 laid out as fill_spec_family's (each sums to 0 exactly, and the lanes see s ~ 1 beside
+ * tiny t's) or zeros, then 1.0 and 2^-53 (midpoint) or nothing more (zero). Every ISA, 1..3
+ * threads, also with small interleaved chunks: the answer must be the reference's and every one
+ * of these sums must have declined to the exact path. */
+static void test_spec_api(void **state) {
+    (void)state;
+    enum { L = 4096, SEGS = 100, N = L * SEGS + 2 };
+    float *xf = malloc(N * sizeof *xf);
+    double *xd = malloc(N * sizeof *xd);
+    assert_non_null(xf);
+    assert_non_null(xd);
+    for (int fam = 0; fam <= 1; fam++)
+        for (int f32 = 0; f32 <= 1; f32++) {
+            /* only the segments in chunks 1, 7, 13, .. of 64 KiB (the interleaved runs give
+             * them to thread 1 of 2 or 3) carry data, the others are zeros: a thread whose D
+             * went unmerged would leave E too small, and the test would see it */
+            for (int sg = 0; sg < SEGS; sg++) {
+                const int chunk = sg * L * (f32 ? 4 : 8) / 65536;
+                if (chunk % 6 == 1) {
+                    fill_spec_family(1, xf + (size_t)sg * L, xd + (size_t)sg * L, L, f32);
+                } else {
+                    memset(xf + (size_t)sg * L, 0, L * sizeof *xf);
+                    memset(xd + (size_t)sg * L, 0, L * sizeof *xd);
+                }
+            }
+            const double tail[2] = {fam == 0 ? 1.0 : 0.0, fam == 0 ? 0x1p-53 : 0.0};
+            for (int i = 0; i < 2; i++) {
+                xf[L * SEGS + i] = (float)tail[i];
+                xd[L * SEGS + i] = tail[i];
+            }
+            const double want = reference(K_SUM, f32 ? xf : NULL, f32 ? NULL : xd, N, 0, 0);
+            assert_true(same(want, fam == 0 ? 1.0 : 0.0));
+            for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+                if (!isa_usable(isa)) continue;
+                for (int th = 1; th <= 3; th++)
+                    for (int small_chunks = 0; small_chunks <= 1; small_chunks++) {
+                        tally_options o;
+                        tally_options_init(&o);
+                        o.backend = TALLY_BACKEND_CPU;
+                        o.threads = th;
+                        o.isa = isa;
+                        tally_context *ctx;
+                        assert_int_equal(tally_create(&ctx, &o), TALLY_OK);
+                        if (small_chunks) tally_cpu_set_reduce_chunks(ctx, 65536, 1);
+                        uint64_t cnt[2];
+                        tally_cpu_spec_counts(cnt, 1);
+                        tally_result r;
+                        assert_int_equal(tally_reduce(ctx, TALLY_SUM, f32 ? TALLY_F32 : TALLY_F64,
+                                                      f32 ? (const void *)xf : (const void *)xd, N,
+                                                      NULL, &r),
+                                         TALLY_OK);
+                        check("spec api", r.value.f64, want, isa, K_SUM, f32, N, th);
+                        tally_cpu_spec_counts(cnt, 1);
+                        if (!getenv("TALLY_CPU_SPEC") && !(cnt[0] == 0 && cnt[1] == 1)) {
+                            printf("MISMATCH spec api isa=%s f32=%d threads=%d: %llu answered, "
+                                   "%llu declined (want 0, 1)\n", isa_names[isa], f32, th,
+                                   (unsigned long long)cnt[0], (unsigned long long)cnt[1]);
+                            failures++;
+                        }
+                        tally_destroy(ctx);
+                    }
+            }
+        }
+    free(xf);
+    free(xd);
+    assert_int_equal(failures, 0);
+}
+
+/* After every family: each usable ISA's speculative pass both answered and declined. */
+static void test_spec_counts(void **state) {
+    (void)state;
+    for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
+        if (!isa_ok(isa)) continue;
+        printf("[   INFO   ] spec %s: %llu answered, %llu declined\n", isa_names[isa],
+               (unsigned long long)spec_answered[isa], (unsigned long long)spec_declined[isa]);
+        assert_true(spec_answered[isa] > 0 && spec_declined[isa] > 0);
+    }
+}
+
 /* The public API on adversarial data: every ISA, 1..3 threads, sizes that split into pieces
  * of several blocks: sum, mean, var and the fused sum+min+max against the big-integer reference. */
 static void test_api(void **s) {
@@ -954,8 +1155,10 @@ static void test_api(void **s) {
     double *xd = malloc(N * sizeof *xd);
     assert_non_null(xf);
     assert_non_null(xd);
-    gen_fn gens[] = {g_price, g_moderate, g_wide, g_phases, g_huge_cancel, g_wide_zeros};
+    gen_fn gens[] = {g_price, g_moderate, g_wide, g_phases, g_huge_cancel, g_wide_zeros, g_cancel, g_specials};
     const uint64_t ns[] = {4096, 70001, N};
+    uint64_t spec[2];
+    tally_cpu_spec_counts(spec, 1);
     for (size_t gi = 0; gi < sizeof gens / sizeof gens[0]; gi++)
         for (int f32 = 0; f32 <= 1; f32++) {
             for (uint64_t i = 0; i < N; i++) {
@@ -1001,6 +1204,12 @@ static void test_api(void **s) {
     free(xf);
     free(xd);
     assert_int_equal(failures, 0);
+    /* the one-shot sums above the small path went through the speculative sum (reduce.c): some
+     * answered, some declined to the exact path, all checked above */
+    tally_cpu_spec_counts(spec, 0);
+    printf("[   INFO   ] api speculative sums: %llu answered, %llu declined\n",
+           (unsigned long long)spec[0], (unsigned long long)spec[1]);
+    if (!getenv("TALLY_CPU_SPEC")) assert_true(spec[0] > 0 && spec[1] > 0);
 }
 
 /* ---- hand-made cases on the superaccumulator ------------------------------------------------ */
@@ -1299,6 +1508,8 @@ int main(void) {
         cmocka_unit_test(test_w32_scale),   cmocka_unit_test(test_methods),
         cmocka_unit_test(test_fenv),        cmocka_unit_test(test_api),
         cmocka_unit_test(test_bin_count),   cmocka_unit_test(test_round_within),   cmocka_unit_test(test_wide_cancel),
+        cmocka_unit_test(test_spec_decline), cmocka_unit_test(test_spec_api),
+        cmocka_unit_test(test_spec_counts), /* last */
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++)
