@@ -823,6 +823,19 @@ int main(int argc, char **argv)
             with_knob("spec", 0, [&] {
                 bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             });
+            /* the speculative kernel with four loads in flight per thread (spec_sum.cu, a tuning
+             * build reads TALLY_CUDA_SPEC_UNROLL at every call) */
+            char unroll_note[32];
+            snprintf(unroll_note, sizeof unroll_note, "%s%sspec_unroll=4", note, *note ? " " : "");
+            auto unroll4 = [&](auto rows) {
+                if (!kTuning) return;
+                setenv("TALLY_CUDA_SPEC_UNROLL", "4", 1);
+                rows();
+                unsetenv("TALLY_CUDA_SPEC_UNROLL");
+            };
+            unroll4([&] {
+                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            });
             char bins_note[32];
             snprintf(bins_note, sizeof bins_note, "%s%sbins=1 spec=0", note, *note ? " " : "");
             with_knob("reduce_bins", 1, [&] {
@@ -861,6 +874,9 @@ int main(int argc, char **argv)
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 with_knob("spec", 0, [&] {
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
+                unroll4([&] {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
                 with_knob("reduce_bins", 1, [&] {
                     with_knob("spec", 0, [&] {

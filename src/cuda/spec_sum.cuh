@@ -27,9 +27,10 @@
 
 namespace tcu {
 
-/* Blocks per SM the kernel is compiled for: 8 x 256 threads, two 16-byte loads in flight each
- * (64 KB per SM), within 32 registers. */
-constexpr int kSpecMinBlocks = 8;
+/* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U):
+ * U = 2, the default: 8 x 256 threads within 32 registers (64 KB per SM in flight); U = 4 (a
+ * tuning build's variant, TALLY_CUDA_SPEC_UNROLL=4): 6 blocks within 40 registers (96 KB). */
+template <int U> constexpr int spec_min_blocks() { return U >= 4 ? 6 : 8; }
 
 __device__ __forceinline__ void spec_shfl_merge(tcu_spec_triple &t, int off)
 {
@@ -69,8 +70,8 @@ template <typename T> __device__ __forceinline__ void spec_add_vec(tcu_spec_trip
 /* p: the reduce's parameters (data, n, head/body_vec/tail, the results' ops and out); p.partials
  * takes one triple per block, p.spec[0] is the ticket (0 between launches, reset by the last
  * block), p.spec[1] the skip flag it writes (1: the results are written). */
-template <typename T>
-__global__ void __launch_bounds__(kThreads, kSpecMinBlocks) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
+template <typename T, int U>
+__global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     __shared__ tcu_spec_triple sh[kWarps];
     __shared__ bool am_last;
@@ -82,12 +83,17 @@ __global__ void __launch_bounds__(kThreads, kSpecMinBlocks) spec_sum_kernel(cons
     tcu_spec_triple a = {0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0};
     pdl_wait();
     unsigned long long i = (unsigned long long)bid * kThreads + (unsigned)tid;
-    for (; i + stride < nv; i += 2 * stride) {
-        const Vec<T> x0 = load_vec(vec + i), x1 = load_vec(vec + i + stride);
-        spec_add_vec<T>(a, b, x0);
-        spec_add_vec<T>(a, b, x1);
+    /* U vectors a turn, all loaded before any is summed; then the last few */
+    for (; i + (U - 1) * stride < nv; i += U * stride) {
+        Vec<T> x[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; u++) spec_add_vec<T>(a, b, x[u]);
     }
-    if (i < nv) spec_add_vec<T>(a, b, load_vec(vec + i));
+#pragma unroll
+    for (int u = 0; u < U - 1; u++) /* at most U - 1 are left */
+        if (i + u * stride < nv) spec_add_vec<T>(a, b, load_vec(vec + i + u * stride));
     if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
     if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
     pdl_trigger();
@@ -134,10 +140,10 @@ __global__ void __launch_bounds__(kThreads, kSpecMinBlocks) spec_sum_kernel(cons
 
 /* Enough blocks to fill the GPU once (the grid-stride loop takes the rest), fewer for small
  * inputs (at least two vectors per thread). */
-template <typename T>
+template <typename T, int U>
 cudaError_t launch_spec_sum_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
-    auto *const kernel = spec_sum_kernel<T>;
+    auto *const kernel = spec_sum_kernel<T, U>;
     static DeviceCache sm90_cache, fit;
     int per_sm = 0;
     cudaError_t err = fit.get(dev->ordinal, &per_sm, [&](int *out) {

@@ -679,10 +679,14 @@ static void test_spec_sum(bool quick)
     std::vector<uint64_t> sizes = {1, 2, 3, 5, 17, 255, 511, 512, 513, 1023, 1025, 2049, 4097, 65537, 262143, 1000003};
     if (quick) sizes = {1, 3, 17, 513, 2049, 65537};
     std::vector<unsigned char> h;
-    for (int spec : {2, 0}) {
+    /* spec=2 with two loads in flight per thread (the default), with four (a tuning build's
+     * variant, spec_sum.cu), and spec=0 */
+    for (int cfg = 0; cfg < 3; cfg++) {
+        const int spec = cfg < 2 ? 2 : 0;
         int old = tally_cuda_bench_set_knob("spec", spec);
         KNOB_SKIP(old >= 0);
         CHECK(old >= 0, "knob spec");
+        if (cfg == 1) setenv("TALLY_CUDA_SPEC_UNROLL", "4", 1);
         for (tally_type t : types) {
             const size_t es = tally_type_size(t);
             for (uint64_t n : sizes) {
@@ -694,7 +698,7 @@ static void test_spec_sum(bool quick)
                         h.insert(h.begin(), off, 0);
                         const unsigned char *dp = dev_copy(h, n * es + off, 0) + off;
                         char what[64];
-                        snprintf(what, sizeof what, "spec=%d %s off=%zu", spec, dname[d], off);
+                        snprintf(what, sizeof what, "spec=%d cfg=%d %s off=%zu", spec, cfg, dname[d], off);
                         compare_reduce(t, h.data() + off, dp, n, sum, 1, 0, 0, what);
                         compare_reduce(t, h.data() + off, dp, n, sm, 2, 0, 0, what);
                         compare_reduce(t, h.data() + off, dp, n, mean, 1, 1, 0, what); /* omit: exact path */
@@ -707,7 +711,7 @@ static void test_spec_sum(bool quick)
                         const uint64_t m = n < 3 ? 3 : n;
                         const unsigned char *dp = dev_copy(h, m * es, 0);
                         char what[64];
-                        snprintf(what, sizeof what, "spec=%d midpoint %d", spec, variant);
+                        snprintf(what, sizeof what, "spec=%d cfg=%d midpoint %d", spec, cfg, variant);
                         compare_reduce(t, h.data(), dp, m, sum, 1, 0, 0, what);
                         compare_reduce(t, h.data(), dp, m, sm, 2, 0, 0, what);
                     }
@@ -715,6 +719,7 @@ static void test_spec_sum(bool quick)
             }
         }
         tally_cuda_bench_set_knob("spec", old);
+        unsetenv("TALLY_CUDA_SPEC_UNROLL");
     }
 
     /* a graph over one buffer, replayed with midpoint data (declined) and wide data (answered)
