@@ -18,7 +18,8 @@
  *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
  * --kind: the data kinds (price-like for every case; wide 2^-40..2^40 and the full range for the
- * float sums: exact, plain, and exact with the bins knob, rows "bins=1"; in a -DTCU_RW=1 build also f32 "bins=4", f64 "bins=2").
+ * float sums: exact (the speculative sum first, spec_sum.cuh), plain, the exact kernel alone
+ * (rows "spec=0") and with the bins knob, rows "bins=1 spec=0"; in a -DTCU_RW=1 build also f32 "bins=4", f64 "bins=2").
  * Prints the table (markdown) last, then the EXACT vs PLAIN table (the correctly rounded sums
  * against our plain sum of the same data); FILE gets a copy of both. */
 #include <algorithm>
@@ -684,14 +685,14 @@ int main(int argc, char **argv)
     const int kw = knob_value("scan_wide"), kwv = knob_value("reduce_waves"), kmb = knob_value("reduce_minb"),
               ksh = knob_value("scan_shift"), kpdl = knob_value("pdl"), kring = knob_value("reduce_ring"),
               kringmin = knob_value("reduce_ring_min"), kpk = knob_value("reduce_packed"),
-              kext = knob_value("reduce_extreme");
+              kext = knob_value("reduce_extreme"), kspec = knob_value("spec");
     snprintf(head, sizeof head,
              "device: %s (%d SMs); memcpy D2D: %.1f GB/s (read+write); defaults: scan_wide=%d (6: auto) "
              "scan_shift=%d reduce_waves=%d reduce_minb=%d (0: auto) pdl=%d reduce_ring=%d "
-             "reduce_ring_min=%d reduce_packed=%d reduce_extreme=%d (rows with a knob in the note are variants)\n\n"
+             "reduce_ring_min=%d reduce_packed=%d reduce_extreme=%d spec=%d (rows with a knob in the note are variants)\n\n"
              "| op             | type | n    |   ours µs  |   CUB µs   | CUB/ours | %%copy | note |\n"
              "|----------------|------|------|------------|------------|--------|--------|------|\n",
-             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin, kpk, kext);
+             prop.name, prop.multiProcessorCount, g_copy_gbps, kw, ksh, kwv, kmb, kpdl, kring, kringmin, kpk, kext, kspec);
     fputs(head, stdout);
     g_table = head;
     /* first, so that a deadline never cuts it: a few seconds */
@@ -729,9 +730,11 @@ int main(int argc, char **argv)
     auto ring_rows = [&](int kind, auto rows) {
         for (int ring : {0, 2, 3, 4}) {
             with_knob("reduce_ring", ring, [&] {
-                char note[32];
-                snprintf(note, sizeof note, "%sring=%d", kind ? "wide " : "", ring);
-                rows(note);
+                with_knob("spec", 0, [&] { /* the exact kernel's shapes: no speculative sum first */
+                    char note[32];
+                    snprintf(note, sizeof note, "%sring=%d spec=0", kind ? "wide " : "", ring);
+                    rows(note);
+                });
             });
         }
     };
@@ -813,10 +816,32 @@ int main(int argc, char **argv)
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             bench_reduce<float>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            /* spec=0: the exact kernel alone (no speculative sum first, spec_sum.cuh), as before
+             * it; the variants of the exact kernel below run so too */
+            char spec_note[32];
+            snprintf(spec_note, sizeof spec_note, "%s%sspec=0", note, *note ? " " : "");
+            with_knob("spec", 0, [&] {
+                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            });
+            /* the speculative kernel with four loads in flight per thread (spec_sum.cu, a tuning
+             * build reads TALLY_CUDA_SPEC_UNROLL at every call) */
+            char unroll_note[32];
+            snprintf(unroll_note, sizeof unroll_note, "%s%sspec_unroll=4", note, *note ? " " : "");
+            auto unroll4 = [&](auto rows) {
+                if (!kTuning) return;
+                setenv("TALLY_CUDA_SPEC_UNROLL", "4", 1);
+                rows();
+                unsetenv("TALLY_CUDA_SPEC_UNROLL");
+            };
+            unroll4([&] {
+                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+            });
             char bins_note[32];
-            snprintf(bins_note, sizeof bins_note, "%s%sbins=1", note, *note ? " " : "");
+            snprintf(bins_note, sizeof bins_note, "%s%sbins=1 spec=0", note, *note ? " " : "");
             with_knob("reduce_bins", 1, [&] {
-                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                with_knob("spec", 0, [&] {
+                    bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
+                });
             });
 #if defined(TCU_RW) && TCU_RW /* the register windows exist only in a -DTCU_RW=1 build; else bins=4 is the default */
             char bins4_note[32]; /* f32 register windows first */
@@ -847,8 +872,16 @@ int main(int argc, char **argv)
                 gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, in.bytes / 8, kind, 3);
                 bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                with_knob("spec", 0, [&] {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
+                unroll4([&] {
+                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                });
                 with_knob("reduce_bins", 1, [&] {
-                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                    with_knob("spec", 0, [&] {
+                        bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                    });
                 });
 #if defined(TCU_RW) && TCU_RW /* beside the register windows (REDUCE_BINS=3); else bins=2 is the default */
                 char bins2_note[32]; /* f64 windows in shared memory, without the register windows */

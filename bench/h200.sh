@@ -195,7 +195,9 @@ if want cuda; then
   p1=$!
   ( timeout "$c" compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_cuda" --quick >"$L/memcheck.log" 2>&1; echo $? >"$B/m.rc" ) &
   p2=$!
-  ( timeout "$c" compute-sanitizer --tool racecheck --error-exitcode 9 "$ADV" --backends cuda --arrays 40 \
+  # (the speculative sum first at every size, TALLY_CUDA_SPEC=2: these families mostly decline
+  # to the exact kernel, so both kernels are checked)
+  ( TALLY_CUDA_SPEC=2 timeout "$c" compute-sanitizer --tool racecheck --error-exitcode 9 "$ADV" --backends cuda --arrays 40 \
       --max-n 65536 --families huge_tiny,partial_overflow,ties,cancel_wide >"$L/racecheck.log" 2>&1; echo $? >"$B/r.rc" ) &
   p3=$!
   # the same with the exact sums' bins (tuning builds: every size through the ring kernels; f64
@@ -547,8 +549,9 @@ echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 if want bench && [ -f "$OUT/bench-exact.md" ]; then
   echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; rows without a knob: the"
-  echo "    default REDUCE_BINS=2, f64 in shared windows first; variant bins=1: f64 in integer digits only;"
-  echo "    bins=4 (register windows) runs as 2 unless built with -DTCU_RW=1)"
+  echo "    default, the speculative sum first (spec_sum.cuh), the exact kernel only where it declines;"
+  echo "    spec=0: the exact kernel alone (REDUCE_BINS=2, f64 in shared windows first); bins=1 spec=0:"
+  echo "    f64 in integer digits only; bins=4 (register windows) runs as 2 unless built with -DTCU_RW=1)"
   sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
 fi
 if want seg && [ -f "$OUT/seg-bench.md" ]; then

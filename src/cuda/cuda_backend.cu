@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <dlfcn.h>
@@ -47,6 +48,7 @@ void free_state(State *s)
     cudaFree(s->xpartials);
     cudaFree(s->counter);
     cudaFree(s->aux);
+    cudaFree(s->spec);
     cudaFree(s->scan_sync);
     cudaFree(s->scan_status);
     cudaFree(s->staging);
@@ -106,6 +108,9 @@ tally_status cuda_init(tally_context *ctx, const tally_options *opts, void **out
     TCU_INIT(cudaMemset(s->counter, 0, 24));
     TCU_INIT(cudaMemset((char *)s->counter + 24, 0xff, 8));
     TCU_INIT(cudaMalloc((void **)&s->aux, sizeof(tcu_aux)));
+    /* the speculative sum's ticket (0 between launches) and answer flag */
+    TCU_INIT(cudaMalloc((void **)&s->spec, 2 * sizeof(unsigned int)));
+    TCU_INIT(cudaMemset(s->spec, 0, 2 * sizeof(unsigned int)));
     TCU_INIT(cudaHostAlloc((void **)&s->h_results, TCU_MAX_OPS * sizeof(tally_result),
                            cudaHostAllocMapped));
     TCU_INIT(cudaMalloc((void **)&s->scan_sync, 4 * sizeof(unsigned int)));
@@ -250,7 +255,38 @@ unsigned ops_mask(const tally_op *ops, size_t nops, int *has_var)
     return TCU_MASK_ALL;
 }
 
-/* Enqueues the reduce kernels (one, or two with a variance); results go to out[i] for ops[i]. */
+/* The speculative sum's setting (tuning.h, SPEC): the knob in a tuning build, else
+ * TALLY_CUDA_SPEC from the environment, read once (default 1). */
+static int spec_mode(void)
+{
+#ifdef TALLY_TUNING
+    return tcu_knob(TCU_KNOB_SPEC);
+#else
+    static const int mode = [] {
+        const char *e = getenv("TALLY_CUDA_SPEC");
+        return e && *e ? atoi(e) : 1;
+    }();
+    return mode;
+#endif
+}
+
+/* Whether the speculative f32/f64 sum (spec_sum.cuh) goes first: sums and means only (its
+ * last block writes nothing else), every element counted (no omit_nan), no variance pass, and
+ * by SPEC: off, from TCU_SPEC_MIN_BYTES of input, or at every size. */
+static bool spec_first(tally_type type, uint64_t n, const tally_op *ops, size_t nops, int omit_nan,
+                       int has_var, unsigned force_mask)
+{
+    if (force_mask || has_var || omit_nan || n == 0) return false;
+    if (type != TALLY_F32 && type != TALLY_F64) return false;
+    for (size_t i = 0; i < nops; i++)
+        if (ops[i] != TALLY_SUM && ops[i] != TALLY_MEAN) return false;
+    const int mode = spec_mode();
+    if (mode == 0) return false;
+    return mode >= 2 || n * tally_type_size(type) >= TCU_SPEC_MIN_BYTES;
+}
+
+/* Enqueues the reduce kernels (one, or two with a variance; the speculative sum first when
+ * spec_first); results go to out[i] for ops[i]. */
 tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_type type,
                             const void *ddata, uint64_t n, const tally_op *ops, size_t nops,
                             const tally_reduce_options *opts, tally_result *out,
@@ -288,10 +324,17 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     if (force_mask) mask = force_mask;
     p.aux = has_var ? s->aux : nullptr;
     p.pdl = tcu_knob(TCU_KNOB_PDL);
+    if (spec_first(type, n, ops, nops, p.omit_nan, has_var, force_mask)) {
+        /* the exact kernel after it returns at once when it answered (its flag, p.spec[1]) */
+        p.spec = s->spec;
+        cudaError_t e = tcu_launch_spec_sum(type, &p, &s->dev, s->stream);
+        if (e != cudaSuccess) return cuda_fail(ctx, e, fn, "the speculative sum kernel launch");
+    }
     cudaError_t err = tcu_launch_reduce(type, mask, p.omit_nan, &p, &s->dev, s->stream);
     if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the reduce kernel launch");
     if (has_var) {
         p.pass2 = 1;
+        p.spec = nullptr;
         err = tcu_launch_reduce(type, TCU_MASK_SQDEV, p.omit_nan, &p, &s->dev, s->stream);
         if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the variance kernel launch");
     }

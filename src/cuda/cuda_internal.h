@@ -75,6 +75,9 @@ typedef struct tcu_reduce_params {
                                 bit 0 set: f64 columns may start in windows (REDUCE_BINS >= 2),
                                 bit 1 set: f64 register windows first (REDUCE_BINS >= 3),
                                 bit 2 set: f32 register windows first (REDUCE_BINS=4) */
+    unsigned int *spec;      /* the speculative sum (spec_sum.cuh): [0] its ticket (0 between
+                                launches), [1] its answer flag; non-NULL in the exact reduce kernel
+                                launched after it, which returns at once when [1] is 1 */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 
@@ -84,6 +87,12 @@ typedef struct tcu_device {
     int ordinal;
     int sm_count;
 } tcu_device;
+
+/* Launches the speculative f32/f64 sum (spec_sum.cuh) of p's data for p's ops (SUM and MEAN
+ * only, omit_nan off, n > 0); p->spec as above. The exact reduce kernel must follow it on the
+ * same stream with the same p (it skips itself when the speculative sum answered). */
+cudaError_t tcu_launch_spec_sum(tally_type type, const tcu_reduce_params *p, const tcu_device *dev,
+                                cudaStream_t stream);
 
 /* Launches one reduction (mask is one of the TCU_MASK_*) on the current device, dev. */
 cudaError_t tcu_launch_reduce(tally_type type, unsigned mask, int omit_nan,

@@ -26,6 +26,7 @@ struct State {
     long long *xpartials;      /* TCU_MAX_BLOCKS * TALLY_EXACT_CHUNKS */
     unsigned int *counter;     /* reduce ticket; then the packed integer sum, the max and min words */
     tcu_aux *aux;
+    unsigned int *spec;        /* the speculative sum's ticket and answer flag (cuda_internal.h) */
     tally_result *h_results;   /* mapped pinned host memory: TCU_MAX_OPS results */
     unsigned int *scan_sync;   /* [2]: the scan epoch */
     void *scan_status;

@@ -35,7 +35,10 @@
  *                while a thread's values stay within 34 windows of 8 exponents; 3 (a -DTCU_RW=1
  *                build): as 2, f64 batches first into four register windows (exact_bins.h, tbins_rw_*)
  *                while a thread's values stay within 108 exponents; 4: as 3, f32 batches too
- *                (three register windows, within 97 exponents); 0: off */
+ *                (three register windows, within 97 exponents); 0: off
+ * SPEC           the speculative f32/f64 sum and mean before the exact one (spec_sum.cuh): 0 off,
+ *                1 (the default) from TCU_SPEC_MIN_BYTES of input, 2 at every size (tests). The
+ *                default build reads TALLY_CUDA_SPEC too (cuda_backend.cu, spec_mode) */
 #define TCU_KNOBS(X)                                                                             \
     X(SCAN_WIDE, scan_wide, 6, 0, 6)                                                             \
     X(REDUCE_WAVES, reduce_waves, 1, 1, 8)                                                       \
@@ -48,9 +51,11 @@
     X(REDUCE_RING_MIN, reduce_ring_min, 1024, 1, 1 << 30)                                        \
     X(REDUCE_PACKED, reduce_packed, 1, 0, 1)                                                     \
     X(REDUCE_EXTREME, reduce_extreme, 1, 0, 1)                                                   \
-    X(REDUCE_BINS, reduce_bins, 2, 0, 4)
+    X(REDUCE_BINS, reduce_bins, 2, 0, 4)                                                         \
+    X(SPEC, spec, 1, 0, 2)
 
 #define TCU_MAX_STATUS_SHIFT 6
+#define TCU_SPEC_MIN_BYTES (4ull << 20) /* SPEC 1: the speculative sum from here */
 #define TCU_SCAN_AUTO 6                        /* SCAN_WIDE: by size */
 #define TCU_SCAN_STAGED_MIN_BYTES (32ull << 20) /* SCAN_WIDE 6: shape 5 from here */
 

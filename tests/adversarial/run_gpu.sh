@@ -4,7 +4,10 @@
 # CUDA context), ARRAYS arrays in all (default 100000) within SECONDS (default 240), and prints the
 # families' and runners' totals and the first failures. ADV_ODD_ENV="VAR=value ...": the odd
 # shards run with that environment (a tuning build's knobs, e.g. the exact sums' bins), so one
-# run checks the default kernels and a variant on the same families.
+# run checks the default kernels and a variant on the same families. ADV_SPEC_ENV (default
+# TALLY_CUDA_SPEC=2: the speculative f32/f64 sum first at every size, so its answers and its
+# declines to the exact kernel are both exercised on every family; ADV_SPEC_ENV= for none): the
+# shards 2, 6, 10, ... run with that environment instead.
 #
 #   bash tests/adversarial/run_gpu.sh [ARRAYS] [SECONDS] [extra harness options...]
 set -uo pipefail
@@ -27,10 +30,12 @@ SEED=${ADV_SEED:-$(( $(date +%s) * 2654435761 % 4294967296 ))}
 J=$(( $(nproc) > 2 ? $(nproc) - 1 : 1 ))
 echo "adversarial on the GPU: $ARRAYS arrays, seed $SEED, $J shards, at most ${SECONDS_MAX}s"
 [ -n "${ADV_ODD_ENV:-}" ] && echo "odd shards with: $ADV_ODD_ENV"
+[ -n "${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}" ] && echo "shards 2, 6, 10, ... with: ${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}"
 pids=()
 for k in $(seq 0 $((J - 1))); do
   envs=()
   [ $((k % 2)) = 1 ] && [ "$J" -gt 1 ] && read -r -a envs <<<"${ADV_ODD_ENV:-}"
+  [ $((k % 4)) = 2 ] && read -r -a envs <<<"${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}"
   env ${envs[@]+"${envs[@]}"} "$BIN" --backends cuda --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
     --max-n 4194304 "$@" >"$OUT/adv-$k.log" 2>&1 &
   pids+=($!)
@@ -39,6 +44,9 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 if [ -n "${ADV_ODD_ENV:-}" ]; then # a failure on an odd shard names its environment
   for k in $(seq 1 2 $((J - 1))); do sed -i "s|^FAIL|FAIL [$ADV_ODD_ENV]|" "$OUT/adv-$k.log"; done
+fi
+if [ -n "${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}" ]; then # and on a speculative shard
+  for k in $(seq 2 4 $((J - 1))); do sed -i "s|^FAIL|FAIL [${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}]|" "$OUT/adv-$k.log"; done
 fi
 cat "$OUT"/adv-*.log >"$OUT/adversarial.log"
 rm -f "$OUT"/adv-[0-9]*.log

@@ -627,6 +627,139 @@ static void test_sum_extremes(bool quick)
     }
 }
 
+/* Midpoint data for the speculative sum (spec_sum.cuh): a base, the half-ulp that makes the
+ * sum a tie (f64: 2^-53 of it; f32 data sum exactly in f64 here, so a tie of f64 needs terms
+ * 2^-53 apart as well: the f32 base and half-ulp are 2^24 and 2^-29), tiny terms far below that
+ * the triples' c loses (which decide the rounding), and cancelling pairs, shuffled. With the
+ * bound the speculative sum must decline these (or answer right); with E dropped it answers
+ * the tie's even neighbour, wrong (the host twin, tests/exact/test_spec_triple.c, shows it). */
+static void fill_midpoint(std::vector<unsigned char> &buf, tally_type t, uint64_t n, int variant)
+{
+    const bool f32 = t == TALLY_F32;
+    std::vector<double> v;
+    const int sc = f32 ? (int)(rnd() % 40) - 20 : (int)(rnd() % 400) - 200;
+    const double sg = rnd() & 1 ? -1.0 : 1.0;
+    const double base = f32 ? std::ldexp(1.0, sc + 24) : std::ldexp(1.0 + (double)(rnd() % 16) / 16.0, sc);
+    const double half = f32 ? std::ldexp(1.0, sc - 29) : std::ldexp(1.0, sc - 53);
+    v.push_back(sg * base);
+    if (variant != 1) v.push_back(sg * half);
+    else v.push_back(sg * (half - std::ldexp(half, -47))); /* just below the midpoint */
+    const int tiny = variant == 2 ? 0 : 1 + (int)(rnd() % 3);
+    for (int k = 0; k < tiny && v.size() < n; k++)
+        v.push_back((rnd() & 1 ? -1.0 : 1.0) * std::ldexp(1.0, sc - (f32 ? 60 : 100) - (int)(rnd() % 30)));
+    while (v.size() + 1 < n) {
+        double x = (1.0 + urand()) * std::ldexp(1.0, sc + (int)(rnd() % 16) - 8);
+        if (f32) x = (double)(float)x;
+        v.push_back(x);
+        v.push_back(-x);
+    }
+    while (v.size() < n) v.push_back(0.0);
+    for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[rnd() % i]);
+    const size_t es = f32 ? 4 : 8;
+    buf.assign(n * es + 64, 0);
+    for (uint64_t i = 0; i < n; i++) {
+        if (f32) {
+            float f = (float)v[i];
+            memcpy(buf.data() + i * es, &f, 4);
+        } else {
+            memcpy(buf.data() + i * es, &v[i], 8);
+        }
+    }
+}
+
+/* The speculative f32/f64 sum and mean (spec_sum.cuh) at every size (knob spec=2) and off
+ * (spec=0), against the CPU bit for bit: the matrix's float datasets (NaN, inf, -0 and empty
+ * answers all go to the exact path), every head misalignment, and midpoint data that it must
+ * decline; then a graph replayed over data it declines and data it answers in turn (its flag
+ * is written by every launch). */
+static void test_spec_sum(bool quick)
+{
+    const tally_op sum[] = {TALLY_SUM}, sm[] = {TALLY_SUM, TALLY_MEAN}, mean[] = {TALLY_MEAN};
+    const tally_type types[] = {TALLY_F32, TALLY_F64};
+    std::vector<uint64_t> sizes = {1, 2, 3, 5, 17, 255, 511, 512, 513, 1023, 1025, 2049, 4097, 65537, 262143, 1000003};
+    if (quick) sizes = {1, 3, 17, 513, 2049, 65537};
+    std::vector<unsigned char> h;
+    /* spec=2 with two loads in flight per thread (the default), with four (a tuning build's
+     * variant, spec_sum.cu), and spec=0 */
+    for (int cfg = 0; cfg < 3; cfg++) {
+        const int spec = cfg < 2 ? 2 : 0;
+        int old = tally_cuda_bench_set_knob("spec", spec);
+        KNOB_SKIP(old >= 0);
+        CHECK(old >= 0, "knob spec");
+        if (cfg == 1) setenv("TALLY_CUDA_SPEC_UNROLL", "4", 1);
+        for (tally_type t : types) {
+            const size_t es = tally_type_size(t);
+            for (uint64_t n : sizes) {
+                for (int d = 0; d < D_COUNT; d++) {
+                    if (quick && d != D_WIDE && d != D_SPECIAL && d != D_PRICES) continue;
+                    fill(h, t, n, (Dataset)d);
+                    for (size_t off = 0; off < 16; off += es) {
+                        if (off && d != D_WIDE) break;
+                        h.insert(h.begin(), off, 0);
+                        const unsigned char *dp = dev_copy(h, n * es + off, 0) + off;
+                        char what[64];
+                        snprintf(what, sizeof what, "spec=%d cfg=%d %s off=%zu", spec, cfg, dname[d], off);
+                        compare_reduce(t, h.data() + off, dp, n, sum, 1, 0, 0, what);
+                        compare_reduce(t, h.data() + off, dp, n, sm, 2, 0, 0, what);
+                        compare_reduce(t, h.data() + off, dp, n, mean, 1, 1, 0, what); /* omit: exact path */
+                        h.erase(h.begin(), h.begin() + off);
+                    }
+                }
+                for (int variant = 0; variant < 3; variant++) {
+                    for (int rep = 0; rep < (quick ? 2 : 6); rep++) {
+                        fill_midpoint(h, t, n < 3 ? 3 : n, variant);
+                        const uint64_t m = n < 3 ? 3 : n;
+                        const unsigned char *dp = dev_copy(h, m * es, 0);
+                        char what[64];
+                        snprintf(what, sizeof what, "spec=%d cfg=%d midpoint %d", spec, cfg, variant);
+                        compare_reduce(t, h.data(), dp, m, sum, 1, 0, 0, what);
+                        compare_reduce(t, h.data(), dp, m, sm, 2, 0, 0, what);
+                    }
+                }
+            }
+        }
+        tally_cuda_bench_set_knob("spec", old);
+        unsetenv("TALLY_CUDA_SPEC_UNROLL");
+    }
+
+    /* a graph over one buffer, replayed with midpoint data (declined) and wide data (answered)
+     * in turn: each replay's speculative kernel writes its own flag */
+    for (tally_type t : types) {
+        const size_t es = tally_type_size(t);
+        const uint64_t n = 3000017; /* above TCU_SPEC_MIN_BYTES: the default setting runs it */
+        unsigned char *d;
+        tally_result *dres;
+        CUDA_OK(cudaMalloc(&d, n * es));
+        CUDA_OK(cudaMalloc(&dres, 4 * sizeof(tally_result)));
+        cudaStream_t st = (cudaStream_t)tally_cuda_stream(g_gpu);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+        tally_status s1 = tally_cuda_reduce_async(g_gpu, t, d, n, sm, 2, NULL, dres);
+        CUDA_OK(cudaStreamEndCapture(st, &graph));
+        CHECK(s1 == TALLY_OK, "spec graph capture: %s", tally_last_error(g_gpu));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int rep = 0; rep < 6; rep++) {
+            if (rep % 2) fill(h, t, n, rep == 3 ? D_SPECIAL : D_WIDE);
+            else fill_midpoint(h, t, n, rep / 2 % 3);
+            CUDA_OK(cudaMemcpy(d, h.data(), n * es, cudaMemcpyHostToDevice));
+            CUDA_OK(cudaMemset(dres, 0xab, 4 * sizeof(tally_result)));
+            CUDA_OK(cudaGraphLaunch(exec, st));
+            CUDA_OK(cudaStreamSynchronize(st));
+            tally_result gr[2], cr[2];
+            CUDA_OK(cudaMemcpy(gr, dres, 2 * sizeof(tally_result), cudaMemcpyDeviceToHost));
+            tally_reduce_many(g_cpu, t, h.data(), n, sm, 2, NULL, cr);
+            for (int i = 0; i < 2; i++)
+                CHECK(same(gr[i], cr[i], false), "spec graph %s replay %d op %s", tally_type_name(t), rep,
+                      tally_op_name(sm[i]));
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
+        CUDA_OK(cudaFree(d));
+        CUDA_OK(cudaFree(dres));
+    }
+}
+
 /* Float scans must give the same bits run after run (the look-back order varies). */
 static void test_scan_determinism()
 {
@@ -1050,6 +1183,8 @@ int main(int argc, char **argv)
     printf("+ knob variants: %d passed, %d failed\n", g_pass, g_fail);
     test_exact_ring_batches(quick);
     printf("+ exact sums' slow batches in the ring: %d passed, %d failed\n", g_pass, g_fail);
+    test_spec_sum(quick);
+    printf("+ speculative sums: %d passed, %d failed\n", g_pass, g_fail);
     if (!quick) test_scan_determinism();
     if (big) test_big();
     else g_skip++;

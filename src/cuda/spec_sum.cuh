@@ -1,0 +1,167 @@
+/* The speculative tier of the correctly rounded f32/f64 sum (and the mean, which divides it):
+ * one memory-bound pass that keeps per thread two compensated triples (s, c, D) in registers
+ * (spec_triple.h: the rules and the invariant of core/exact_sum.h's "Speculative compensated
+ * sums"), merges them thread -> warp -> block by the merge rule, and lets the last block (an
+ * atomic ticket, as the reduce kernel's) merge the blocks' triples and decide: when the bound
+ * decides the rounding it writes the results and sets the skip flag that makes the exact
+ * reduce kernel, launched right after it on the same stream, return at once; otherwise it
+ * clears the flag and that kernel runs as it always does. One stream, no host round trip, so
+ * the asynchronous calls and CUDA graphs keep working, and the answer is the exact sum rounded
+ * once whichever kernel gives it.
+ *
+ * Why the kernel keeps the invariant: every element goes through tcu_spec_add exactly once (the
+ * head elements in block 0, the 16-byte vectors by a grid-stride loop that visits each index
+ * once, the tail in the last block), widened exactly from f32; every triple is merged exactly
+ * once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
+ * memory, the blocks' triples in the last block), and a thread with no elements merges a
+ * (0, 0, 0) triple, which is the state of an empty lane. The adds are __dadd_rn/__dsub_rn (no
+ * FMA contraction: the library is built with -fmad=false as well), doubles are never flushed to
+ * zero on the GPU, and E is rounded up (spec_triple.h). */
+#ifndef TALLY_CUDA_SPEC_SUM_CUH
+#define TALLY_CUDA_SPEC_SUM_CUH
+
+#include "cuda/cuda_internal.h"
+#include "cuda/launch.cuh"
+#include "cuda/sm90.cuh"
+#include "cuda/spec_triple.h"
+
+namespace tcu {
+
+/* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U):
+ * U = 2, the default: 8 x 256 threads within 32 registers (64 KB per SM in flight); U = 4 (a
+ * tuning build's variant, TALLY_CUDA_SPEC_UNROLL=4): 6 blocks within 40 registers (96 KB). */
+template <int U> constexpr int spec_min_blocks() { return U >= 4 ? 6 : 8; }
+
+__device__ __forceinline__ void spec_shfl_merge(tcu_spec_triple &t, int off)
+{
+    tcu_spec_triple o;
+    o.s = __shfl_down_sync(0xffffffffu, t.s, off);
+    o.c = __shfl_down_sync(0xffffffffu, t.c, off);
+    o.D = __shfl_down_sync(0xffffffffu, t.D, off);
+    tcu_spec_merge(&t, &o);
+}
+
+/* The block's triples merged into thread 0's (every thread calls it; sh: kWarps triples). */
+__device__ __forceinline__ tcu_spec_triple spec_block_merge(tcu_spec_triple t, tcu_spec_triple *sh)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) spec_shfl_merge(t, off);
+    if (lane == 0) sh[warp] = t;
+    __syncthreads();
+    if (warp == 0) {
+        t = lane < kWarps ? sh[lane] : tcu_spec_triple{0.0, 0.0, 0.0};
+#pragma unroll
+        for (int off = kWarps / 2; off > 0; off >>= 1) spec_shfl_merge(t, off);
+    }
+    return t;
+}
+
+/* One 16-byte vector into the thread's two triples, alternately (two dependent chains). */
+template <typename T> __device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple &b, const Vec<T> &x)
+{
+#pragma unroll
+    for (int j = 0; j < Traits<T>::vec; j += 2) {
+        tcu_spec_add(&a, (double)x.v[j]);
+        tcu_spec_add(&b, (double)x.v[j + 1]);
+    }
+}
+
+/* p: the reduce's parameters (data, n, head/body_vec/tail, the results' ops and out); p.partials
+ * takes one triple per block, p.spec[0] is the ticket (0 between launches, reset by the last
+ * block), p.spec[1] the skip flag it writes (1: the results are written). */
+template <typename T, int U>
+__global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
+{
+    __shared__ tcu_spec_triple sh[kWarps];
+    __shared__ bool am_last;
+    const int tid = threadIdx.x;
+    const unsigned bid = blockIdx.x, grid = gridDim.x;
+    const T *data = (const T *)p.data;
+    const Vec<T> *vec = (const Vec<T> *)(data + p.head);
+    const unsigned long long nv = p.body_vec, stride = (unsigned long long)grid * kThreads;
+    tcu_spec_triple a = {0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0};
+    pdl_wait();
+    unsigned long long i = (unsigned long long)bid * kThreads + (unsigned)tid;
+    /* U vectors a turn, all loaded before any is summed; then the last few */
+    for (; i + (U - 1) * stride < nv; i += U * stride) {
+        Vec<T> x[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; u++) spec_add_vec<T>(a, b, x[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U - 1; u++) /* at most U - 1 are left */
+        if (i + u * stride < nv) spec_add_vec<T>(a, b, load_vec(vec + i + u * stride));
+    if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
+    if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
+    pdl_trigger();
+    tcu_spec_merge(&a, &b);
+    a = spec_block_merge(a, sh);
+    if (tid == 0) {
+        double *out = (double *)p.partials + 3 * (size_t)bid;
+        __stcg(out, a.s);
+        __stcg(out + 1, a.c);
+        __stcg(out + 2, a.D);
+        unsigned t;
+        /* release: the triple before the ticket; acquire: the last block sees every triple */
+        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.spec) : "memory");
+        am_last = t == grid - 1;
+    }
+    __syncthreads();
+    if (!am_last) return;
+    tcu_spec_triple m = {0.0, 0.0, 0.0};
+    for (unsigned k = (unsigned)tid; k < grid; k += kThreads) {
+        const double *in = (const double *)p.partials + 3 * (size_t)k;
+        const tcu_spec_triple x = {__ldcg(in), __ldcg(in + 1), __ldcg(in + 2)};
+        tcu_spec_merge(&m, &x);
+    }
+    __syncthreads(); /* sh is reused */
+    m = spec_block_merge(m, sh);
+    if (tid == 0) {
+        double r = 0.0;
+        const int ok = tcu_spec_decide(&m, &r);
+        if (ok) {
+            for (int k = 0; k < p.nops; k++) {
+                tally_result res;
+                res.op = (tally_op)p.ops[k];
+                res.type = TALLY_F64;
+                res.status = TALLY_OK;
+                res.value.f64 = res.op == TALLY_MEAN ? __ddiv_rn(r, (double)p.n) : r;
+                res.index = 0;
+                p.out[k] = res;
+            }
+        }
+        p.spec[1] = ok ? 1u : 0u;
+        p.spec[0] = 0u;
+    }
+}
+
+/* Enough blocks to fill the GPU once (the grid-stride loop takes the rest), fewer for small
+ * inputs (at least two vectors per thread). */
+template <typename T, int U>
+cudaError_t launch_spec_sum_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
+{
+    auto *const kernel = spec_sum_kernel<T, U>;
+    static DeviceCache sm90_cache, fit;
+    int per_sm = 0;
+    cudaError_t err = fit.get(dev->ordinal, &per_sm, [&](int *out) {
+        int b = 0;
+        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kThreads, 0);
+        *out = b > 0 ? b : 1;
+        return e;
+    });
+    if (err != cudaSuccess) return err;
+    unsigned long long most = (unsigned long long)per_sm * (unsigned long long)dev->sm_count;
+    if (most > TCU_MAX_BLOCKS) most = TCU_MAX_BLOCKS;
+    unsigned long long want = (p->body_vec + 2ull * kThreads - 1) / (2ull * kThreads);
+    if (want < 1) want = 1;
+    const unsigned grid = (unsigned)(want < most ? want : most);
+    const bool pdl = p->pdl && built_for_sm90_on(sm90_cache, dev->ordinal, kernel);
+    return launch_kernel(kernel, grid, 0, stream, pdl, *p);
+}
+
+} // namespace tcu
+
+#endif
