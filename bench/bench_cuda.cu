@@ -823,24 +823,24 @@ int main(int argc, char **argv)
             with_knob("spec", 0, [&] {
                 bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             });
-            /* the speculative kernel with four loads in flight per thread (spec_sum.cu, a tuning
+            /* the speculative kernel with two loads in flight per thread (spec_sum.cu, a tuning
              * build reads TALLY_CUDA_SPEC_UNROLL at every call) */
             char unroll_note[32];
-            snprintf(unroll_note, sizeof unroll_note, "%s%sspec_unroll=4", note, *note ? " " : "");
+            snprintf(unroll_note, sizeof unroll_note, "%s%sspec_unroll=2", note, *note ? " " : "");
             auto unroll4 = [&](auto rows) {
                 if (!kTuning) return;
-                setenv("TALLY_CUDA_SPEC_UNROLL", "4", 1);
+                setenv("TALLY_CUDA_SPEC_UNROLL", "2", 1);
                 rows();
                 unsetenv("TALLY_CUDA_SPEC_UNROLL");
             };
             /* f32 takes the speculative sum at spec=2 only (the default leaves f32 to the exact
-             * kernel): its rows, with two and four loads in flight */
+             * kernel): its rows, with four (the default) and two loads in flight */
             char spec2_note[32];
             snprintf(spec2_note, sizeof spec2_note, "%s%sspec=2", note, *note ? " " : "");
             with_knob("spec", 2, [&] {
                 bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, spec2_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             });
-            snprintf(unroll_note, sizeof unroll_note, "%s%sspec=2 spec_unroll=4", note, *note ? " " : "");
+            snprintf(unroll_note, sizeof unroll_note, "%s%sspec=2 spec_unroll=2", note, *note ? " " : "");
             unroll4([&] {
                 with_knob("spec", 2, [&] {
                     bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);

@@ -28,8 +28,8 @@
 namespace tcu {
 
 /* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U):
- * U = 2, the default: 8 x 256 threads within 32 registers (64 KB per SM in flight); U = 4 (a
- * tuning build's variant, TALLY_CUDA_SPEC_UNROLL=4): 6 blocks within 40 registers (96 KB). */
+ * U = 4, the default: 6 x 256 threads within 40 registers (96 KB per SM in flight); U = 2 (a
+ * tuning build's variant, TALLY_CUDA_SPEC_UNROLL=2): 8 blocks within 32 registers (64 KB). */
 template <int U> constexpr int spec_min_blocks() { return U >= 4 ? 6 : 8; }
 
 __device__ __forceinline__ void spec_shfl_merge(tcu_spec_triple &t, int off)

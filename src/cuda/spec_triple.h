@@ -92,11 +92,63 @@ static inline TALLY_HD double tcu_spec_mul_up(double x, double y)
 #endif
 }
 
+/* d + e rounded up and d - e rounded down (outward: never inside the exact values). */
+static inline TALLY_HD double tcu_spec_add_up(double d, double e)
+{
+#if defined(__CUDA_ARCH__)
+    return __dadd_ru(d, e);
+#else
+    return nextafter(d + e, INFINITY);
+#endif
+}
+static inline TALLY_HD double tcu_spec_sub_down(double d, double e)
+{
+#if defined(__CUDA_ARCH__)
+    return __dsub_rd(d, e);
+#else
+    return nextafter(d - e, -INFINITY);
+#endif
+}
+
+/* The decision in a few double operations, for the common case (one GPU thread runs it; the
+ * integer superaccumulator below costs tens of microseconds there). r = fl(s + c) and
+ * d = (s + c) - r exactly (TwoSum, barring overflow: then d is not finite and this declines), so
+ * the true sum lies in [r + d - E, r + d + E]. Every value strictly between r - g_neg and
+ * r + g_pos rounds to r, g_pos and g_neg being half the gaps from r to its neighbours above and
+ * below (powers of two; the gap toward zero is half as wide where |r| is a power of two; above
+ * DBL_MAX the rounding threshold is DBL_MAX + half its ulp, the same rule). With d + E rounded
+ * up below g_pos and d - E rounded down above -g_neg (strictly: a midpoint may round away),
+ * the whole interval rounds to r. |r| >= 2^-1020 keeps the half gaps representable. Declines
+ * (0) whatever it cannot show; the caller then tries the exact decision. */
+static inline TALLY_HD int tcu_spec_decide_fast(double s, double c, double E, double *out)
+{
+    const double r = TCU_SPEC_ADD(s, c);
+    const double bb = TCU_SPEC_SUB(r, s);
+    const double d = TCU_SPEC_ADD(TCU_SPEC_SUB(s, TCU_SPEC_SUB(r, bb)), TCU_SPEC_SUB(c, bb));
+    if (!tcu_spec_finite(r) || !tcu_spec_finite(d) || !(fabs(r) >= 0x1p-1020)) return 0;
+    const uint64_t rb = tally_exact_bits_(r);
+    const int k = (int)((rb >> 52) & 0x7ff) - 1023; /* |r| in [2^k, 2^(k+1)) */
+    const double half = ldexp(1.0, k - 53);         /* half an ulp of r */
+    const double half_in = (rb & 0x000fffffffffffffull) ? half : ldexp(1.0, k - 54);
+    const double g_pos = r > 0 ? half : half_in, g_neg = r > 0 ? half_in : half;
+    if (tcu_spec_add_up(d, E) < g_pos && tcu_spec_sub_down(d, E) > -g_neg) {
+        *out = r;
+        return 1;
+    }
+    return 0;
+}
+
 /* The final triple's decision: 1 and *out = the exact sum rounded once when the bound decides
  * it (finite, nonzero); 0 to run the exact path. */
 static inline TALLY_HD int tcu_spec_decide(const tcu_spec_triple *t, double *out)
 {
     if (!tcu_spec_finite(t->s) || !tcu_spec_finite(t->c) || !tcu_spec_finite(t->D)) return 0;
+#if TCU_SPEC_BREAK != 1
+    {
+        const double Ef = tcu_spec_mul_up(tcu_spec_mul_up(t->D, 1.001), 0x1p-53);
+        if (tcu_spec_decide_fast(t->s, t->c, Ef, out)) return 1;
+    }
+#endif
     tally_exact v;
     tally_exact_init(&v);
     tally_exact_add_finite_(&v, t->s);

@@ -236,6 +236,41 @@ static void lane_cases(void)
     }
 }
 
+/* The few-operation decision (tcu_spec_decide_fast) against the exact one
+ * (tally_exact_round_within, itself checked against the big-integer reference in test_exact):
+ * wherever the fast one answers, the exact one must answer the same double. s near every kind of
+ * r (powers of two, both signs, near DBL_MAX, near 2^-1020), c anywhere from far below to a
+ * half ulp of s, E from 0 to beyond the gaps. */
+static void fast_decision_cases(void)
+{
+    long fast = 0, agreed = 0;
+    for (int it = 0; it < 400000; it++) {
+        const int e = (int)(rnd() % 2046) - 1021;
+        double s = ldexp(1.0 + (rnd() % 4 == 0 ? 0.0 : urand()), e);
+        if (rnd() % 8 == 0) s = nextafter(s, 0.0);
+        if (rnd() & 1) s = -s;
+        if (!isfinite(s)) continue;
+        double c = ldexp(urand() - 0.5, e - 52 - (int)(rnd() % (rnd() % 3 == 0 ? 60 : 4)));
+        if (rnd() % 10 == 0) c = ldexp(rnd() & 1 ? 0.5 : -0.5, e - 52); /* a half ulp: a tie */
+        const double E = rnd() % 6 == 0 ? 0.0 : ldexp(urand(), e - 53 - (int)(rnd() % 30));
+        double f = 0, x = 0;
+        if (!tcu_spec_decide_fast(s, c, E, &f)) continue;
+        fast++;
+        tally_exact v;
+        tally_exact_init(&v);
+        tally_exact_add_finite_(&v, s);
+        tally_exact_add_finite_(&v, c);
+        if (tally_exact_round_within(&v, E, &x) && dbits_(x) == dbits_(f)) agreed++;
+        else if (failures++ < 10)
+            printf("FAIL fast decision: s=%a c=%a E=%a gave %a, exact decision %a\n", s, c, E, f, x);
+    }
+    printf("fast decision: %ld answered, %ld confirmed by the exact decision\n", fast, agreed);
+    if (fast < 100000) {
+        failures++;
+        printf("FAIL fast decision: only %ld of 400000 answered\n", fast);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed5eedull;
@@ -244,6 +279,7 @@ int main(int argc, char **argv)
     printf("test_spec_triple: seed %llu, %d arrays a family and type (TCU_SPEC_BREAK=%d)\n",
            (unsigned long long)seed, arrays, TCU_SPEC_BREAK);
     lane_cases();
+    fast_decision_cases();
     static const char *names[] = {"price", "wide", "full", "cancel", "subnormal", "nan_inf", "overflow", "ties"};
     static const uint64_t sizes[] = {1, 2, 3, 5, 8, 17, 255, 256, 511, 513, 1023, 1025, 2047, 2049, 4096, 4099, 70001};
     const uint64_t maxn = 300000;
