@@ -282,9 +282,6 @@ static bool spec_first(tally_type type, uint64_t n, const tally_op *ops, size_t 
         if (ops[i] != TALLY_SUM && ops[i] != TALLY_MEAN) return false;
     const int mode = spec_mode();
     if (mode == 0) return false;
-    /* SPEC 1 leaves f32 to the exact kernel: on the H200 the f32 pass (widened, 2x the values
-     * per byte) was never faster than it, at 2^28 0.79-0.81 of the plain sum against 0.80-0.99 */
-    if (mode == 1 && type == TALLY_F32) return false;
     return mode >= 2 || n * tally_type_size(type) >= TCU_SPEC_MIN_BYTES;
 }
 

@@ -37,8 +37,7 @@
  *                while a thread's values stay within 108 exponents; 4: as 3, f32 batches too
  *                (three register windows, within 97 exponents); 0: off
  * SPEC           the speculative f32/f64 sum and mean before the exact one (spec_sum.cuh): 0 off,
- *                1 (the default) f64 from TCU_SPEC_MIN_BYTES of input, 2 f32 too and at every
- *                size (tests). The
+ *                1 (the default) from TCU_SPEC_MIN_BYTES of input, 2 at every size (tests). The
  *                default build reads TALLY_CUDA_SPEC too (cuda_backend.cu, spec_mode) */
 #define TCU_KNOBS(X)                                                                             \
     X(SCAN_WIDE, scan_wide, 6, 0, 6)                                                             \
