@@ -303,9 +303,9 @@ if want vulkan && [ $VK = ON ]; then
     grep '^FAIL' "$L/test_vulkan-${part%%:*}.log" | head -5
     log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
   done
-  # the speculative f32/f64 sums (spec.comp): answers, midpoint traps, declines (VK_SPEC_S seconds)
+  # the speculative f32/f64 sums (spec.comp; f32 opt-in, so =2): answers, midpoint traps, declines (VK_SPEC_S seconds)
   if [ -x "$B/tests/vulkan/test_vulkan_spec" ]; then
-    timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec.log" 2>&1
+    TALLY_VULKAN_SPEC=2 timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     grep '^FAIL' "$L/test_vulkan-spec.log" | head -5
     log "test_vulkan_spec exit $r: $(grep -E '^(ordinary|midpoint)' "$L/test_vulkan-spec.log" | tr '\n' ';') $(tail -1 "$L/test_vulkan-spec.log")"
