@@ -305,6 +305,12 @@ static inline TALLY_HD double tally_exact_round(const tally_exact *a) {
  * non-finite (inf - inf is NaN, inf + finite is inf), and a non-finite final triple must go to the
  * exact path. TwoSum is exact with subnormals (every sum of doubles is a multiple of 2^-1074). */
 
+/* E for tally_exact_round_within from a speculative sum's total D (the block above), for host
+ * code (a GPU may round the product up instead). The product's rounding costs at most 2^-52
+ * relative (covered by the 1.001) or, among the subnormals, 2^-1075 absolute (covered by the
+ * 2^-1074 added); a non-finite D gives a non-finite E, which tally_exact_round_within declines. */
+static inline TALLY_HD double tally_exact_spec_bound(double D) { return D * 0x1p-53 * 1.001 + 0x1p-1074; }
+
 /* The speculative sums' decision. *a holds a FINITE exact value V (no NaN/inf flags) and E >= 0
  * bounds |true sum - V|, where the true sum is what the caller approximated by V. Rounding to
  * nearest is monotone, so if V - E and V + E round to the same double r, every value between them

@@ -1939,7 +1939,7 @@ XINLINE int XFN(small_spec_)(const void *x, int n, int kind, double *out) {
     tally_exact_init(&V);
     tally_exact_add_finite_(&V, s);
     tally_exact_add_finite_(&V, c);
-    return tally_exact_round_within(&V, d * 0x1p-53 * 1.001, out);
+    return tally_exact_round_within(&V, tally_exact_spec_bound(d), out);
 }
 #undef XSPEC_ADD
 #undef XSPEC_TWOSUM

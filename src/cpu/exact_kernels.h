@@ -79,14 +79,6 @@ typedef struct tally_exact_kernels {
     void (*spec_sum_f64)(const double *x, uint64_t n, tally_exact *acc, double *D);
 } tally_exact_kernels;
 
-/* E for tally_exact_round_within from the speculative sums' total D (see spec_sum_f32). The
- * product's rounding costs at most 2^-52 relative (covered by 1.001) or, among the subnormals,
- * 2^-1075 absolute (covered by the 2^-1074 added); non-finite D gives a non-finite E, which
- * tally_exact_round_within declines. */
-static inline double tally_exact_spec_bound(double D) {
-    return D * 0x1p-53 * 1.001 + 0x1p-1074;
-}
-
 /* The kernels for isa (TALLY_ISA_SCALAR, TALLY_ISA_AVX2 or TALLY_ISA_AVX512); the caller makes
  * sure the CPU has that ISA. AUTO and any ISA not built here (every x86 one on other CPUs) give
  * the scalar kernels. Never NULL. */

@@ -466,12 +466,7 @@ static int spec_decide(const tvk_spec_rec *r, double *out)
     tally_exact_init(&v);
     tally_exact_add(&v, sv);
     tally_exact_add(&v, cv);
-    /* E = D * 2^-53 * 1.001: the product's rounding (relative 2^-53 when E is normal) is inside
-     * the 1.001; should E underflow, its rounding error (below 2^-1075) is covered by adding
-     * 2^-1074, which is exact there */
-    double e = dv * (1.001 * 0x1p-53);
-    if (e < 0x1p-1022) e += 0x1p-1074;
-    return tally_exact_round_within(&v, e, out);
+    return tally_exact_round_within(&v, tally_exact_spec_bound(dv), out);
 }
 
 /* Fold workgroups of a segment: a step of spec_u vectors per invocation at least, at most
