@@ -154,6 +154,14 @@ static uint64_t chunk_bytes(const tally_cpu_state *st, uint64_t bytes, int nth)
     return c;
 }
 
+/* Elements per chunk for a pass over n elements of `size` bytes on nth threads: chunk_bytes
+ * rounded to whole cache lines of elements (64 at least). */
+static uint64_t chunk_elems(const tally_cpu_state *st, uint64_t n, uint64_t size, int nth)
+{
+    uint64_t c = (chunk_bytes(st, n * size, nth) / size + 63) / 64 * 64;
+    return c < 64 ? 64 : c;
+}
+
 /* ---- the fused pass over one piece ------------------------------------------------------- */
 /* Adds x[0..n-1] (global indices gbase..) into p: every need except the float product. */
 static void piece(const tally_cpu_state *st, tally_partial *p, const char *x, uint64_t n,
@@ -492,8 +500,7 @@ void tally_cpu_sqdev(tally_cpu_state *st, tally_type type, const void *data, uin
     j->mean = mean;
     j->omit_nan = omit_nan;
     int nth = threads_for(st, n * size);
-    j->chunk = (chunk_bytes(st, n * size, nth) / size + 63) / 64 * 64; /* whole cache lines */
-    if (j->chunk < 64) j->chunk = 64;
+    j->chunk = chunk_elems(st, n, size, nth);
     if (nth == 1) j->chunk = n;
     j->nchunks = (n + j->chunk - 1) / j->chunk;
     atomic_init(&j->next, 0);
@@ -604,8 +611,7 @@ static int spec_sum(tally_cpu_state *st, tally_type type, const void *data, uint
     j->x = data;
     j->n = n;
     int nth = threads_for(st, n * size);
-    j->chunk = (chunk_bytes(st, n * size, nth) / size + 63) / 64 * 64; /* whole cache lines */
-    if (j->chunk < 64) j->chunk = 64;
+    j->chunk = chunk_elems(st, n, size, nth);
     j->nchunks = (n + j->chunk - 1) / j->chunk;
     atomic_init(&j->next, 0);
     atomic_init(&j->doomed, 0);
