@@ -159,6 +159,27 @@ static int scan1_apart(VkBuffer in, VkBuffer out)
  * Tile states: one 64-bit word per tile in sflag (flag << 32 | 32-bit value), 2^shift words
  * apart, 64-bit values in sval; sflag is zeroed when it is new, when the epochs wrap, and after
  * a call that kept its look-back counters there (their words may be a later call's states). */
+/* The one-pass scans' tile states (sflag, `bytes` of them) and this call's epoch: the flag words
+ * hold (epoch << 2) | status and no word holds epoch 0, so every call's epoch is new until the
+ * counter wraps; a new buffer, a wrap, or benchmark counters left by the previous call (which may
+ * lie anywhere) clear the states first. */
+static tally_status scan_states(tally_context *ctx, tvk_state *s, const char *fn, VkDeviceSize bytes,
+                                uint32_t *epoch)
+{
+    VkBuffer old = s->sflag.buf;
+    tally_status st = tvk_buf_ensure(ctx, s, &s->sflag, bytes, 0, fn);
+    if (st != TALLY_OK) return st;
+    if (s->sflag.buf != old) s->scan_epoch = 0; /* a new buffer holds anything */
+    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS || s->scan_stats_at != 0) {
+        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, 0, VK_WHOLE_SIZE, 0);
+        tvk_barrier(s);
+        s->scan_epoch = 0;
+    }
+    *epoch = ++s->scan_epoch;
+    s->scan_stats_at = 0;
+    return TALLY_OK;
+}
+
 static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *fn, tally_op op,
                                   tally_type type, tvk_src in, VkBuffer out, VkDeviceSize out_off,
                                   uint64_t n, const tally_scan_options *opts)
@@ -198,21 +219,12 @@ static tally_status record_assoc1(tally_context *ctx, tvk_state *s, const char *
     uint64_t swords = total << shift, vwords = total << (shift > 1 ? shift : 1);
     tally_status st = tvk_buf_ensure(ctx, s, &s->sval, vwords * 8, 0, fn);
     if (st != TALLY_OK) return st;
-    VkBuffer old_flags = s->sflag.buf;
     /* benchmarks (TALLY_VULKAN_SCAN_STATS=1): four counters after the states, zeroed per call
      * (tally_vulkan_bench_scan_stats reads them) */
     int stats = s->scan_stats;
-    VkDeviceSize flag_bytes = swords * 8 + (stats ? 16 : 0);
-    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, flag_bytes, 0, fn)) != TALLY_OK) return st;
-    if (s->sflag.buf != old_flags) s->scan_epoch = 0; /* a new buffer holds anything */
-    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS || s->scan_stats_at != 0) {
-        /* no flag word holds epoch 0: every call's epoch is new until the counter wraps */
-        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, 0, VK_WHOLE_SIZE, 0);
-        tvk_barrier(s);
-        s->scan_epoch = 0;
-    }
-    uint32_t epoch = ++s->scan_epoch;
-    s->scan_stats_at = 0;
+    const VkDeviceSize flag_bytes = swords * 8 + (stats ? 16 : 0);
+    uint32_t epoch;
+    if ((st = scan_states(ctx, s, fn, flag_bytes, &epoch)) != TALLY_OK) return st;
     if (stats) {
         s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, swords * 8, 16, 0);
         tvk_barrier(s);
@@ -353,18 +365,9 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
     if (st != TALLY_OK) return st;
     if ((st = tvk_buf_ensure(ctx, s, &s->hostres, 1024, 1, fn)) != TALLY_OK) return st;
-    VkBuffer old_flags = s->sflag.buf;
-    VkDeviceSize flag_bytes = swords * 8 + 16; /* the states, then the edge flag word */
-    if ((st = tvk_buf_ensure(ctx, s, &s->sflag, flag_bytes, 0, fn)) != TALLY_OK) return st;
-    if (s->sflag.buf != old_flags) s->scan_epoch = 0;
-    if (s->scan_epoch == 0 || s->scan_epoch + 1 >= SCAN1_EPOCHS || s->scan_stats_at != 0) {
-        /* (as record_assoc1: no flag word holds epoch 0; scan1's counters may lie anywhere) */
-        s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, 0, VK_WHOLE_SIZE, 0);
-        tvk_barrier(s);
-        s->scan_epoch = 0;
-    }
-    uint32_t epoch = ++s->scan_epoch;
-    s->scan_stats_at = 0;
+    const VkDeviceSize flag_bytes = swords * 8 + 16; /* the states, then the edge flag word */
+    uint32_t epoch;
+    if ((st = scan_states(ctx, s, fn, flag_bytes, &epoch)) != TALLY_OK) return st;
     /* the edge word's high half stays 0: no call reads it as a state */
     s->fd.vkCmdFillBuffer(s->cb, s->sflag.buf, swords * 8, 8, 0);
     tvk_barrier(s);
