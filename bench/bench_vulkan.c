@@ -47,6 +47,8 @@
  *                [--segments-only] [--reduce-only] [--scan-only]
  *
  * --scan-only: the scan rows alone (i32, f32 and f64).
+ * --probe-f32: first the f32 sums' per-element probes and spec.comp's shapes (probe_f32 below);
+ * --probe-only: those alone.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -83,6 +85,12 @@ TALLY_API uint64_t tally_vulkan_bench_dedicated(tally_context *ctx, uint64_t byt
 TALLY_API tally_status tally_vulkan_bench_copy(tally_context *ctx, int src, uint64_t src_off, int dst,
                                                uint64_t dst_off, uint64_t bytes);
 TALLY_API void tally_vulkan_bench_memory(tally_context *ctx, int slot, char *out, size_t cap);
+TALLY_API uint32_t tally_vulkan_bench_spec_t(tally_context *ctx, uint32_t t);
+TALLY_API uint32_t tally_vulkan_bench_spec_u(tally_context *ctx, uint32_t u);
+TALLY_API uint32_t tally_vulkan_bench_spec_groups(tally_context *ctx, uint32_t groups);
+TALLY_API tally_status tally_vulkan_bench_probe(tally_context *ctx, VkBuffer buf, uint64_t n, uint32_t mode,
+                                                uint32_t nch, uint32_t uu, uint32_t groups, double out[2],
+                                                uint32_t *maxbits);
 
 static double now(void)
 {
@@ -414,11 +422,160 @@ static int big_probe(int k)
     return fails;
 }
 
+/* ---- the f32 sums' per-element probes (--probe-f32; docs/vulkan.md, "The f32 sums' pace") -----
+ * probe.comp's modes over the bench's f32 prices, each row "probe_f32" with its mode in the note
+ * and its GPU time over probe (a)'s (the f32 max's work, same reads) as "x(a)"; then the
+ * library's own f32 sum (the speculative tier, TALLY_VULKAN_SPEC=2 for the row) in spec.comp's
+ * shapes, "spec_f32" / "spec_f64" rows with the shape in the note ("t4 u8 g2048": triples per
+ * invocation, loads in flight, workgroups at most), the default shape first, each validated
+ * bit for bit against the CPU (correctly rounded sums) and its ratio to (a) and to the default
+ * shape in the note. Sizes: TALLY_BENCH_VK_PROBE_LOG2 (a comma list; default 26,28, or the
+ * largest size when --max-log2 is below 26). */
+typedef struct pcase {
+    VkBuffer buf;
+    uint64_t n;
+    uint32_t mode, nch, uu, groups;
+    double out[2];
+    uint32_t mx;
+} pcase;
+static tally_status run_probe(void *a)
+{
+    pcase *p = a;
+    return tally_vulkan_bench_probe(g_vk, p->buf, p->n, p->mode, p->nch, p->uu, p->groups, p->out, &p->mx);
+}
+static int probe_f32(int l)
+{
+    uint64_t n = 1ull << l;
+    float *h = malloc(n * 4);
+    if (!h) return 1;
+    fill(h, TALLY_F32, n);
+    uint32_t mref = 0;
+    double dref = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &h[i], 4);
+        if (u > mref) mref = u;
+        dref += h[i];
+    }
+    VkBuffer in;
+    if (tally_vulkan_bench_buffer(g_vk, 0, h, n * 4, &in) != TALLY_OK) {
+        printf("probe: device buffer of 2^%d f32 failed: %s\n", l, tally_last_error(g_vk));
+        free(h);
+        return 1;
+    }
+    static const struct { const char *tag, *what; uint32_t mode, nch, uu; } pr[] = {
+        {"a", "f32 max (umax of the bits): the baseline", 0, 1, 8},
+        {"a4", "f32 max, 4 loads in flight", 0, 1, 4},
+        {"b", "OpFConvert f32->f64 + 1 f64 add chain", 1, 1, 8},
+        {"c4", "OpFConvert + 4 f64 add chains", 1, 4, 8},
+        {"c8", "OpFConvert + 8 f64 add chains", 1, 8, 8},
+        {"d1", "integer widening (spec.comp's) + 1 f64 add chain", 2, 1, 8},
+        {"d4", "integer widening + 4 f64 add chains", 2, 4, 8},
+        {"e1", "spec triple, 1 per invocation (spec.comp today)", 3, 1, 8},
+        {"e2", "spec triple, 2 per invocation", 3, 2, 8},
+        {"e4", "spec triple, 4 per invocation", 3, 4, 8},
+        {"e1u4", "spec triple, 1 per invocation, 4 loads in flight", 3, 1, 4},
+        {"e2u4", "spec triple, 2 per invocation, 4 loads in flight", 3, 2, 4},
+        {"e4u4", "spec triple, 4 per invocation, 4 loads in flight", 3, 4, 4},
+        {"f8", "integer widening + 8 independent f64 adds per element (FP64 issue alone)", 4, 8, 8},
+        {"g1", "f32 adds, 1 chain (no 64-bit value)", 5, 1, 8},
+        {"g4", "f32 adds, 4 chains", 5, 4, 8},
+    };
+    int fails = 0;
+    double base = 0;
+    char note[240];
+    for (size_t i = 0; i < sizeof pr / sizeof pr[0]; i++) {
+        pcase c = {in, n, pr[i].mode, pr[i].nch, pr[i].uu, 0, {0, 0}, 0};
+        tally_status st = run_probe(&c);
+        double got = c.out[0] + c.out[1];
+        double tol = pr[i].mode == 5 ? 1e-3 : 1e-9;
+        int ok = st == TALLY_OK && (pr[i].mode == 0 ? c.mx == mref : fabs(got - dref) <= tol * fabs(dref));
+        if (!ok) {
+            printf("VALIDATION FAILED: probe_f32 %s 2^%d: %s (max %08x want %08x, sum %.17g want %.17g)\n", pr[i].tag,
+                   l, st == TALLY_OK ? "wrong answer" : tally_last_error(g_vk), c.mx, mref, got, dref);
+            g_fail++;
+            fails++;
+            continue;
+        }
+        double gpu, call;
+        timeit(run_probe, &c, &gpu, &call);
+        if (i == 0) base = gpu;
+        snprintf(note, sizeof note, "(%s) %s; x(a) %.2f", pr[i].tag, pr[i].what, base > 0 ? gpu / base : 0.0);
+        row("probe_f32", TALLY_F32, n, gpu, call, 0, (double)n * 4, note);
+    }
+    /* the library's sums in spec.comp's shapes: "t u g" */
+    static const struct { uint32_t t, u, g; } shp[] = {
+        {1, 8, 0}, {2, 8, 0}, {4, 8, 0}, {1, 4, 0}, {2, 4, 0}, {4, 4, 0}, {4, 8, 1056}, {4, 8, 4096},
+    };
+    const tally_type st2[] = {TALLY_F32, TALLY_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        tally_type t = st2[ti];
+        uint64_t bytes = n * tally_type_size(t);
+        void *d = h;
+        double *h64 = NULL;
+        if (t == TALLY_F64) {
+            h64 = malloc(bytes);
+            if (!h64) break;
+            fill(h64, t, n);
+            d = h64;
+            if (tally_vulkan_bench_buffer(g_vk, 0, d, bytes, &in) != TALLY_OK) {
+                printf("probe: device buffer of 2^%d f64 failed: %s\n", l, tally_last_error(g_vk));
+                free(h64);
+                break;
+            }
+        }
+        rcase cc;
+        memset(&cc, 0, sizeof cc);
+        cc.ctx = g_cpu, cc.t = t, cc.host = d, cc.n = n, cc.op = TALLY_SUM;
+        run_reduce(&cc);
+        int was = tally_vulkan_bench_spec(g_vk, 2);
+        uint32_t t0 = tally_vulkan_bench_spec_t(g_vk, 1), u0 = tally_vulkan_bench_spec_u(g_vk, 8),
+                 g0 = tally_vulkan_bench_spec_groups(g_vk, 0);
+        double def = 0;
+        for (size_t k = 0; k < sizeof shp / sizeof shp[0]; k++) {
+            tally_vulkan_bench_spec_t(g_vk, shp[k].t);
+            tally_vulkan_bench_spec_u(g_vk, shp[k].u);
+            tally_vulkan_bench_spec_groups(g_vk, shp[k].g);
+            rcase c = cc;
+            c.ctx = g_vk, c.buf = in;
+            uint64_t a0, d0, a1, d1;
+            tally_vulkan_spec_counts(g_vk, &a0, &d0);
+            run_reduce(&c);
+            tally_vulkan_spec_counts(g_vk, &a1, &d1);
+            if (c.r.status != TALLY_OK || c.r.value.u64 != cc.r.value.u64 || a1 != a0 + 1) {
+                printf("VALIDATION FAILED: spec %s 2^%d t%u u%u g%u (%s; answered %llu)\n", tally_type_name(t), l,
+                       shp[k].t, shp[k].u, shp[k].g, tally_last_error(g_vk), (unsigned long long)(a1 - a0));
+                g_fail++;
+                fails++;
+                continue;
+            }
+            double gpu, call;
+            tally_vulkan_spec_counts(g_vk, &a0, &d0);
+            timeit(run_reduce, &c, &gpu, &call);
+            tally_vulkan_spec_counts(g_vk, &a1, &d1);
+            if (k == 0) def = gpu;
+            snprintf(note, sizeof note, "speculative tier, t%u u%u g%u%s (answered %llu, declined %llu); "
+                     "x(a) %.2f; default/this %.2f", shp[k].t, shp[k].u, shp[k].g ? shp[k].g : 2048u,
+                     k == 0 ? " (the default shape)" : "", (unsigned long long)(a1 - a0),
+                     (unsigned long long)(d1 - d0), base > 0 ? gpu / base : 0.0, def > 0 ? def / gpu : 0.0);
+            row(t == TALLY_F32 ? "spec_f32" : "spec_f64", t, n, gpu, call, 0, (double)bytes, note);
+        }
+        tally_vulkan_bench_spec_t(g_vk, t0);
+        tally_vulkan_bench_spec_u(g_vk, u0);
+        tally_vulkan_bench_spec_groups(g_vk, g0);
+        tally_vulkan_bench_spec(g_vk, was);
+        free(h64);
+    }
+    tally_vulkan_bench_free(g_vk, 0);
+    free(h);
+    return fails;
+}
+
 int main(int argc, char **argv)
 {
     int lo = 10, hi = 24, step = 2;
     const char *outp = NULL;
-    int seg_only = 0, reduce_only = 0, scan_only = 0;
+    int seg_only = 0, reduce_only = 0, scan_only = 0, probe = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) lo = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) hi = atoi(argv[++i]);
@@ -430,8 +587,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--segments-only")) seg_only = 1;
         else if (!strcmp(argv[i], "--reduce-only")) reduce_only = 1;
         else if (!strcmp(argv[i], "--scan-only")) scan_only = 1;
+        else if (!strcmp(argv[i], "--probe-f32")) probe = probe ? probe : 1;
+        else if (!strcmp(argv[i], "--probe-only")) probe = 2;
         else {
-            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--warm S] [--heat S] [--out FILE] [--segments-only] [--reduce-only] [--scan-only]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--min-log2 K] [--max-log2 N] [--step S] [--min-time S] [--warm S] [--heat S] [--out FILE] [--segments-only] [--reduce-only] [--scan-only] [--probe-f32] [--probe-only]\n", argv[0]);
             return 2;
         }
     }
@@ -500,6 +659,25 @@ int main(int argc, char **argv)
     const char *bigenv = getenv("TALLY_BENCH_VK_BIG");
     int bigk = bigenv && *bigenv ? atoi(bigenv) : (hi >= 30 && !seg_only ? 28 : 0);
     if (bigk > 0 && bigk <= 30) big_probe(bigk);
+    if (probe) {
+        const char *pl = getenv("TALLY_BENCH_VK_PROBE_LOG2");
+        char dflt[16];
+        snprintf(dflt, sizeof dflt, "%s", hi >= 28 ? "26,28" : hi >= 26 ? "26" : "");
+        if (!dflt[0]) snprintf(dflt, sizeof dflt, "%d", hi);
+        for (const char *q = pl && *pl ? pl : dflt; q && *q;) {
+            int l = atoi(q);
+            if (l >= 4 && l <= 30) probe_f32(l);
+            q = strchr(q, ',');
+            if (q) q++;
+        }
+        if (probe == 2) {
+            printf("validation failures: %d\n", g_fail);
+            if (g_out) fclose(g_out);
+            tally_destroy(g_vk);
+            tally_destroy(g_cpu);
+            return g_fail ? 1 : 0;
+        }
+    }
     const tally_type types[] = {TALLY_I32, TALLY_F32, TALLY_F64};
     size_t maxbytes = ((size_t)1 << hi) * 8;
     void *h = malloc(maxbytes), *ho = malloc(maxbytes), *hv = malloc(maxbytes);

@@ -23,7 +23,7 @@
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
 #define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
 #define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp) \
-    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec)
+    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec) X(PROBE, probe)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
@@ -31,7 +31,7 @@
     TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name) TVK_EXTERN(scan1, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name) \
-    TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name) TVK_EXTERN(spec, name)
+    TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name) TVK_EXTERN(spec, name) TVK_EXTERN(probe, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
 TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
 
@@ -60,6 +60,7 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
 #define TVK_CASE_fprod_dp(E, name, C, i, s, W) TVK_CASE_T(fprod_dp, E, name)
 #define TVK_CASE_fscan_dp(E, name, C, i, s, W) TVK_CASE_T(fscan_dp, E, name)
 #define TVK_CASE_spec(E, name, C, i, s, W) TVK_CASE_T(spec, E, name)
+#define TVK_CASE_probe(E, name, C, i, s, W) TVK_CASE_T(probe, E, name)
 #define TVK_CASE_fscan1(E, name, C, i, s, W) TVK_CASE_T(fscan1, E, name)
 #define TVK_CASE_fscan1_dp(E, name, C, i, s, W) TVK_CASE_T(fscan1_dp, E, name)
         TVK_ALL_SHADERS(TVK_SHADER_ALL)
@@ -930,6 +931,14 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
      * =2 f32 too (on the H200 the f32 tier ran at the exact path's speed, 0.95-1.01 of it) */
     s->spec = getenv("TALLY_VULKAN_SPEC") ? atoi(getenv("TALLY_VULKAN_SPEC")) : 1;
     s->spec_u = getenv("TALLY_VULKAN_SPEC_U") && atoi(getenv("TALLY_VULKAN_SPEC_U")) == 4 ? 4 : 8;
+    /* spec.comp's independent triples per invocation (1, 2 or 4) and fold workgroups per segment
+     * at most (TALLY_VULKAN_SPEC_T, TALLY_VULKAN_SPEC_GROUPS: for measuring; vk_reduce.c) */
+    const char *stenv = getenv("TALLY_VULKAN_SPEC_T");
+    int nt = stenv && *stenv ? atoi(stenv) : 0;
+    s->spec_t = nt == 2 || nt == 4 ? (uint32_t)nt : 1u;
+    const char *sgenv = getenv("TALLY_VULKAN_SPEC_GROUPS");
+    long sg = sgenv && *sgenv ? atol(sgenv) : 0;
+    s->spec_groups = sg >= 1 && sg <= 65535 ? (uint32_t)sg : 0u;
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
     s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;

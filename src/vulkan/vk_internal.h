@@ -28,7 +28,8 @@
 /* shaders; _DP: the same source declaring IEEE subnormals (DenormPreserve), for devices that
  * support it */
 enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_SCAN1, TVK_SH_FPROD, TVK_SH_FSCAN,
-       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_FSCAN1, TVK_SH_FSCAN1_DP, TVK_SH_SPEC, TVK_SH_COUNT };
+       TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_FSCAN1, TVK_SH_FSCAN1_DP, TVK_SH_SPEC,
+       TVK_SH_PROBE, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
 typedef struct tvk_partial {
@@ -146,6 +147,10 @@ typedef struct tvk_state {
                                  sum first (TALLY_VULKAN_SPEC=0: never) */
     uint32_t spec_u;          /* spec.comp: 16-byte loads in flight per invocation (8, or 4:
                                  TALLY_VULKAN_SPEC_U=4) */
+    uint32_t spec_t;          /* spec.comp: independent triples per invocation (1, 2 or 4:
+                                 TALLY_VULKAN_SPEC_T) */
+    uint32_t spec_groups;     /* spec.comp: fold workgroups per segment at most (0: 2048;
+                                 TALLY_VULKAN_SPEC_GROUPS) */
     uint64_t spec_answered, spec_declined; /* bench/tests: calls the tier answered / declined */
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */

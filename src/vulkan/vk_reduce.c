@@ -473,9 +473,9 @@ static int spec_decide(const tvk_spec_rec *r, double *out)
  * TVK_SPEC_GROUPS. */
 static uint32_t spec_groups(const tvk_state *s, seg_plan p)
 {
-    uint64_t per = (uint64_t)TVK_WG * s->spec_u;
+    uint64_t per = (uint64_t)TVK_WG * s->spec_u, most = s->spec_groups ? s->spec_groups : TVK_SPEC_GROUPS;
     uint64_t g = ((uint64_t)p.nvec + per - 1) / per;
-    return (uint32_t)(g < 1 ? 1 : g > TVK_SPEC_GROUPS ? TVK_SPEC_GROUPS : g);
+    return (uint32_t)(g < 1 ? 1 : g > most ? most : g);
 }
 
 /* Runs the tier on n elements at src (the command buffer begun by the caller when open, with
@@ -491,7 +491,7 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
     tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
     if (st != TALLY_OK) return st;
     VkPipeline pipe;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, 0, 0, &pipe)) != TALLY_OK) return st;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, 0, &pipe)) != TALLY_OK) return st;
     if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
     tvk_spec_pc pc;
     tvk_range b[4] = {{0}};
@@ -533,6 +533,80 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
 /* Benchmarks and tests: the tier on or off for later calls (returns the previous setting), and
  * the calls it answered and declined since the context was made. */
 TVK_BENCH_SETTER(tally_vulkan_bench_spec, int, spec)
+/* spec.comp's shape for later calls (returns the previous value): independent triples per
+ * invocation (1, 2, 4), 16-byte loads in flight (4, 8), fold workgroups per segment at most (0:
+ * the default, 2048) */
+TVK_BENCH_SETTER(tally_vulkan_bench_spec_t, uint32_t, spec_t)
+TVK_BENCH_SETTER(tally_vulkan_bench_spec_u, uint32_t, spec_u)
+TVK_BENCH_SETTER(tally_vulkan_bench_spec_groups, uint32_t, spec_groups)
+
+/* Benchmarks: probe.comp (bench_vulkan --probe-f32) over n f32 values at byte 0 of buf (n a
+ * multiple of 4): mode, accumulators nch and loads in flight uu as the shader's header says, at
+ * most `groups` workgroups per segment (0: 2048), a fold dispatch per segment and a finish, as
+ * spec_sum records them. out[0], out[1]: the plain f64 sums the shader reports (s, c); *maxbits:
+ * the largest bits (mode 0). Timestamps as every call's when timing is on. */
+TALLY_API tally_status tally_vulkan_bench_probe(tally_context *ctx, VkBuffer buf, uint64_t n, uint32_t mode,
+                                                uint32_t nch, uint32_t uu, uint32_t groups, double out[2],
+                                                uint32_t *maxbits)
+{
+    static const char fn[] = "tally_vulkan_bench_probe";
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s) return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: not a Vulkan context", fn);
+    if (n == 0 || n % 4 || mode > 5 || (nch != 1 && nch != 2 && nch != 4 && nch != 8) || (mode == 3 && nch > 4) ||
+        (uu != 4 && uu != 8) || (s->seg_bytes / 4) % 4)
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n %llu (a multiple of 4), mode %u (0-5), "
+                               "nch %u (1, 2, 4, 8; mode 3: at most 4), uu %u (4, 8)", fn,
+                               (unsigned long long)n, mode, nch, uu);
+    uint64_t nseg = seg_count(s, 4, n), nrec = 0;
+    uint64_t most = groups ? groups : TVK_SPEC_GROUPS, span = (uint64_t)TVK_WG * uu;
+    for (uint64_t k = 0; k < nseg; k++) {
+        seg_plan p = plan_segment(s, 4, 0, n, k, 0);
+        uint64_t g = (p.nvec + span - 1) / span;
+        nrec += g < 1 ? 1 : g > most ? most : g;
+    }
+    tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
+    if (st == TALLY_OK) st = tvk_buf_ensure(ctx, s, &s->hostres, sizeof(tvk_spec_rec), 1, fn);
+    if (st != TALLY_OK) return st;
+    VkPipeline pipe;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_PROBE, TALLY_F32, mode, nch, uu, &pipe)) != TALLY_OK) return st;
+    if ((st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    tvk_spec_pc pc;
+    tvk_range b[4] = {{0}};
+    uint32_t rec0 = 0;
+    for (uint64_t k = 0; k < nseg; k++) {
+        seg_plan p = plan_segment(s, 4, 0, n, k, 0);
+        memset(&pc, 0, sizeof pc);
+        b[0] = tvk_window(s, buf, p.e0 * 4, p.ne * 4, &pc.head);
+        b[1] = (tvk_range){s->hostres.buf, 0, sizeof(tvk_spec_rec)};
+        b[2] = (tvk_range){s->parts.buf, 0, nrec * sizeof(tvk_spec_rec)};
+        b[3] = (tvk_range){s->dummy.buf, 0, s->dummy.size};
+        pc.n = p.ne;
+        pc.rec0 = rec0;
+        if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+        uint64_t g = (p.nvec + span - 1) / span;
+        g = g < 1 ? 1 : g > most ? most : g;
+        s->fd.vkCmdDispatch(s->cb, (uint32_t)g, 1, 1);
+        rec0 += (uint32_t)g;
+    }
+    if (s->timing && !s->split_written) {
+        s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 2);
+        s->split_written = 1;
+    }
+    tvk_barrier(s);
+    memset(&pc, 0, sizeof pc);
+    pc.nrec = rec0;
+    pc.fin = 1;
+    if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+    s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+    tvk_barrier(s);
+    if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+    tvk_spec_rec r;
+    memcpy(&r, s->hostres.map, sizeof r);
+    memcpy(&out[0], &r.s, 8);
+    memcpy(&out[1], &r.c, 8);
+    *maxbits = (uint32_t)r.flag;
+    return TALLY_OK;
+}
 TALLY_API void tally_vulkan_spec_counts(const tally_context *ctx, uint64_t *answered, uint64_t *declined)
 {
     tvk_state *s = tvk_state_of(ctx);

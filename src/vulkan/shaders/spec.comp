@@ -7,7 +7,9 @@
  *             D = fl(fl(D1 + D2) + fl(|t| + |c|))
  * The fold dispatch (pc.fin = 0, one per segment): each invocation adds its elements (grid-stride
  * over the segment's whole 16-byte vectors, UU (8) in flight; the at most 2 x (16 / TSIZE - 1)
- * elements of the partial vectors at the segment's ends by workgroup 0), the workgroup merges
+ * elements of the partial vectors at the segment's ends by workgroup 0) into NT independent
+ * triples (element k of a step into triple k % NT: NT chains of dependent adds instead of one),
+ * merges them into its first triple by the merge rule, the workgroup merges
  * its 256 triples by a shared-memory tree (8 levels, a barrier each, the same trip count in every
  * invocation) and invocation 0 writes the workgroup's triple and flag as record rec0 + group of
  * binding 2. The finish dispatch (pc.fin = 1, one workgroup, after a pipeline barrier) merges the
@@ -39,7 +41,9 @@
  *  - No contraction or reassociation: every operation of the rules writes a `precise` variable
  *    (SPIR-V NoContraction; GLSL: computed in the order written), and no multiplication exists
  *    outside the exact f32 subnormal widening (m * 2^-149, exact) whose product is precise too.
- * The merge order (tree, records, segments) is free: the invariant holds for any merge tree.
+ * The merge order (tree, records, segments) is free: the invariant holds for any merge tree. An
+ * invocation's NT triples are such a tree: each starts as the empty sum's (0, 0, 0) and takes a
+ * subsequence of the invocation's elements by the add rule, then they are merged.
  */
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -50,6 +54,10 @@ layout(local_size_x = WG) in;
 /* 16-byte loads in flight per invocation in the bulk loop: 8 (the reduce's default) or 4
  * (TALLY_VULKAN_SPEC_U=4) */
 layout(constant_id = 0) const uint UU = 8;
+/* independent triples per invocation: 1 (the default), 2 or 4 (TALLY_VULKAN_SPEC_T). A triple's
+ * adds form one chain of dependent f64 adds (each add's s feeds the next): NT chains let a
+ * warp issue NT adds where one waited for the previous add's result. */
+layout(constant_id = 1) const uint NT = 1;
 
 /* flag bits of a record (any set: the host declines) */
 #define FLAG_RANGE 1u /* an input outside the accepted range (NaN, inf, huge, tiny f64) */
@@ -71,20 +79,32 @@ layout(push_constant) uniform PC {
 } pc;
 
 /* ---- the triple's rules (exact_sum.h) --------------------------------------------------- */
-double t_s, t_c, t_d; /* set to 0 in main; every value written to them is a precise result */
+/* triple 0 (t_s, t_c, t_d) and, with NT > 1, triples 1-3; set to 0 in main; every value
+ * written to them is a precise result */
+double t_s, t_c, t_d, t1_s, t1_c, t1_d, t2_s, t2_c, t2_d, t3_s, t3_c, t3_d;
 uint t_flag;
 
-void add_x(double x)
+/* TwoSum (Knuth): S + X = s1 + e exactly, for any order of magnitudes; then c and D */
+#define ADD_X(S, C, D, X)                                                                       \
+    {                                                                                           \
+        precise double s1_ = S + X;                                                             \
+        precise double bb_ = s1_ - S;                                                           \
+        precise double e_ = (S - (s1_ - bb_)) + (X - bb_);                                      \
+        precise double c1_ = C + e_;                                                            \
+        precise double d1_ = D + abs(c1_);                                                      \
+        S = s1_;                                                                                \
+        C = c1_;                                                                                \
+        D = d1_;                                                                                \
+    }
+
+/* x into triple k % NT (k: the element's place in the step, a constant once specialised) */
+void add_x(uint k, double x)
 {
-    /* TwoSum (Knuth): s + x = s1 + e exactly, for any order of magnitudes */
-    precise double s1 = t_s + x;
-    precise double bb = s1 - t_s;
-    precise double e = (t_s - (s1 - bb)) + (x - bb);
-    precise double c1 = t_c + e;
-    precise double d1 = t_d + abs(c1);
-    t_s = s1;
-    t_c = c1;
-    t_d = d1;
+    uint j = k % NT;
+    if (j == 0u) ADD_X(t_s, t_c, t_d, x)
+    else if (j == 1u) ADD_X(t1_s, t1_c, t1_d, x)
+    else if (j == 2u) ADD_X(t2_s, t2_c, t2_d, x)
+    else ADD_X(t3_s, t3_c, t3_d, x)
 }
 
 void merge(double s2, double c2, double d2)
@@ -107,7 +127,7 @@ void merge(double s2, double c2, double d2)
 /* f32 bits u to f64, exactly: NaN/inf flagged; a subnormal f32 is m * 2^-149 (m < 2^23, exact
  * conversion, and the product is a normal double); zero and normal f32s by moving the fields
  * (integer code: no float conversion, so no flush of f32 subnormals can act) */
-void add_bits(uint u)
+void add_bits(uint k, uint u)
 {
     uint mag = u & 0x7fffffffu;
     if (mag >= 0x7f800000u) t_flag |= FLAG_RANGE;
@@ -118,45 +138,47 @@ void add_bits(uint u)
     } else {
         x = packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | ((mag >> 3) + 0x38000000u)));
     }
-    add_x(x);
+    add_x(k, x);
 }
 /* a zero or normal f32 (or NaN/inf, flagged) by moving the fields alone */
-void add_bits_normal(uint u)
+void add_bits_normal(uint k, uint u)
 {
     uint mag = u & 0x7fffffffu;
     uint hi = mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
-    add_x(packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi)));
+    add_x(k, packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi)));
 }
 /* A vector: integer code alone unless one of its elements is a subnormal f32 (a branch that
  * whole subgroups skip on ordinary data, so the conversion is not paid per element). */
-void add_vec(uvec4 v)
+/* vector u of a step: elements 4u .. 4u + 3 of the step */
+void add_vec(uint u, uvec4 v)
 {
     uvec4 mag = v & uvec4(0x7fffffffu);
     if (any(greaterThanEqual(mag, uvec4(0x7f800000u)))) t_flag |= FLAG_RANGE;
     if (any(lessThan(mag - uvec4(1u), uvec4(0x007fffffu)))) {
-        add_bits(v.x);
-        add_bits(v.y);
-        add_bits(v.z);
-        add_bits(v.w);
+        add_bits(4u * u, v.x);
+        add_bits(4u * u + 1u, v.y);
+        add_bits(4u * u + 2u, v.z);
+        add_bits(4u * u + 3u, v.w);
     } else {
-        add_bits_normal(v.x);
-        add_bits_normal(v.y);
-        add_bits_normal(v.z);
-        add_bits_normal(v.w);
+        add_bits_normal(4u * u, v.x);
+        add_bits_normal(4u * u + 1u, v.y);
+        add_bits_normal(4u * u + 2u, v.z);
+        add_bits_normal(4u * u + 3u, v.w);
     }
 }
 #else
 /* f64 (lo, hi): accepted when zero or biased exponent in [53, 1922] */
-void add_bits2(uint lo, uint hi)
+void add_bits2(uint k, uint lo, uint hi)
 {
     uint ef = (hi >> 20) & 0x7ffu;
     if (ef - 53u >= 1870u && ((hi << 1) | lo) != 0u) t_flag |= FLAG_RANGE;
-    add_x(packDouble2x32(uvec2(lo, hi)));
+    add_x(k, packDouble2x32(uvec2(lo, hi)));
 }
-void add_vec(uvec4 v)
+/* vector u of a step: elements 2u, 2u + 1 of the step */
+void add_vec(uint u, uvec4 v)
 {
-    add_bits2(v.x, v.y);
-    add_bits2(v.z, v.w);
+    add_bits2(2u * u, v.x, v.y);
+    add_bits2(2u * u + 1u, v.z, v.w);
 }
 #endif
 
@@ -165,9 +187,9 @@ void add_elem(uint64_t i)
 {
     uint w = uint((uint64_t(pc.head) + i * uint64_t(TSIZE)) >> 2);
 #if TSIZE == 4
-    add_bits(inw[w]);
+    add_bits(0u, inw[w]);
 #else
-    add_bits2(inw[w], inw[w + 1u]);
+    add_bits2(0u, inw[w], inw[w + 1u]);
 #endif
 }
 
@@ -206,9 +228,8 @@ void wg_merge(uint tid)
 void main()
 {
     uint tid = gl_LocalInvocationID.x;
-    t_s = 0.0;
-    t_c = 0.0;
-    t_d = 0.0;
+    t_s = 0.0, t_c = 0.0, t_d = 0.0, t1_s = 0.0, t1_c = 0.0, t1_d = 0.0;
+    t2_s = 0.0, t2_c = 0.0, t2_d = 0.0, t3_s = 0.0, t3_c = 0.0, t3_d = 0.0;
     t_flag = 0u;
     if (pc.fin != 0u) {
         /* finish: records [0, nrec), a uniform trip count */
@@ -236,9 +257,9 @@ void main()
         for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
             uvec4 x[8];
             for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
-            for (uint u = 0u; u < UU; u++) add_vec(x[u]);
+            for (uint u = 0u; u < UU; u++) add_vec(u, x[u]);
         }
-        for (; v < fv1; v += stride) add_vec(inv[v]);
+        for (; v < fv1; v += stride) add_vec(0u, inv[v]);
     }
     if (g == 0u) {
         /* the elements outside the whole vectors: before fv0 and from fv1 on (all of them when
@@ -250,6 +271,12 @@ void main()
         }
         if (tid < 16u && uint64_t(tid) < nh) add_elem(uint64_t(tid));
         if (tid >= 16u && tid < 32u && t0 + uint64_t(tid - 16u) < pc.n) add_elem(t0 + uint64_t(tid - 16u));
+    }
+    /* the invocation's other triples into triple 0 (the merge rule) */
+    if (NT > 1u) merge(t1_s, t1_c, t1_d);
+    if (NT > 2u) {
+        merge(t2_s, t2_c, t2_d);
+        merge(t3_s, t3_c, t3_d);
     }
     wg_merge(tid);
     if (tid == 0u)
