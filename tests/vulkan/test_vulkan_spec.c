@@ -12,6 +12,8 @@
  *    so a tier that answered with E = 0, or without D, fails here;
  *  - what the tier must decline: NaN, infinities, f64 subnormals and values below 2^-970 or
  *    above 2^900, sums that cancel to zero, sums that overflow.
+ * The one-lane traps run with 1, 2 and 4 triples per invocation (spec.comp's NT); the rest with
+ * TALLY_VULKAN_SPEC_T's (ctest vulkan_spec_t4: 4).
  * With TALLY_VULKAN_VALIDATION=1 any validation message fails the run.
  *
  *   test_vulkan_spec [SEED]     exit 0 all equal, 1 a difference, 77 no device */
@@ -26,6 +28,7 @@
 TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API void tally_vulkan_spec_counts(const tally_context *ctx, uint64_t *answered, uint64_t *declined);
+TALLY_API uint32_t tally_vulkan_bench_spec_t(tally_context *ctx, uint32_t t);
 
 static uint64_t g_s;
 static uint64_t next(void)
@@ -190,25 +193,30 @@ int main(int argc, char **argv)
     }
     printf("VkBuffer offsets: %d calls\n", nbuf);
 
-    /* a trap inside one invocation, whose compensated sum lies BELOW the midpoint 1 + 2^-53 while
-     * the true sum lies above: one workgroup (2048 f64 / 4096 f32 elements from offset 0, so
-     * invocation 0 adds the elements of vectors 0, 256, 512 and 768 in that order), invocation 0
-     * gets 1, 2^-53, -2^-106 (c = 2^-53 - 2^-106 exactly), then three terms t just under half
-     * an ulp of c (each lost in c's rounding; 3t > 2^-106), every other element zero. The answer
-     * is 1 + 2^-52; V rounds to 1. Only the bound on c's roundings (D fed by |c|) declines it:
-     * a tier with D left out answers 1. */
-    for (int f32 = 0; f32 < 2; f32++) {
-        for (int sg = 1; sg >= -1; sg -= 2) {
-            uint64_t n = f32 ? 4096 : 2048, vpe = f32 ? 4 : 2;
-            memset(buf, 0, n * 8);
-            double tt = (1 - 0x1p-10) * 0x1p-107;
-            const double lane[6] = {1.0, 0x1p-53, -0x1p-106, tt, tt, tt};
-            /* the invocation's element order: vector 0's elements, then vector 256's, ... */
-            uint64_t pos[6];
-            for (int k = 0; k < 6; k++) pos[k] = (uint64_t)(k / (int)vpe) * 256 * vpe + (uint64_t)(k % (int)vpe);
-            for (int k = 0; k < 6; k++) put(f32, buf, pos[k], sg * lane[k]);
-            check("one-lane trap", f32, buf, n, sg * (1.0 + 0x1p-52));
+    /* a trap inside one triple of one invocation, whose compensated sum lies BELOW the midpoint
+     * 1 + 2^-53 while the true sum lies above: one workgroup (1536 vectors from offset 0, fewer
+     * than one step of the bulk loop, so invocation 0 adds vectors 0, 256, ..., 1280 in that
+     * order, element e of each into its triple e % NT: TALLY_VULKAN_SPEC_T, set here to 1, 2 and
+     * 4 in turn), element e of those six vectors holds 1, 2^-53, -2^-106 (c = 2^-53 - 2^-106
+     * exactly), then three terms t just under half an ulp of c (each lost in c's rounding; 3t >
+     * 2^-106), every other element zero. The answer is 1 + 2^-52; V rounds to 1. Only the bound
+     * on c's roundings (D fed by |c|) declines it: a tier with D left out of any triple answers
+     * 1. */
+    for (uint32_t nt = 1; nt <= 4; nt *= 2) {
+        uint32_t nt0 = tally_vulkan_bench_spec_t(g_vk, nt);
+        for (int f32 = 0; f32 < 2; f32++) {
+            for (int sg = 1; sg >= -1; sg -= 2) {
+                uint64_t vpe = f32 ? 4 : 2, n = 1536 * vpe;
+                for (uint64_t e = 0; e < vpe; e++) {
+                    memset(buf, 0, n * 8);
+                    double tt = (1 - 0x1p-10) * 0x1p-107;
+                    const double lane[6] = {1.0, 0x1p-53, -0x1p-106, tt, tt, tt};
+                    for (int k = 0; k < 6; k++) put(f32, buf, (uint64_t)k * 256 * vpe + e, sg * lane[k]);
+                    check("one-lane trap", f32, buf, n, sg * (1.0 + 0x1p-52));
+                }
+            }
         }
+        tally_vulkan_bench_spec_t(g_vk, nt0);
     }
 
     /* what the tier must decline */
