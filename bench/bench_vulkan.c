@@ -88,6 +88,7 @@ TALLY_API void tally_vulkan_bench_memory(tally_context *ctx, int slot, char *out
 TALLY_API uint32_t tally_vulkan_bench_spec_t(tally_context *ctx, uint32_t t);
 TALLY_API uint32_t tally_vulkan_bench_spec_u(tally_context *ctx, uint32_t u);
 TALLY_API uint32_t tally_vulkan_bench_spec_groups(tally_context *ctx, uint32_t groups);
+TALLY_API uint32_t tally_vulkan_bench_spec_sf(tally_context *ctx, uint32_t sf);
 TALLY_API tally_status tally_vulkan_bench_probe(tally_context *ctx, VkBuffer buf, uint64_t n, uint32_t mode,
                                                 uint32_t nch, uint32_t uu, uint32_t groups, double out[2],
                                                 uint32_t *maxbits);
@@ -426,8 +427,9 @@ static int big_probe(int k)
  * probe.comp's modes over the bench's f32 prices, each row "probe_f32" with its mode in the note
  * and its GPU time over probe (a)'s (the f32 max's work, same reads) as "x(a)"; then the
  * library's own f32 sum (the speculative tier, TALLY_VULKAN_SPEC=2 for the row) in spec.comp's
- * shapes, "spec_f32" / "spec_f64" rows with the shape in the note ("t4 u8 g2048": triples per
- * invocation, loads in flight, workgroups at most), the default shape first, each validated
+ * shapes, "spec_f32" / "spec_f64" rows with the shape in the note ("t4 u8 g2048 step q4": triples
+ * per invocation, loads in flight, workgroups at most, the step written out, f32 vectors summed
+ * exactly first: spec.comp's NT, UU, SF), the default shape first, each validated
  * bit for bit against the CPU (correctly rounded sums) and its ratio to (a) and to the default
  * shape in the note. Sizes: TALLY_BENCH_VK_PROBE_LOG2 (a comma list; default 26,28, or the
  * largest size when --max-log2 is below 26). */
@@ -504,8 +506,9 @@ static int probe_f32(int l)
         row("probe_f32", TALLY_F32, n, gpu, call, 0, (double)n * 4, note);
     }
     /* the library's sums in spec.comp's shapes: "t u g" */
-    static const struct { uint32_t t, u, g; } shp[] = {
-        {1, 8, 0}, {2, 8, 0}, {4, 8, 0}, {1, 4, 0}, {2, 4, 0}, {4, 4, 0}, {4, 8, 1056}, {4, 8, 4096},
+    static const struct { uint32_t t, u, g, sf; } shp[] = {
+        {1, 8, 0, 0}, {2, 8, 0, 0}, {4, 8, 0, 0}, {1, 4, 0, 0}, {2, 4, 0, 0}, {4, 4, 0, 0}, {4, 8, 1056, 0},
+        {4, 8, 4096, 0}, {1, 8, 0, 1}, {4, 8, 0, 1}, {1, 8, 0, 2}, {2, 8, 0, 2}, {2, 4, 0, 2}, {4, 8, 0, 3},
     };
     const tally_type st2[] = {TALLY_F32, TALLY_F64};
     for (int ti = 0; ti < 2; ti++) {
@@ -530,12 +533,14 @@ static int probe_f32(int l)
         run_reduce(&cc);
         int was = tally_vulkan_bench_spec(g_vk, 2);
         uint32_t t0 = tally_vulkan_bench_spec_t(g_vk, 1), u0 = tally_vulkan_bench_spec_u(g_vk, 8),
-                 g0 = tally_vulkan_bench_spec_groups(g_vk, 0);
+                 g0 = tally_vulkan_bench_spec_groups(g_vk, 0), sf0 = tally_vulkan_bench_spec_sf(g_vk, 0);
         double def = 0;
         for (size_t k = 0; k < sizeof shp / sizeof shp[0]; k++) {
             tally_vulkan_bench_spec_t(g_vk, shp[k].t);
             tally_vulkan_bench_spec_u(g_vk, shp[k].u);
             tally_vulkan_bench_spec_groups(g_vk, shp[k].g);
+            if (t == TALLY_F64 && (shp[k].sf & 2u)) continue; /* (q4: f32 alone) */
+            tally_vulkan_bench_spec_sf(g_vk, shp[k].sf);
             rcase c = cc;
             c.ctx = g_vk, c.buf = in;
             uint64_t a0, d0, a1, d1;
@@ -543,8 +548,8 @@ static int probe_f32(int l)
             run_reduce(&c);
             tally_vulkan_spec_counts(g_vk, &a1, &d1);
             if (c.r.status != TALLY_OK || c.r.value.u64 != cc.r.value.u64 || a1 != a0 + 1) {
-                printf("VALIDATION FAILED: spec %s 2^%d t%u u%u g%u (%s; answered %llu)\n", tally_type_name(t), l,
-                       shp[k].t, shp[k].u, shp[k].g, tally_last_error(g_vk), (unsigned long long)(a1 - a0));
+                printf("VALIDATION FAILED: spec %s 2^%d t%u u%u g%u sf%u (%s; answered %llu)\n", tally_type_name(t),
+                       l, shp[k].t, shp[k].u, shp[k].g, shp[k].sf, tally_last_error(g_vk), (unsigned long long)(a1 - a0));
                 g_fail++;
                 fails++;
                 continue;
@@ -554,8 +559,9 @@ static int probe_f32(int l)
             timeit(run_reduce, &c, &gpu, &call);
             tally_vulkan_spec_counts(g_vk, &a1, &d1);
             if (k == 0) def = gpu;
-            snprintf(note, sizeof note, "speculative tier, t%u u%u g%u%s (answered %llu, declined %llu); "
+            snprintf(note, sizeof note, "speculative tier, t%u u%u g%u%s%s%s (answered %llu, declined %llu); "
                      "x(a) %.2f; default/this %.2f", shp[k].t, shp[k].u, shp[k].g ? shp[k].g : 2048u,
+                     shp[k].sf & 1u ? " step" : "", shp[k].sf & 2u ? " q4" : "",
                      k == 0 ? " (the default shape)" : "", (unsigned long long)(a1 - a0),
                      (unsigned long long)(d1 - d0), base > 0 ? gpu / base : 0.0, def > 0 ? def / gpu : 0.0);
             row(t == TALLY_F32 ? "spec_f32" : "spec_f64", t, n, gpu, call, 0, (double)bytes, note);
@@ -563,6 +569,7 @@ static int probe_f32(int l)
         tally_vulkan_bench_spec_t(g_vk, t0);
         tally_vulkan_bench_spec_u(g_vk, u0);
         tally_vulkan_bench_spec_groups(g_vk, g0);
+        tally_vulkan_bench_spec_sf(g_vk, sf0);
         tally_vulkan_bench_spec(g_vk, was);
         free(h64);
     }

@@ -939,6 +939,10 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     const char *sgenv = getenv("TALLY_VULKAN_SPEC_GROUPS");
     long sg = sgenv && *sgenv ? atol(sgenv) : 0;
     s->spec_groups = sg >= 1 && sg <= 65535 ? (uint32_t)sg : 0u;
+    /* spec.comp's SF bits: 1 the bulk step written out (TALLY_VULKAN_SPEC_STEP=1), 2 f32 vectors
+     * summed exactly first (TALLY_VULKAN_SPEC_Q4=1) */
+    s->spec_sf = (getenv("TALLY_VULKAN_SPEC_STEP") && atoi(getenv("TALLY_VULKAN_SPEC_STEP")) > 0 ? 1u : 0u) |
+                 (getenv("TALLY_VULKAN_SPEC_Q4") && atoi(getenv("TALLY_VULKAN_SPEC_Q4")) > 0 ? 2u : 0u);
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
     s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;

@@ -491,7 +491,7 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
     tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
     if (st != TALLY_OK) return st;
     VkPipeline pipe;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, 0, &pipe)) != TALLY_OK) return st;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, s->spec_sf & 3u, &pipe)) != TALLY_OK) return st;
     if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
     tvk_spec_pc pc;
     tvk_range b[4] = {{0}};
@@ -535,10 +535,11 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
 TVK_BENCH_SETTER(tally_vulkan_bench_spec, int, spec)
 /* spec.comp's shape for later calls (returns the previous value): independent triples per
  * invocation (1, 2, 4), 16-byte loads in flight (4, 8), fold workgroups per segment at most (0:
- * the default, 2048) */
+ * the default, 2048), the SF bits (spec.comp: 1 step written out, 2 f32 vectors summed first) */
 TVK_BENCH_SETTER(tally_vulkan_bench_spec_t, uint32_t, spec_t)
 TVK_BENCH_SETTER(tally_vulkan_bench_spec_u, uint32_t, spec_u)
 TVK_BENCH_SETTER(tally_vulkan_bench_spec_groups, uint32_t, spec_groups)
+TVK_BENCH_SETTER(tally_vulkan_bench_spec_sf, uint32_t, spec_sf)
 
 /* Benchmarks: probe.comp (bench_vulkan --probe-f32) over n f32 values at byte 0 of buf (n a
  * multiple of 4): mode, accumulators nch and loads in flight uu as the shader's header says, at

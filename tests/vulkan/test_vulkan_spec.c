@@ -29,6 +29,7 @@ TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, c
                                                  uint64_t bytes, VkBuffer *out);
 TALLY_API void tally_vulkan_spec_counts(const tally_context *ctx, uint64_t *answered, uint64_t *declined);
 TALLY_API uint32_t tally_vulkan_bench_spec_t(tally_context *ctx, uint32_t t);
+TALLY_API uint32_t tally_vulkan_bench_spec_sf(tally_context *ctx, uint32_t sf);
 
 static uint64_t g_s;
 static uint64_t next(void)
@@ -217,6 +218,32 @@ int main(int argc, char **argv)
             }
         }
         tally_vulkan_bench_spec_t(g_vk, nt0);
+    }
+
+    /* the exact vector sums (spec.comp's SF bit 2, TALLY_VULKAN_SPEC_Q4), set here on and off: a
+     * vector (1 + 2^-23, 2^-30 + 2^-53, 0, 0) spans 30 exponent fields, beyond the 27 that keep
+     * its f64 sum exact (1 + 2^-23 + 2^-30 + 2^-53 needs 54 bits), and a later 2^-60 lifts the
+     * true sum above the midpoint: the answer is 1 + 2^-23 + 2^-30 + 2^-52. A vector path that
+     * took the 30-field vector rounds its sum to even (losing 2^-53) and answers the midpoint's
+     * lower neighbour. Then vectors at exactly 27 fields, which the path takes, with the same
+     * lift: (1 + 2^-23, 2^-27 + 2^-50) is exact, the answer 1 + 2^-23 + 2^-27 + 2^-50 rounded. */
+    for (uint32_t sf = 0; sf <= 2; sf += 2) {
+        uint32_t sf0 = tally_vulkan_bench_spec_sf(g_vk, sf);
+        for (int sg = 1; sg >= -1; sg -= 2) {
+            for (int span = 27; span <= 30; span += 3) {
+                for (uint64_t n = 8; n <= 40000; n = n * 7 + 5) {
+                    memset(buf, 0, n * 4);
+                    uint64_t v0 = 4 * below(n / 4 - 1), v1 = v0 + 4 + 4 * below((n - v0 - 4) / 4);
+                    put(1, buf, v0, sg * (1 + 0x1p-23));
+                    put(1, buf, v0 + 1, sg * ldexp(1 + 0x1p-23, -span));
+                    put(1, buf, v1, sg * 0x1p-60);
+                    double want = (1 + 0x1p-23) + ldexp(1 + 0x1p-23, -span); /* exact: 54 bits at most */
+                    if (span == 30) want = 1 + 0x1p-23 + 0x1p-30 + 0x1p-52; /* the midpoint, lifted */
+                    check("vector-sum edge", 1, buf, n, sg * want);
+                }
+            }
+        }
+        tally_vulkan_bench_spec_sf(g_vk, sf0);
     }
 
     /* what the tier must decline */

@@ -58,6 +58,12 @@ layout(constant_id = 0) const uint UU = 8;
  * adds form one chain of dependent f64 adds (each add's s feeds the next): NT chains let a
  * warp issue NT adds where one waited for the previous add's result. */
 layout(constant_id = 1) const uint NT = 1;
+/* bit 0 (TALLY_VULKAN_SPEC_STEP=1): the bulk loop's step written out (UU loads into x0..x7, then
+ * the vectors' adds in order, each element's triple a constant in the SPIR-V itself), not left
+ * to the driver as a loop over an array. bit 1 (f32; TALLY_VULKAN_SPEC_Q4=1): a vector whose
+ * nonzero values lie within 28 exponent fields is summed exactly in f64 first (three adds) and
+ * goes into its triple as one value: 11 f64 adds per 4 elements instead of 32 (add_vec). */
+layout(constant_id = 2) const uint SF = 0;
 
 /* flag bits of a record (any set: the host declines) */
 #define FLAG_RANGE 1u /* an input outside the accepted range (NaN, inf, huge, tiny f64) */
@@ -150,11 +156,37 @@ void add_bits_normal(uint k, uint u)
 /* A vector: integer code alone unless one of its elements is a subnormal f32 (a branch that
  * whole subgroups skip on ordinary data, so the conversion is not paid per element). */
 /* vector u of a step: elements 4u .. 4u + 3 of the step */
+double widen_normal(uint u)
+{
+    uint mag = u & 0x7fffffffu;
+    uint hi = mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
+    return packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi));
+}
+/* With SF bit 1, a vector of zeros and normal f32s whose nonzero exponent fields lie in [lo, hi]
+ * with hi - lo <= 27 is added as q = (x + y) + (z + w), every add exact: each value is a
+ * multiple of 2^(lo - 150) below 2^(hi - 126) <= 2^(lo - 99) in magnitude, so every partial sum
+ * of at most four is a multiple of 2^(lo - 150) below 2^(lo - 97), i.e. 2^53 such units: a
+ * double, and a normal one or zero (at least 2^-149); any correctly rounded add returns it as it
+ * is. So q is the vector's exact sum and the triple takes it by the add rule like any input
+ * (fewer adds: the bound's chain is shorter). Other vectors take the element path (both exact). */
 void add_vec(uint u, uvec4 v)
 {
     uvec4 mag = v & uvec4(0x7fffffffu);
     if (any(greaterThanEqual(mag, uvec4(0x7f800000u)))) t_flag |= FLAG_RANGE;
-    if (any(lessThan(mag - uvec4(1u), uvec4(0x007fffffu)))) {
+    uvec4 m1 = mag - uvec4(1u); /* zeros wrap to the top: out of the least */
+    if ((SF & 2u) != 0u) {
+        uint lo = min(min(m1.x, m1.y), min(m1.z, m1.w));
+        uint hi = max(max(mag.x, mag.y), max(mag.z, mag.w));
+        /* lo >= 0x007fffff: no subnormal; all zeros: lo wraps, hi 0, and q = 0 */
+        if (lo >= 0x007fffffu && (hi >> 23) <= ((lo + 1u) >> 23) + 27u) {
+            precise double p0 = widen_normal(v.x) + widen_normal(v.y);
+            precise double p1 = widen_normal(v.z) + widen_normal(v.w);
+            precise double q = p0 + p1;
+            add_x(u, q);
+            return;
+        }
+    }
+    if (any(lessThan(m1, uvec4(0x007fffffu)))) {
         add_bits(4u * u, v.x);
         add_bits(4u * u + 1u, v.y);
         add_bits(4u * u + 2u, v.z);
@@ -254,6 +286,28 @@ void main()
     if (fv1 > fv0) {
         uint stride = G * uint(WG);
         uint v = fv0 + g * uint(WG) + tid;
+        if ((SF & 1u) != 0u) {
+            for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
+                uvec4 x0 = inv[v], x1 = inv[v + stride], x2 = inv[v + 2u * stride], x3 = inv[v + 3u * stride];
+                uvec4 x4 = uvec4(0u), x5 = uvec4(0u), x6 = uvec4(0u), x7 = uvec4(0u);
+                if (UU == 8u) {
+                    x4 = inv[v + 4u * stride];
+                    x5 = inv[v + 5u * stride];
+                    x6 = inv[v + 6u * stride];
+                    x7 = inv[v + 7u * stride];
+                }
+                add_vec(0u, x0);
+                add_vec(1u, x1);
+                add_vec(2u, x2);
+                add_vec(3u, x3);
+                if (UU == 8u) {
+                    add_vec(4u, x4);
+                    add_vec(5u, x5);
+                    add_vec(6u, x6);
+                    add_vec(7u, x7);
+                }
+            }
+        }
         for (; v + (UU - 1u) * stride < fv1; v += UU * stride) {
             uvec4 x[8];
             for (uint u = 0u; u < UU; u++) x[u] = inv[v + u * stride];
