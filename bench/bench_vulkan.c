@@ -426,8 +426,9 @@ static int big_probe(int k)
 /* ---- the f32 sums' per-element probes (--probe-f32; docs/vulkan.md, "The f32 sums' pace") -----
  * probe.comp's modes over the bench's f32 prices, each row "probe_f32" with its mode in the note
  * and its GPU time over probe (a)'s (the f32 max's work, same reads) as "x(a)"; then the
- * library's own f32 sum (the speculative tier, TALLY_VULKAN_SPEC=2 for the row) in spec.comp's
- * shapes, "spec_f32" / "spec_f64" rows with the shape in the note ("t4 u8 g2048 step q4": triples
+ * library's own f32 and f64 sums (the speculative tier, TALLY_VULKAN_SPEC=2 for the rows) in
+ * spec.comp's shapes, "reduce_sum" rows (so that vulkan_join.awk puts our CUDA backend's time
+ * beside them) noting "spec shape ..."  ("t4 u8 g2048 step q4": triples
  * per invocation, loads in flight, workgroups at most, the step written out, f32 vectors summed
  * exactly first: spec.comp's NT, UU, SF), the default shape first, each validated
  * bit for bit against the CPU (correctly rounded sums) and its ratio to (a) and to the default
@@ -559,12 +560,12 @@ static int probe_f32(int l)
             timeit(run_reduce, &c, &gpu, &call);
             tally_vulkan_spec_counts(g_vk, &a1, &d1);
             if (k == 0) def = gpu;
-            snprintf(note, sizeof note, "speculative tier, t%u u%u g%u%s%s%s (answered %llu, declined %llu); "
+            snprintf(note, sizeof note, "spec shape t%u u%u g%u%s%s%s (answered %llu, declined %llu); "
                      "x(a) %.2f; default/this %.2f", shp[k].t, shp[k].u, shp[k].g ? shp[k].g : 2048u,
                      shp[k].sf & 1u ? " step" : "", shp[k].sf & 2u ? " q4" : "",
                      k == 0 ? " (the default shape)" : "", (unsigned long long)(a1 - a0),
                      (unsigned long long)(d1 - d0), base > 0 ? gpu / base : 0.0, def > 0 ? def / gpu : 0.0);
-            row(t == TALLY_F32 ? "spec_f32" : "spec_f64", t, n, gpu, call, 0, (double)bytes, note);
+            row("reduce_sum", t, n, gpu, call, 0, (double)bytes, note);
         }
         tally_vulkan_bench_spec_t(g_vk, t0);
         tally_vulkan_bench_spec_u(g_vk, u0);

@@ -576,6 +576,12 @@ if want vulkan && [ -s "$OUT/vulkan-vs-cuda.md" ]; then
   echo "    > 1: Vulkan faster; targets: CUDA/Vk >= 0.9 for the reductions, CUB/Vk >= 1.0 for the sum scans)"
   grep -E '^\| (op|reduce_(sum|max) |scan_)' "$OUT/vulkan-vs-cuda.md" | grep -E '^\| op|2\^(22|26|30)'
 fi
+if want vulkan && grep -q '^| probe_f32' "$OUT/bench-vulkan.md" 2>/dev/null; then
+  echo "=== the f32 sums' per-element probes (bench_vulkan --probe-f32; x(a) = GPU time / probe (a)'s, the f32 max's work)"
+  grep -E '^\| probe_f32' "$OUT/bench-vulkan.md" | cut -d'|' -f3-5,7,10
+  echo "=== spec.comp's shapes (the speculative f32/f64 sums) against our CUDA backend's correctly rounded sum"
+  grep -E 'spec shape' "$OUT/vulkan-vs-cuda.md" 2>/dev/null | cut -d'|' -f3-5,7,9,11
+fi
 if want vulkan && [ -s "$OUT/bench-vulkan.md" ]; then
   echo "=== Vulkan per-call cost, i32 sum (call µs = record + submit + wait): batch = 64 calls per command"
   echo "    buffer, per call; poll = one submit, its fence polled before the driver's wait; the note has the default"
