@@ -428,10 +428,10 @@ static int big_probe(int k)
  * and its GPU time over probe (a)'s (the f32 max's work, same reads) as "x(a)"; then the
  * library's own f32 and f64 sums (the speculative tier, TALLY_VULKAN_SPEC=2 for the rows) in
  * spec.comp's shapes, "reduce_sum" rows (so that vulkan_join.awk puts our CUDA backend's time
- * beside them) noting "spec shape ..."  ("t4 u8 g2048 step q4": triples
- * per invocation, loads in flight, workgroups at most, the step written out, f32 vectors summed
- * exactly first: spec.comp's NT, UU, SF), the default shape first, each validated
- * bit for bit against the CPU (correctly rounded sums) and its ratio to (a) and to the default
+ * beside them) noting "spec shape t4 u8 g2048 step q4 sel": triples per invocation, loads in
+ * flight, workgroups at most, the step written out, f32 vectors summed exactly first, selects
+ * for the widening's branches (spec.comp's NT, UU, SF). The default shape first; each validated
+ * bit for bit against the CPU (correctly rounded sums), its ratios to (a) and to the default
  * shape in the note. Sizes: TALLY_BENCH_VK_PROBE_LOG2 (a comma list; default 26,28, or the
  * largest size when --max-log2 is below 26). */
 typedef struct pcase {
@@ -480,6 +480,9 @@ static int probe_f32(int l)
         {"e1u4", "spec triple, 1 per invocation, 4 loads in flight", 3, 1, 4},
         {"e2u4", "spec triple, 2 per invocation, 4 loads in flight", 3, 2, 4},
         {"e4u4", "spec triple, 4 per invocation, 4 loads in flight", 3, 4, 4},
+        {"d1s", "integer widening, zero test as a select + 1 f64 add chain", 6, 1, 8},
+        {"e1s", "spec triple, 1 per invocation, widening's zero test as a select", 7, 1, 8},
+        {"e4s", "spec triple, 4 per invocation, widening's zero test as a select", 7, 4, 8},
         {"f8", "integer widening + 8 independent f64 adds per element (FP64 issue alone)", 4, 8, 8},
         {"g1", "f32 adds, 1 chain (no 64-bit value)", 5, 1, 8},
         {"g4", "f32 adds, 4 chains", 5, 4, 8},
@@ -510,6 +513,7 @@ static int probe_f32(int l)
     static const struct { uint32_t t, u, g, sf; } shp[] = {
         {1, 8, 0, 0}, {2, 8, 0, 0}, {4, 8, 0, 0}, {1, 4, 0, 0}, {2, 4, 0, 0}, {4, 4, 0, 0}, {4, 8, 1056, 0},
         {4, 8, 4096, 0}, {1, 8, 0, 1}, {4, 8, 0, 1}, {1, 8, 0, 2}, {2, 8, 0, 2}, {2, 4, 0, 2}, {4, 8, 0, 3},
+        {1, 8, 0, 4}, {4, 8, 0, 5}, {2, 8, 0, 6}, {4, 8, 0, 7},
     };
     const tally_type st2[] = {TALLY_F32, TALLY_F64};
     for (int ti = 0; ti < 2; ti++) {
@@ -540,7 +544,7 @@ static int probe_f32(int l)
             tally_vulkan_bench_spec_t(g_vk, shp[k].t);
             tally_vulkan_bench_spec_u(g_vk, shp[k].u);
             tally_vulkan_bench_spec_groups(g_vk, shp[k].g);
-            if (t == TALLY_F64 && (shp[k].sf & 2u)) continue; /* (q4: f32 alone) */
+            if (t == TALLY_F64 && (shp[k].sf & 6u)) continue; /* (q4, sel: f32 alone) */
             tally_vulkan_bench_spec_sf(g_vk, shp[k].sf);
             rcase c = cc;
             c.ctx = g_vk, c.buf = in;
@@ -562,7 +566,7 @@ static int probe_f32(int l)
             if (k == 0) def = gpu;
             snprintf(note, sizeof note, "spec shape t%u u%u g%u%s%s%s (answered %llu, declined %llu); "
                      "x(a) %.2f; default/this %.2f", shp[k].t, shp[k].u, shp[k].g ? shp[k].g : 2048u,
-                     shp[k].sf & 1u ? " step" : "", shp[k].sf & 2u ? " q4" : "",
+                     shp[k].sf & 1u ? " step" : "", shp[k].sf & 2u ? (shp[k].sf & 4u ? " q4 sel" : " q4") : shp[k].sf & 4u ? " sel" : "",
                      k == 0 ? " (the default shape)" : "", (unsigned long long)(a1 - a0),
                      (unsigned long long)(d1 - d0), base > 0 ? gpu / base : 0.0, def > 0 ? def / gpu : 0.0);
             row("reduce_sum", t, n, gpu, call, 0, (double)bytes, note);

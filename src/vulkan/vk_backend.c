@@ -940,9 +940,11 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     long sg = sgenv && *sgenv ? atol(sgenv) : 0;
     s->spec_groups = sg >= 1 && sg <= 65535 ? (uint32_t)sg : 0u;
     /* spec.comp's SF bits: 1 the bulk step written out (TALLY_VULKAN_SPEC_STEP=1), 2 f32 vectors
-     * summed exactly first (TALLY_VULKAN_SPEC_Q4=1) */
+     * summed exactly first (TALLY_VULKAN_SPEC_Q4=1), 4 selects for the f32 widening's branches
+     * (TALLY_VULKAN_SPEC_SEL=1) */
     s->spec_sf = (getenv("TALLY_VULKAN_SPEC_STEP") && atoi(getenv("TALLY_VULKAN_SPEC_STEP")) > 0 ? 1u : 0u) |
-                 (getenv("TALLY_VULKAN_SPEC_Q4") && atoi(getenv("TALLY_VULKAN_SPEC_Q4")) > 0 ? 2u : 0u);
+                 (getenv("TALLY_VULKAN_SPEC_Q4") && atoi(getenv("TALLY_VULKAN_SPEC_Q4")) > 0 ? 2u : 0u) |
+                 (getenv("TALLY_VULKAN_SPEC_SEL") && atoi(getenv("TALLY_VULKAN_SPEC_SEL")) > 0 ? 4u : 0u);
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
     s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;

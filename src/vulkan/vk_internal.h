@@ -152,7 +152,8 @@ typedef struct tvk_state {
     uint32_t spec_groups;     /* spec.comp: fold workgroups per segment at most (0: 2048;
                                  TALLY_VULKAN_SPEC_GROUPS) */
     uint32_t spec_sf;         /* spec.comp's SF bits (1: step written out, TALLY_VULKAN_SPEC_STEP;
-                                 2: f32 vectors summed exactly first, TALLY_VULKAN_SPEC_Q4) */
+                                 2: f32 vectors summed exactly first, TALLY_VULKAN_SPEC_Q4; 4: selects
+                                 for the f32 widening's branches, TALLY_VULKAN_SPEC_SEL) */
     uint64_t spec_answered, spec_declined; /* bench/tests: calls the tier answered / declined */
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */

@@ -491,7 +491,7 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
     tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
     if (st != TALLY_OK) return st;
     VkPipeline pipe;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, s->spec_sf & 3u, &pipe)) != TALLY_OK) return st;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, s->spec_sf & 7u, &pipe)) != TALLY_OK) return st;
     if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
     tvk_spec_pc pc;
     tvk_range b[4] = {{0}};
@@ -535,7 +535,8 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
 TVK_BENCH_SETTER(tally_vulkan_bench_spec, int, spec)
 /* spec.comp's shape for later calls (returns the previous value): independent triples per
  * invocation (1, 2, 4), 16-byte loads in flight (4, 8), fold workgroups per segment at most (0:
- * the default, 2048), the SF bits (spec.comp: 1 step written out, 2 f32 vectors summed first) */
+ * the default, 2048), the SF bits (spec.comp: 1 step written out, 2 f32 vectors summed first,
+ * 4 selects for the f32 widening's branches) */
 TVK_BENCH_SETTER(tally_vulkan_bench_spec_t, uint32_t, spec_t)
 TVK_BENCH_SETTER(tally_vulkan_bench_spec_u, uint32_t, spec_u)
 TVK_BENCH_SETTER(tally_vulkan_bench_spec_groups, uint32_t, spec_groups)
@@ -553,10 +554,10 @@ TALLY_API tally_status tally_vulkan_bench_probe(tally_context *ctx, VkBuffer buf
     static const char fn[] = "tally_vulkan_bench_probe";
     tvk_state *s = tvk_state_of(ctx);
     if (!s) return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: not a Vulkan context", fn);
-    if (n == 0 || n % 4 || mode > 5 || (nch != 1 && nch != 2 && nch != 4 && nch != 8) || (mode == 3 && nch > 4) ||
+    if (n == 0 || n % 4 || mode > 7 || (nch != 1 && nch != 2 && nch != 4 && nch != 8) || ((mode == 3 || mode == 7) && nch > 4) ||
         (uu != 4 && uu != 8) || (s->seg_bytes / 4) % 4)
-        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n %llu (a multiple of 4), mode %u (0-5), "
-                               "nch %u (1, 2, 4, 8; mode 3: at most 4), uu %u (4, 8)", fn,
+        return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n %llu (a multiple of 4), mode %u (0-7), "
+                               "nch %u (1, 2, 4, 8; modes 3, 7: at most 4), uu %u (4, 8)", fn,
                                (unsigned long long)n, mode, nch, uu);
     uint64_t nseg = seg_count(s, 4, n), nrec = 0;
     uint64_t most = groups ? groups : TVK_SPEC_GROUPS, span = (uint64_t)TVK_WG * uu;

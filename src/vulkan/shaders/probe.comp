@@ -11,9 +11,12 @@
  *   MODE 4  the integer widening, then 8 f64 adds per element into 8 accumulators (the triple's
  *           add count without its dependences: FP64 issue alone)
  *   MODE 5  f32 adds (no 64-bit value at all) into NCH accumulators
+ *   MODE 6  MODE 2 with the widening's zero test as a select (OpSelect: glslang writes the ?: of
+ *           MODE 2 as a branch per element)
+ *   MODE 7  MODE 3 with that widening
  * Element k of a step (vector u, component c: k = 4u + c) goes to accumulator k % NCH, a constant
  * once the pipeline is specialised (the step is written out, not looped). Every workgroup
- * writes one record (s, c: plain f64 sums of its invocations' accumulators; flag: the max); the
+ * writes one record (s, c, d: plain f64 sums of its invocations' accumulators; flag: the max); the
  * finish dispatch (pc.fin = 1, one workgroup) adds the records into record 0 of binding 1. The
  * sums are for a plausibility check (the host compares them with a double sum of the data), not
  * exact results. Only whole vectors are read: the host passes 16-byte aligned data whose length
@@ -25,7 +28,7 @@
 #define WG 256
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint MODE = 0;
-layout(constant_id = 1) const uint NCH = 1; /* 1, 2, 4 or 8 (MODE 3: at most 4) */
+layout(constant_id = 1) const uint NCH = 1; /* 1, 2, 4 or 8 (MODE 3, 7: at most 4) */
 layout(constant_id = 2) const uint UU = 8;  /* 4 or 8 */
 
 struct Trip {
@@ -64,6 +67,13 @@ double widen(uint u) /* spec.comp's add_bits_normal */
 {
     uint mag = u & 0x7fffffffu;
     uint hi = mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
+    return packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi));
+}
+
+double widen_sel(uint u) /* the same bits, the zero test as OpSelect */
+{
+    uint mag = u & 0x7fffffffu;
+    uint hi = mix((mag >> 3) + 0x38000000u, 0u, mag == 0u);
     return packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi));
 }
 
@@ -109,6 +119,10 @@ void elem(uint k, uint u)
         acc_add(j, widen(u));
     } else if (MODE == 3u) {
         trip_add(j, widen(u));
+    } else if (MODE == 6u) {
+        acc_add(j, widen_sel(u));
+    } else if (MODE == 7u) {
+        trip_add(j, widen_sel(u));
     } else if (MODE == 4u) {
         double x = widen(u);
         precise double t0 = a0 + x, t1 = a1 + x, t2 = a2 + x, t3 = a3 + x;
@@ -126,19 +140,22 @@ void vec(uint u, uvec4 v)
     elem(4u * u + 3u, v.w);
 }
 
-shared double sh_s[WG], sh_c[WG];
+shared double sh_s[WG], sh_c[WG], sh_d[WG];
 shared uint sh_m[WG];
 
-void wg_sum(uint tid, double s, double c, uint m)
+/* d: the triples' D (MODE 3, 7), summed into the record so that no compiler drops its adds */
+void wg_sum(uint tid, double s, double c, double d, uint m)
 {
     sh_s[tid] = s;
     sh_c[tid] = c;
+    sh_d[tid] = d;
     sh_m[tid] = m;
     barrier();
     for (uint h = WG / 2; h > 0u; h >>= 1) {
         if (tid < h) {
             sh_s[tid] += sh_s[tid + h];
             sh_c[tid] += sh_c[tid + h];
+            sh_d[tid] += sh_d[tid + h];
             sh_m[tid] = max(sh_m[tid], sh_m[tid + h]);
         }
         barrier();
@@ -149,16 +166,18 @@ void main()
 {
     uint tid = gl_LocalInvocationID.x;
     if (pc.fin != 0u) {
-        double s = 0.0, c = 0.0;
+        double s = 0.0, c = 0.0, d = 0.0;
         uint m = 0u;
         for (uint i = tid; i < pc.nrec; i += uint(WG)) {
             s += uint64BitsToDouble(rec[i].s);
             c += uint64BitsToDouble(rec[i].c);
+            d += uint64BitsToDouble(rec[i].d);
             m = max(m, uint(rec[i].flag));
         }
-        wg_sum(tid, s, c, m);
+        wg_sum(tid, s, c, d, m);
         if (tid == 0u)
-            outrec[0] = Trip(doubleBitsToUint64(sh_s[0]), doubleBitsToUint64(sh_c[0]), 0ul, uint64_t(sh_m[0]));
+            outrec[0] = Trip(doubleBitsToUint64(sh_s[0]), doubleBitsToUint64(sh_c[0]), doubleBitsToUint64(sh_d[0]),
+                             uint64_t(sh_m[0]));
         return;
     }
     /* MODE 4's accumulators start apart (a compiler cannot merge them); taken off below */
@@ -197,7 +216,9 @@ void main()
     s += double(((f0 + f1) + (f2 + f3)) + ((f4 + f5) + (f6 + f7)));
     if (MODE == 4u) s = (s - 28.0) * 0.125; /* 8 x the sum + 0 + 1 + ... + 7 */
     double c = (c0 + c1) + (c2 + c3);
-    wg_sum(tid, s, c, mx);
+    double d = (d0 + d1) + (d2 + d3);
+    wg_sum(tid, s, c, d, mx);
     if (tid == 0u)
-        rec[pc.rec0 + g] = Trip(doubleBitsToUint64(sh_s[0]), doubleBitsToUint64(sh_c[0]), 0ul, uint64_t(sh_m[0]));
+        rec[pc.rec0 + g] = Trip(doubleBitsToUint64(sh_s[0]), doubleBitsToUint64(sh_c[0]), doubleBitsToUint64(sh_d[0]),
+                                uint64_t(sh_m[0]));
 }

@@ -62,7 +62,10 @@ layout(constant_id = 1) const uint NT = 1;
  * the vectors' adds in order, each element's triple a constant in the SPIR-V itself), not left
  * to the driver as a loop over an array. bit 1 (f32; TALLY_VULKAN_SPEC_Q4=1): a vector whose
  * nonzero values lie within 28 exponent fields is summed exactly in f64 first (three adds) and
- * goes into its triple as one value: 11 f64 adds per 4 elements instead of 32 (add_vec). */
+ * goes into its triple as one value: 11 f64 adds per 4 elements instead of 32 (add_vec). bit 2
+ * (f32; TALLY_VULKAN_SPEC_SEL=1): the widening's zero test and the vector's range flag as
+ * selects, not the branches glslang makes of them (one per element, one per vector; the same
+ * bits). */
 layout(constant_id = 2) const uint SF = 0;
 
 /* flag bits of a record (any set: the host declines) */
@@ -150,7 +153,8 @@ void add_bits(uint k, uint u)
 void add_bits_normal(uint k, uint u)
 {
     uint mag = u & 0x7fffffffu;
-    uint hi = mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
+    uint hi = (SF & 4u) != 0u ? mix((mag >> 3) + 0x38000000u, 0u, mag == 0u)
+                              : mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
     add_x(k, packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi)));
 }
 /* A vector: integer code alone unless one of its elements is a subnormal f32 (a branch that
@@ -159,7 +163,8 @@ void add_bits_normal(uint k, uint u)
 double widen_normal(uint u)
 {
     uint mag = u & 0x7fffffffu;
-    uint hi = mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
+    uint hi = (SF & 4u) != 0u ? mix((mag >> 3) + 0x38000000u, 0u, mag == 0u)
+                              : mag == 0u ? 0u : (mag >> 3) + 0x38000000u;
     return packDouble2x32(uvec2(u << 29, (u & 0x80000000u) | hi));
 }
 /* With SF bit 1, a vector of zeros and normal f32s whose nonzero exponent fields lie in [lo, hi]
@@ -172,7 +177,8 @@ double widen_normal(uint u)
 void add_vec(uint u, uvec4 v)
 {
     uvec4 mag = v & uvec4(0x7fffffffu);
-    if (any(greaterThanEqual(mag, uvec4(0x7f800000u)))) t_flag |= FLAG_RANGE;
+    if ((SF & 4u) != 0u) t_flag |= mix(0u, FLAG_RANGE, any(greaterThanEqual(mag, uvec4(0x7f800000u))));
+    else if (any(greaterThanEqual(mag, uvec4(0x7f800000u)))) t_flag |= FLAG_RANGE;
     uvec4 m1 = mag - uvec4(1u); /* zeros wrap to the top: out of the least */
     if ((SF & 2u) != 0u) {
         uint lo = min(min(m1.x, m1.y), min(m1.z, m1.w));
