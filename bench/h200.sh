@@ -309,6 +309,12 @@ if want vulkan && [ $VK = ON ]; then
     r=$?; [ "$r" = 0 ] || rc=1
     grep '^FAIL' "$L/test_vulkan-spec.log" | head -5
     log "test_vulkan_spec exit $r: $(grep -E '^(ordinary|midpoint)' "$L/test_vulkan-spec.log" | tr '\n' ';') $(tail -1 "$L/test_vulkan-spec.log")"
+    # again in spec.comp's other shapes (4 triples, the step written out, f32 vectors first, selects)
+    TALLY_VULKAN_SPEC=2 TALLY_VULKAN_SPEC_T=4 TALLY_VULKAN_SPEC_STEP=1 TALLY_VULKAN_SPEC_Q4=1 TALLY_VULKAN_SPEC_SEL=1 \
+      timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec-t4.log" 2>&1
+    r=$?; [ "$r" = 0 ] || rc=1
+    grep '^FAIL' "$L/test_vulkan-spec-t4.log" | head -5
+    log "test_vulkan_spec (T=4, STEP, Q4, SEL) exit $r: $(tail -1 "$L/test_vulkan-spec-t4.log")"
   fi
   unset TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FLOAT_SHADERS
   log "vulkan $(cat "$L"/test_vulkan-*.log 2>/dev/null | grep -m1 '^device:')"
