@@ -550,6 +550,85 @@ TK_FKTOTAL(min, f32, float, tk_vmin_i32, tk_vmax_i32)
 TK_FKTOTAL(max, f32, float, tk_vmax_i32, tk_vmin_i32)
 TK_FKTOTAL(min, f64, double, tk_vmin_i64, tk_vmax_i64)
 TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
+/* The same totals from the raw bits, without keys: three extremes of the bits (as signed and as
+ * unsigned integers), one op each a vector where the ISA has them (f32 everywhere, f64 on
+ * AVX-512; AVX2 has no 64-bit max/min), against the keyed totals' key (two ops) and two
+ * extremes. With the carry among the values, and no NaN (none of sign 0 above +inf's bits: the
+ * signed max; none of sign 1 above -inf's: the unsigned max):
+ *   max = the signed max if that is >= 0 (the largest bits of sign 0 are the largest such value,
+ *         and +0 > every negative), else (all negative) the unsigned min (the smallest magnitude);
+ *   min = the unsigned max if its sign bit is set (the largest magnitude of sign 1), else (no
+ *         negative) the unsigned min.
+ * Each picks one of the values' own bits, the one IEEE minimum/maximum picks (-0 < +0), so the
+ * bits are those of the keyed totals; a NaN anywhere (the carry too) takes the scalar total from
+ * the start, which lets the first NaN stick. */
+#if TK_VB == 64
+#define TK_RT_SMAX_32(a, b) (tk_vu32) _mm512_max_epi32((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_UMAX_32(a, b) (tk_vu32) _mm512_max_epu32((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_UMIN_32(a, b) (tk_vu32) _mm512_min_epu32((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_SMAX_64(a, b) (tk_vu64) _mm512_max_epi64((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_UMAX_64(a, b) (tk_vu64) _mm512_max_epu64((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_UMIN_64(a, b) (tk_vu64) _mm512_min_epu64((TK_VI)(a), (TK_VI)(b))
+#define TK_RTOTAL_F64 1
+#else
+#define TK_RT_SMAX_32(a, b) (tk_vu32) _mm256_max_epi32((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_UMAX_32(a, b) (tk_vu32) _mm256_max_epu32((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_UMIN_32(a, b) (tk_vu32) _mm256_min_epu32((TK_VI)(a), (TK_VI)(b))
+#define TK_RTOTAL_F64 0
+#endif
+#define TK_RTOTAL(opname, name, C, VU, U, S, BITS)                                               \
+    static TK_MAYBE_UNUSED void frtotal_##opname##_##name(const void *vi, uint64_t n,            \
+                                                          tally_carry *cy)                       \
+    {                                                                                            \
+        const char *x = vi;                                                                      \
+        const uint64_t L = TK_VB / sizeof(C);                                                    \
+        U cb;                                                                                    \
+        memcpy(&cb, &cy->name, sizeof cb);                                                       \
+        VU s0 = (VU){0} + cb, s1 = s0, a0 = s0, a1 = s0, b0 = s0, b1 = s0;                       \
+        uint64_t i = 0;                                                                          \
+        for (; i + 2 * L <= n; i += 2 * L) {                                                     \
+            VU v0, v1;                                                                           \
+            memcpy(&v0, x + i * sizeof(C), sizeof v0);                                           \
+            memcpy(&v1, x + (i + L) * sizeof(C), sizeof v1);                                     \
+            s0 = TK_RT_SMAX_##BITS(s0, v0);                                                      \
+            s1 = TK_RT_SMAX_##BITS(s1, v1);                                                      \
+            a0 = TK_RT_UMAX_##BITS(a0, v0);                                                      \
+            a1 = TK_RT_UMAX_##BITS(a1, v1);                                                      \
+            b0 = TK_RT_UMIN_##BITS(b0, v0);                                                      \
+            b1 = TK_RT_UMIN_##BITS(b1, v1);                                                      \
+        }                                                                                        \
+        s0 = TK_RT_SMAX_##BITS(s0, s1);                                                          \
+        a0 = TK_RT_UMAX_##BITS(a0, a1);                                                          \
+        b0 = TK_RT_UMIN_##BITS(b0, b1);                                                          \
+        S smax = (S)cb;                                                                          \
+        U umax = cb, umin = cb;                                                                  \
+        for (uint64_t j = 0; j < L; j++) {                                                       \
+            smax = TK_MAX(smax, (S)s0[j]);                                                       \
+            umax = TK_MAX(umax, a0[j]);                                                          \
+            umin = TK_MIN(umin, b0[j]);                                                          \
+        }                                                                                        \
+        for (; i < n; i++) {                                                                     \
+            U v;                                                                                 \
+            memcpy(&v, x + i * sizeof(C), sizeof v);                                             \
+            smax = TK_MAX(smax, (S)v);                                                           \
+            umax = TK_MAX(umax, v);                                                              \
+            umin = TK_MIN(umin, v);                                                              \
+        }                                                                                        \
+        if (smax > (S)TK_INF_##name || umax > (U)TK_NINF_##name) {                               \
+            scan_total_##opname##_##name(vi, n, cy);                                             \
+            return;                                                                              \
+        }                                                                                        \
+        U r = TK_RT_PICK_##opname(smax, umax, umin, (U)1 << (BITS - 1));                          \
+        memcpy(&cy->name, &r, sizeof r);                                                         \
+    }
+#define TK_RT_PICK_max(smax, umax, umin, sign) ((smax) >= 0 ? (__typeof__(umin))(smax) : (umin))
+#define TK_RT_PICK_min(smax, umax, umin, sign) ((umax) & (sign) ? (umax) : (umin))
+TK_RTOTAL(min, f32, float, tk_vu32, uint32_t, int32_t, 32)
+TK_RTOTAL(max, f32, float, tk_vu32, uint32_t, int32_t, 32)
+#if TK_RTOTAL_F64
+TK_RTOTAL(min, f64, double, tk_vu64, uint64_t, int64_t, 64)
+TK_RTOTAL(max, f64, double, tk_vu64, uint64_t, int64_t, 64)
+#endif
 #define TK_FKSCAN 1
 
 /* Byte sums: psadbw adds 8 bytes into each 64-bit lane in one instruction. Signed bytes are
