@@ -694,10 +694,14 @@ TALLY_FLOAT_TYPES(TK_KEYED_SCANS)
 #define TK_FSCAN_MM_incl(opname, name) fkscan_incl_##opname##_##name
 #define TK_FSCAN_MM_excl(opname, name) fkscan_excl_##opname##_##name
 #define TK_FSCAN_MM_total(opname, name) TK_RT_TOTAL_##name(opname)
+#if TK_VB == 64
+#define TK_RT_TOTAL_f32(opname) frtotal1_##opname##_f32
+#define TK_RT_TOTAL_f64(opname) frtotal1_##opname##_f64
+#elif TK_RTOTAL_F64
 #define TK_RT_TOTAL_f32(opname) frtotal_##opname##_f32
-#if TK_RTOTAL_F64
 #define TK_RT_TOTAL_f64(opname) frtotal_##opname##_f64
 #else
+#define TK_RT_TOTAL_f32(opname) frtotal_##opname##_f32
 #define TK_RT_TOTAL_f64(opname) fktotal_##opname##_f64
 #endif
 #else

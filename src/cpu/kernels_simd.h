@@ -563,20 +563,25 @@ TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
  * bits are those of the keyed totals; a NaN anywhere (the carry too) takes the scalar total from
  * the start, which lets the first NaN stick. */
 #if TK_VB == 64
-#define TK_RT_SMAX_32(a, b) (tk_vu32) _mm512_max_epi32((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_UMAX_32(a, b) (tk_vu32) _mm512_max_epu32((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_UMIN_32(a, b) (tk_vu32) _mm512_min_epu32((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_SMAX_64(a, b) (tk_vu64) _mm512_max_epi64((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_UMAX_64(a, b) (tk_vu64) _mm512_max_epu64((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_UMIN_64(a, b) (tk_vu64) _mm512_min_epu64((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_SMAX_32 _mm512_max_epi32
+#define TK_RT_UMAX_32 _mm512_max_epu32
+#define TK_RT_UMIN_32 _mm512_min_epu32
+#define TK_RT_SMAX_64 _mm512_max_epi64
+#define TK_RT_UMAX_64 _mm512_max_epu64
+#define TK_RT_UMIN_64 _mm512_min_epu64
+#define TK_RT_SET1_32(v) _mm512_set1_epi32((int)(v))
+#define TK_RT_SET1_64(v) _mm512_set1_epi64((long long)(v))
 #define TK_RTOTAL_F64 1
 #else
-#define TK_RT_SMAX_32(a, b) (tk_vu32) _mm256_max_epi32((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_UMAX_32(a, b) (tk_vu32) _mm256_max_epu32((TK_VI)(a), (TK_VI)(b))
-#define TK_RT_UMIN_32(a, b) (tk_vu32) _mm256_min_epu32((TK_VI)(a), (TK_VI)(b))
+#define TK_RT_SMAX_32 _mm256_max_epi32
+#define TK_RT_UMAX_32 _mm256_max_epu32
+#define TK_RT_UMIN_32 _mm256_min_epu32
+#define TK_RT_SET1_32(v) _mm256_set1_epi32((int)(v))
 #define TK_RTOTAL_F64 0
 #endif
-#define TK_RTOTAL(opname, name, C, VU, U, S, BITS)                                               \
+/* (intrinsic types throughout the loop: through the vector-extension types GCC copied every
+ * accumulator once more a step) */
+#define TK_RTOTAL(opname, name, C, U, S, BITS)                                                   \
     static TK_MAYBE_UNUSED void frtotal_##opname##_##name(const void *vi, uint64_t n,            \
                                                           tally_carry *cy)                       \
     {                                                                                            \
@@ -584,10 +589,10 @@ TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
         const uint64_t L = TK_VB / sizeof(C);                                                    \
         U cb;                                                                                    \
         memcpy(&cb, &cy->name, sizeof cb);                                                       \
-        VU s0 = (VU){0} + cb, s1 = s0, a0 = s0, a1 = s0, b0 = s0, b1 = s0;                       \
+        TK_VI s0 = TK_RT_SET1_##BITS(cb), s1 = s0, a0 = s0, a1 = s0, b0 = s0, b1 = s0;           \
         uint64_t i = 0;                                                                          \
         for (; i + 2 * L <= n; i += 2 * L) {                                                     \
-            VU v0, v1;                                                                           \
+            TK_VI v0, v1;                                                                        \
             memcpy(&v0, x + i * sizeof(C), sizeof v0);                                           \
             memcpy(&v1, x + (i + L) * sizeof(C), sizeof v1);                                     \
             s0 = TK_RT_SMAX_##BITS(s0, v0);                                                      \
@@ -596,16 +601,21 @@ TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
             a1 = TK_RT_UMAX_##BITS(a1, v1);                                                      \
             b0 = TK_RT_UMIN_##BITS(b0, v0);                                                      \
             b1 = TK_RT_UMIN_##BITS(b1, v1);                                                      \
+            __asm__("" : "+v"(s0), "+v"(s1), "+v"(a0), "+v"(a1), "+v"(b0), "+v"(b1));            \
         }                                                                                        \
+        U sl[TK_VB / sizeof(U)], al[TK_VB / sizeof(U)], bl[TK_VB / sizeof(U)];                   \
         s0 = TK_RT_SMAX_##BITS(s0, s1);                                                          \
         a0 = TK_RT_UMAX_##BITS(a0, a1);                                                          \
         b0 = TK_RT_UMIN_##BITS(b0, b1);                                                          \
+        memcpy(sl, &s0, sizeof sl);                                                              \
+        memcpy(al, &a0, sizeof al);                                                              \
+        memcpy(bl, &b0, sizeof bl);                                                              \
         S smax = (S)cb;                                                                          \
         U umax = cb, umin = cb;                                                                  \
         for (uint64_t j = 0; j < L; j++) {                                                       \
-            smax = TK_MAX(smax, (S)s0[j]);                                                       \
-            umax = TK_MAX(umax, a0[j]);                                                          \
-            umin = TK_MIN(umin, b0[j]);                                                          \
+            smax = TK_MAX(smax, (S)sl[j]);                                                       \
+            umax = TK_MAX(umax, al[j]);                                                          \
+            umin = TK_MIN(umin, bl[j]);                                                          \
         }                                                                                        \
         for (; i < n; i++) {                                                                     \
             U v;                                                                                 \
@@ -623,11 +633,73 @@ TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
     }
 #define TK_RT_PICK_max(smax, umax, umin, sign) ((smax) >= 0 ? (__typeof__(umin))(smax) : (umin))
 #define TK_RT_PICK_min(smax, umax, umin, sign) ((umax) & (sign) ? (umax) : (umin))
-TK_RTOTAL(min, f32, float, tk_vu32, uint32_t, int32_t, 32)
-TK_RTOTAL(max, f32, float, tk_vu32, uint32_t, int32_t, 32)
+TK_RTOTAL(min, f32, float, uint32_t, int32_t, 32)
+TK_RTOTAL(max, f32, float, uint32_t, int32_t, 32)
 #if TK_RTOTAL_F64
-TK_RTOTAL(min, f64, double, tk_vu64, uint64_t, int64_t, 64)
-TK_RTOTAL(max, f64, double, tk_vu64, uint64_t, int64_t, 64)
+TK_RTOTAL(min, f64, double, uint64_t, int64_t, 64)
+TK_RTOTAL(max, f64, double, uint64_t, int64_t, 64)
+#endif
+/* AVX-512: where the ISA has one 512-bit port for integer max/min (the three extremes above then
+ * cost three cycles a vector, as the keyed totals' key and two extremes do), one extreme and the
+ * NaN test on the other port: e = the signed max (max) or min (min) of the bits with the carry's,
+ * and a running "no NaN yet" mask (a compare into a mask register, masked by the mask so far, on
+ * the shuffle port). Without NaN: e >= 0 as a signed number means a value of sign 0 is present
+ * (max: then the largest such bits are the maximum, as above), resp. every value is of sign 0
+ * (min: the smallest bits are the minimum). Otherwise (max: all negative; min: a negative
+ * present), a NaN, a NaN carry or a partial vector pair at the end: the three extremes above,
+ * from the start (their own fallback is the scalar total). The same bits either way. */
+#if TK_VB == 64
+#define TK_R1_EXT_max_32 _mm512_max_epi32
+#define TK_R1_EXT_min_32 _mm512_min_epi32
+#define TK_R1_EXT_max_64 _mm512_max_epi64
+#define TK_R1_EXT_min_64 _mm512_min_epi64
+#define TK_R1_RED_max_32 _mm512_reduce_max_epi32
+#define TK_R1_RED_min_32 _mm512_reduce_min_epi32
+#define TK_R1_RED_max_64 _mm512_reduce_max_epi64
+#define TK_R1_RED_min_64 _mm512_reduce_min_epi64
+#define TK_R1_ORD_32(k, v) _mm512_mask_cmp_ps_mask(k, _mm512_castsi512_ps(v), _mm512_castsi512_ps(v), _CMP_ORD_Q)
+#define TK_R1_ORD_64(k, v) _mm512_mask_cmp_pd_mask(k, _mm512_castsi512_pd(v), _mm512_castsi512_pd(v), _CMP_ORD_Q)
+#define TK_R1_MASK_32 __mmask16
+#define TK_R1_MASK_64 __mmask8
+#define TK_RTOTAL1(opname, name, C, U, S, BITS)                                                  \
+    static void frtotal1_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)          \
+    {                                                                                            \
+        const char *x = vi;                                                                      \
+        const uint64_t L = 64 / sizeof(C);                                                       \
+        U cb;                                                                                    \
+        memcpy(&cb, &cy->name, sizeof cb);                                                       \
+        if (n % (4 * L) || (cb & (U)TK_ABS_##name) > (U)TK_INF_##name) {                         \
+            frtotal_##opname##_##name(vi, n, cy);                                                \
+            return;                                                                              \
+        }                                                                                        \
+        __m512i e0 = TK_RT_SET1_##BITS(cb), e1 = e0;                                             \
+        TK_R1_MASK_##BITS k0 = (TK_R1_MASK_##BITS)~0u, k1 = k0, k2 = k0, k3 = k0;                \
+        for (uint64_t i = 0; i < n; i += 4 * L) { /* four masks: a compare's latency is 3 */     \
+            __m512i v0, v1, v2, v3;                                                              \
+            memcpy(&v0, x + i * sizeof(C), sizeof v0);                                           \
+            memcpy(&v1, x + (i + L) * sizeof(C), sizeof v1);                                     \
+            memcpy(&v2, x + (i + 2 * L) * sizeof(C), sizeof v2);                                 \
+            memcpy(&v3, x + (i + 3 * L) * sizeof(C), sizeof v3);                                 \
+            e0 = TK_R1_EXT_##opname##_##BITS(e0, TK_R1_EXT_##opname##_##BITS(v0, v1));           \
+            e1 = TK_R1_EXT_##opname##_##BITS(e1, TK_R1_EXT_##opname##_##BITS(v2, v3));           \
+            k0 = TK_R1_ORD_##BITS(k0, v0);                                                       \
+            k1 = TK_R1_ORD_##BITS(k1, v1);                                                       \
+            k2 = TK_R1_ORD_##BITS(k2, v2);                                                       \
+            k3 = TK_R1_ORD_##BITS(k3, v3);                                                       \
+            __asm__("" : "+v"(e0), "+v"(e1));                                                    \
+        }                                                                                        \
+        k0 &= k1 & k2 & k3;                                                                      \
+        S e = (S)TK_R1_RED_##opname##_##BITS(TK_R1_EXT_##opname##_##BITS(e0, e1));              \
+        if (k0 != (TK_R1_MASK_##BITS)~0u || e < 0) {                                                                \
+            frtotal_##opname##_##name(vi, n, cy);                                                \
+            return;                                                                              \
+        }                                                                                        \
+        memcpy(&cy->name, &e, sizeof e);                                                         \
+    }
+TK_RTOTAL1(min, f32, float, uint32_t, int32_t, 32)
+TK_RTOTAL1(max, f32, float, uint32_t, int32_t, 32)
+TK_RTOTAL1(min, f64, double, uint64_t, int64_t, 64)
+TK_RTOTAL1(max, f64, double, uint64_t, int64_t, 64)
 #endif
 #define TK_FKSCAN 1
 
