@@ -765,5 +765,9 @@ const tally_cpu_kernels TALLY_KTABLE = {
                   {[TALLY_F32] = kscan_total_max_f32, [TALLY_F64] = kscan_total_max_f64}},
     .fktotal_mm = {{[TALLY_F32] = fktotal_min_f32, [TALLY_F64] = fktotal_min_f64},
                    {[TALLY_F32] = fktotal_max_f32, [TALLY_F64] = fktotal_max_f64}},
+    .fkscanv_mm = {{{[TALLY_F32] = fkscanv_incl_min_f32, [TALLY_F64] = fkscanv_incl_min_f64},
+                    {[TALLY_F32] = fkscanv_incl_max_f32, [TALLY_F64] = fkscanv_incl_max_f64}},
+                   {{[TALLY_F32] = fkscanv_excl_min_f32, [TALLY_F64] = fkscanv_excl_min_f64},
+                    {[TALLY_F32] = fkscanv_excl_max_f32, [TALLY_F64] = fkscanv_excl_max_f64}}},
 #endif
 };

@@ -445,9 +445,82 @@ static inline int tk_vnan_f64(tk_vi64 b)
 #define TK_FK_OP_(opname, KN) tk_v##opname##_##KN
 #define TK_FK_LANES(KN) TK_FK_LANES_(KN)
 #define TK_FK_LANES_(KN) TK_L_##KN
-#define TK_FKSCAN_KIND(opname, name, C, kind, EXCL)                                              \
-    static void fkscan_##kind##_##opname##_##name(const void *vi, void *vo, uint64_t n,          \
-                                                  tally_carry *cy)                               \
+/* "No NaN so far" over a call, when the output is not the input: one compare a vector into a
+ * running mask (AVX-512: masked by the mask so far, on the shuffle port; AVX2: and-ed), tested
+ * once at the end, in place of a test and branch a vector. A NaN found at the end means the
+ * call is done again by the scalar scan from its start and its carry in (the outputs written so
+ * far are overwritten; none of them was read): the same bits as stopping at the NaN's vector. */
+#if TK_VB == 64
+typedef __mmask16 tk_ordacc_f32;
+typedef __mmask8 tk_ordacc_f64;
+#define TK_ORD_INIT_f32 ((__mmask16)0xffff)
+#define TK_ORD_INIT_f64 ((__mmask8)0xff)
+#define TK_ORD_ACC_f32(a, b) _mm512_mask_cmp_ps_mask(a, _mm512_castsi512_ps((__m512i)(b)), _mm512_castsi512_ps((__m512i)(b)), _CMP_ORD_Q)
+#define TK_ORD_ACC_f64(a, b) _mm512_mask_cmp_pd_mask(a, _mm512_castsi512_pd((__m512i)(b)), _mm512_castsi512_pd((__m512i)(b)), _CMP_ORD_Q)
+#define TK_ORD_ALL_f32(a) ((a) == TK_ORD_INIT_f32)
+#define TK_ORD_ALL_f64(a) ((a) == TK_ORD_INIT_f64)
+#else
+typedef __m256 tk_ordacc_f32;
+typedef __m256d tk_ordacc_f64;
+#define TK_ORD_INIT_f32 _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#define TK_ORD_INIT_f64 _mm256_castsi256_pd(_mm256_set1_epi32(-1))
+#define TK_ORD_ACC_f32(a, b) _mm256_and_ps(a, _mm256_cmp_ps(_mm256_castsi256_ps((__m256i)(b)), _mm256_castsi256_ps((__m256i)(b)), _CMP_ORD_Q))
+#define TK_ORD_ACC_f64(a, b) _mm256_and_pd(a, _mm256_cmp_pd(_mm256_castsi256_pd((__m256i)(b)), _mm256_castsi256_pd((__m256i)(b)), _CMP_ORD_Q))
+#define TK_ORD_ALL_f32(a) (_mm256_movemask_ps(a) == 0xff)
+#define TK_ORD_ALL_f64(a) (_mm256_movemask_pd(a) == 0xf)
+#endif
+/* one vector k (keyed) scanned into o + i, the carry c advanced */
+#define TK_FK_STEP(opname, name, C, EXCL)                                                         \
+    k ^= (k >> W1) & m;                                                                          \
+    TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z, TK_FK_OP(opname, TK_FK_N_##name));          \
+    VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                            \
+    VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;                \
+    e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                                  \
+    e ^= (e >> W1) & m;                                                                          \
+    memcpy(o + i * sizeof(C), &e, sizeof e);                                                     \
+    c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);
+/* FN: fkscan_* (the NaN test deferred where the output is not the input) or fkscanv_* (a test
+ * and branch a vector, as before: kept for comparing the two, TALLY_CPU_TUNE scan_fkv=1) */
+/* The same step on a vector whose values are all of sign 0 and not NaN (their bits are their
+ * keys), from a carry with which every output is of sign 0 (TK_FK_RAW_OK): no key either way. tk_vkeyed_*: a lane of sign 1 or above +inf's bits (a NaN), i.e. one that needs
+ * the key or the NaN test. */
+#define TK_FK_STEP_RAW(opname, name, C, EXCL)                                                    \
+    TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z, TK_FK_OP(opname, TK_FK_N_##name));          \
+    VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                            \
+    VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;                \
+    e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                                  \
+    memcpy(o + i * sizeof(C), &e, sizeof e);                                                     \
+    c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);
+#if TK_VB == 64
+static inline int tk_vkeyed_f32(tk_vi32 b)
+{
+    return _mm512_cmpgt_epu32_mask((__m512i)b, _mm512_set1_epi32((int)TK_INF_f32)) != 0;
+}
+static inline int tk_vkeyed_f64(tk_vi64 b)
+{
+    return _mm512_cmpgt_epu64_mask((__m512i)b, _mm512_set1_epi64((long long)TK_INF_f64)) != 0;
+}
+#else
+static inline int tk_vkeyed_f32(tk_vi32 b)
+{
+    __m256i g = _mm256_or_si256(_mm256_cmpgt_epi32((__m256i)b, _mm256_set1_epi32((int)TK_INF_f32)), (__m256i)b);
+    return _mm256_movemask_ps(_mm256_castsi256_ps(g)) != 0;
+}
+static inline int tk_vkeyed_f64(tk_vi64 b)
+{
+    __m256i g = _mm256_or_si256(_mm256_cmpgt_epi64((__m256i)b, _mm256_set1_epi64x((long long)TK_INF_f64)), (__m256i)b);
+    return _mm256_movemask_pd(_mm256_castsi256_pd(g)) != 0;
+}
+#endif
+/* the carry: any for an inclusive max (every output is a max with a value of sign 0), else of
+ * sign 0 (an exclusive scan's first output is the carry itself; a min's may be) */
+#define TK_FK_RAW_OK_max(ck, EXCL) (!(EXCL) || (ck) >= 0)
+#define TK_FK_RAW_OK_min(ck, EXCL) ((ck) >= 0)
+#define TK_FKSCAN_KIND(opname, name, C, kind, EXCL) TK_FKSCAN_FN(fkscan, 1, opname, name, C, kind, EXCL) \
+    TK_FKSCAN_FN(fkscanv, 0, opname, name, C, kind, EXCL)
+#define TK_FKSCAN_FN(FN, DEFER, opname, name, C, kind, EXCL)                                     \
+    static void FN##_##kind##_##opname##_##name(const void *vi, void *vo, uint64_t n,            \
+                                                tally_carry *cy)                                 \
     {                                                                                            \
         typedef TK_FK_V_##name VS;                                                               \
         typedef TK_FK_S_##name S;                                                                \
@@ -463,23 +536,37 @@ static inline int tk_vnan_f64(tk_vi64 b)
             memcpy(&ck, &cy->name, sizeof ck);                                                   \
             VS c = (VS){0} + ck;                                                                 \
             c ^= (c >> W1) & m;                                                                  \
-            for (; i + L <= n; i += L) {                                                         \
-                VS k;                                                                            \
-                memcpy(&k, x + i * sizeof(C), sizeof k);                                         \
-                if (tk_vnan_##name(k)) break;                                                    \
-                k ^= (k >> W1) & m;                                                              \
-                TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z,                                 \
-                          TK_FK_OP(opname, TK_FK_N_##name));                                     \
-                VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                \
-                VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;    \
-                e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                      \
-                e ^= (e >> W1) & m;                                                              \
-                memcpy(o + i * sizeof(C), &e, sizeof e);                                         \
-                c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);                                      \
+            if ((DEFER) && TK_FK_RAW_OK_##opname(ck, EXCL)) { /* sign 0 from the start: no keys */     \
+                for (; i + L <= n; i += L) {                                                     \
+                    VS k;                                                                        \
+                    memcpy(&k, x + i * sizeof(C), sizeof k);                                     \
+                    if (tk_vkeyed_##name(k)) break;                                              \
+                    TK_FK_STEP_RAW(opname, name, C, EXCL)                                        \
+                }                                                                                \
             }                                                                                    \
-            c ^= (c >> W1) & m;                                                                  \
-            ck = c[0];                                                                           \
-            memcpy(&cy->name, &ck, sizeof ck);                                                   \
+            const uintptr_t xa = (uintptr_t)x, oa = (uintptr_t)o, nb = n * sizeof(C);            \
+            if ((DEFER) && (oa + nb <= xa || xa + nb <= oa)) {                                 \
+                tk_ordacc_##name ord = TK_ORD_INIT_##name;                                       \
+                for (; i + L <= n; i += L) {                                                     \
+                    VS k;                                                                        \
+                    memcpy(&k, x + i * sizeof(C), sizeof k);                                     \
+                    ord = TK_ORD_ACC_##name(ord, k);                                             \
+                    TK_FK_STEP(opname, name, C, EXCL)                                            \
+                }                                                                                \
+                if (!TK_ORD_ALL_##name(ord)) i = 0; /* a NaN: all of it again, from the carry */ \
+            } else {                                                                             \
+                for (; i + L <= n; i += L) {                                                     \
+                    VS k;                                                                        \
+                    memcpy(&k, x + i * sizeof(C), sizeof k);                                     \
+                    if (tk_vnan_##name(k)) break;                                                \
+                    TK_FK_STEP(opname, name, C, EXCL)                                            \
+                }                                                                                \
+            }                                                                                    \
+            if (i) {                                                                             \
+                c ^= (c >> W1) & m;                                                              \
+                ck = c[0];                                                                       \
+                memcpy(&cy->name, &ck, sizeof ck);                                               \
+            }                                                                                    \
         }                                                                                        \
         scan_##kind##_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);        \
     }
@@ -690,7 +777,7 @@ TK_RTOTAL(max, f64, double, uint64_t, int64_t, 64)
         }                                                                                        \
         k0 &= k1 & k2 & k3;                                                                      \
         S e = (S)TK_R1_RED_##opname##_##BITS(TK_R1_EXT_##opname##_##BITS(e0, e1));              \
-        if (k0 != (TK_R1_MASK_##BITS)~0u || e < 0) {                                                                \
+        if (k0 != (TK_R1_MASK_##BITS)~0u || e < 0) {                                             \
             frtotal_##opname##_##name(vi, n, cy);                                                \
             return;                                                                              \
         }                                                                                        \

@@ -40,7 +40,8 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
  * piece; 2: prefetch it early and publish its totals early, scan.c) and scan_keyed (1: float
  * min/max scans through the keyed kernels, the same bits) and scan_rtotal (0: float min/max
  * scans' block totals from order keys, folded by the totals kernel, as before; the same bits)
- * (see state.h); xpf_dist and
+ * and scan_fkv (1: the fused float min/max scans test each vector for NaN, as before) (see
+ * state.h); xpf_dist and
  * xpf_near: the exact kernels' prefetch distances, small_w32w (0: short f32 sums by the older
  * W32 method), small_spec (0: no speculative sum for short ones) (process-wide, exact_kernels.h). */
 static void tune_from_env(tally_cpu_state *st)
@@ -64,6 +65,7 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "scan_pf")) st->scan_pf = v > 2 ? 2 : (int)v;
             else if (!strcmp(name, "scan_keyed")) st->scan_keyed = v != 0;
             else if (!strcmp(name, "scan_rtotal")) st->scan_rtotal = v != 0;
+            else if (!strcmp(name, "scan_fkv")) st->scan_fkv = v != 0;
             else if (!strcmp(name, "spec")) st->spec = v != 0;
             else if (!strcmp(name, "xpf_dist") && v <= (1u << 20)) xfar = (uint32_t)v / 64 * 64, xset = 1;
             else if (!strcmp(name, "xpf_near") && v <= (1u << 20)) xnear = (uint32_t)v / 64 * 64, xset = 1;

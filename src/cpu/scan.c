@@ -385,6 +385,9 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
             j.total = st->k->fktotal_mm[op == TALLY_MAX][type];
         }
     }
+    if (st->scan_fkv && !st->scan_keyed && (op == TALLY_MIN || op == TALLY_MAX) &&
+        st->k->fkscanv_mm[0][0][type])
+        j.kern = st->k->fkscanv_mm[opts->exclusive != 0][op == TALLY_MAX][type];
     j.in = in;
     j.out = out;
     j.n = n;

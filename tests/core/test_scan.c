@@ -503,9 +503,12 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
         memset(&cy, 0, sizeof cy);                                                             \
         memcpy(&cy.name, &carry, sizeof carry);                                                \
         ct = cy;                                                                               \
-        if (keyed) { /* the keyed kernels kept beside the fused ones */                       \
+        if (keyed == 1) { /* the keyed kernels kept beside the fused ones */                  \
             k->kscan_mm[excl][op == TALLY_MAX][TALLY_##E](x, got, n, &cy);                     \
             k->ktotal_mm[op == TALLY_MAX][TALLY_##E](x, n, &ct);                               \
+        } else if (keyed == 2) { /* the fused ones testing every vector for NaN (before) */   \
+            k->fkscanv_mm[excl][op == TALLY_MAX][TALLY_##E](x, got, n, &cy);                   \
+            k->scan_total[op][TALLY_##E](x, n, &ct);                                           \
         } else {                                                                               \
             (excl ? k->scan_excl : k->scan_incl)[op][TALLY_##E](x, got, n, &cy);                \
             k->scan_total[op][TALLY_##E](x, n, &ct);                                           \
@@ -528,7 +531,8 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
             print_error("%s %s %s %s n=%llu (%s): element %llu got %llx want %llx, carry out " \
                         "%llx (total %llx) want %llx\n",                                       \
                         adv_kname(k), op == TALLY_MIN ? "min" : "max",                         \
-                        keyed ? (excl ? "excl keyed" : "incl keyed") : excl ? "excl" : "incl", \
+                        keyed == 2 ? (excl ? "excl per-vector" : "incl per-vector")            \
+                        : keyed ? (excl ? "excl keyed" : "incl keyed") : excl ? "excl" : "incl", \
                         #name, (unsigned long long)n, what, (unsigned long long)bad,            \
                         (unsigned long long)(bad < n ? got[bad] : got[n]),                     \
                         (unsigned long long)(bad < n ? want[bad] : 0),                         \
@@ -542,7 +546,7 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
                               U *want, U *got, const char *what)                               \
     {                                                                                          \
         int ok = 1;                                                                            \
-        for (int keyed = 0; keyed <= (k->ktotal_mm[0][TALLY_##E] != NULL); keyed++)            \
+        for (int keyed = 0; keyed <= 2 * (k->ktotal_mm[0][TALLY_##E] != NULL); keyed++)        \
             for (int excl = 0; excl < 2; excl++) {                                             \
                 ok &= adv_check_##name(k, TALLY_MIN, excl, keyed, x, n, carry, want, got, what);\
                 ok &= adv_check_##name(k, TALLY_MAX, excl, keyed, x, n, carry, want, got, what);\
