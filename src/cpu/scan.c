@@ -69,7 +69,7 @@ typedef struct scan_job {
  * tk_fmin/tk_fmax): the carry's NaN sticks, then the total's (the first NaN of its block), -0 < +0.
  * That is what the min/max totals kernels compute for one element, but as a whole vector kernel
  * (lanes set up, reduced across) for one value. */
-#define FOLD_FMINMAX(C, a, b, MAX)                                                                 \
+#define FOLD_FMINMAX(a, b, MAX)                                                                    \
     ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? ((MAX) ? (b) : (a))                      \
      : (b) < (a) ? ((MAX) ? (a) : (b)) : (signbit(a) != 0) == (MAX) ? (b) : (a))
 enum { FOLD_KERNEL = 0, FOLD_SUM_F32, FOLD_SUM_F64, FOLD_PROD_F32, FOLD_PROD_F64, FOLD_MIN_F32,
@@ -81,10 +81,10 @@ static inline void fold_total(const scan_job *j, const tally_carry *t, tally_car
     case FOLD_SUM_F64: c->f64 = c->f64 + t->f64; break;
     case FOLD_PROD_F32: c->f32 = c->f32 * t->f32; break;
     case FOLD_PROD_F64: c->f64 = c->f64 * t->f64; break;
-    case FOLD_MIN_F32: c->f32 = FOLD_FMINMAX(float, c->f32, t->f32, 0); break;
-    case FOLD_MIN_F64: c->f64 = FOLD_FMINMAX(double, c->f64, t->f64, 0); break;
-    case FOLD_MAX_F32: c->f32 = FOLD_FMINMAX(float, c->f32, t->f32, 1); break;
-    case FOLD_MAX_F64: c->f64 = FOLD_FMINMAX(double, c->f64, t->f64, 1); break;
+    case FOLD_MIN_F32: c->f32 = FOLD_FMINMAX(c->f32, t->f32, 0); break;
+    case FOLD_MIN_F64: c->f64 = FOLD_FMINMAX(c->f64, t->f64, 0); break;
+    case FOLD_MAX_F32: c->f32 = FOLD_FMINMAX(c->f32, t->f32, 1); break;
+    case FOLD_MAX_F64: c->f64 = FOLD_FMINMAX(c->f64, t->f64, 1); break;
     default: j->total(t, 1, c);
     }
 }
