@@ -27,10 +27,13 @@
 
 namespace tcu {
 
-/* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U):
- * U = 4, the default: 6 x 256 threads within 40 registers (96 KB per SM in flight); U = 2 (a
- * tuning build's variant, TALLY_CUDA_SPEC_UNROLL=2): 8 blocks within 32 registers (64 KB). */
-template <int U> constexpr int spec_min_blocks() { return U >= 4 ? 6 : 8; }
+/* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U)
+ * and its triples (NT, 1 or 2); ptxas -v (sm_90), no spills in any: U = 4 with two triples, the
+ * default, 6 x 256 threads within 40 registers (96 KB per SM in flight). The tuning build's
+ * variants (TALLY_CUDA_SPEC_UNROLL, spec_sum.cu): U = 2, 8 blocks within 32 registers (64 KB);
+ * U = 4 with one triple, 8 blocks within 32 (128 KB); U = 8, 5 blocks within 48 registers (two
+ * triples, 160 KB) or 6 within 40 (one triple, as Vulkan's spec.comp, 192 KB). */
+template <int U, int NT> constexpr int spec_min_blocks() { return U <= 2 ? 8 : U == 4 ? (NT == 1 ? 8 : 6) : NT == 1 ? 6 : 5; }
 
 __device__ __forceinline__ void spec_shfl_merge(tcu_spec_triple &t, int off)
 {
@@ -57,21 +60,23 @@ __device__ __forceinline__ tcu_spec_triple spec_block_merge(tcu_spec_triple t, t
     return t;
 }
 
-/* One 16-byte vector into the thread's two triples, alternately (two dependent chains). */
-template <typename T> __device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple &b, const Vec<T> &x)
+/* One 16-byte vector into the thread's triples: alternately into a and b (two dependent chains,
+ * NT = 2), or all into a (NT = 1: fewer registers, more blocks or loads in flight). */
+template <typename T, int NT>
+__device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple &b, const Vec<T> &x)
 {
 #pragma unroll
     for (int j = 0; j < Traits<T>::vec; j += 2) {
         tcu_spec_add(&a, (double)x.v[j]);
-        tcu_spec_add(&b, (double)x.v[j + 1]);
+        tcu_spec_add(NT == 2 ? &b : &a, (double)x.v[j + 1]);
     }
 }
 
 /* p: the reduce's parameters (data, n, head/body_vec/tail, the results' ops and out); p.partials
  * takes one triple per block, p.spec[0] is the ticket (0 between launches, reset by the last
  * block), p.spec[1] the skip flag it writes (1: the results are written). */
-template <typename T, int U>
-__global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
+template <typename T, int U, int NT>
+__global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     __shared__ tcu_spec_triple sh[kWarps];
     __shared__ bool am_last;
@@ -89,11 +94,11 @@ __global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kerne
 #pragma unroll
         for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * stride);
 #pragma unroll
-        for (int u = 0; u < U; u++) spec_add_vec<T>(a, b, x[u]);
+        for (int u = 0; u < U; u++) spec_add_vec<T, NT>(a, b, x[u]);
     }
 #pragma unroll
     for (int u = 0; u < U - 1; u++) /* at most U - 1 are left */
-        if (i + u * stride < nv) spec_add_vec<T>(a, b, load_vec(vec + i + u * stride));
+        if (i + u * stride < nv) spec_add_vec<T, NT>(a, b, load_vec(vec + i + u * stride));
     if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
     if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
     pdl_trigger();
@@ -135,15 +140,18 @@ __global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kerne
         }
         p.spec[1] = ok ? 1u : 0u;
         p.spec[0] = 0u;
+        /* the adaptive setting's word (cuda_internal.h): answered here; when declined, the
+         * exact kernel after this one writes what it saw */
+        if (p.hint != nullptr && ok) *(volatile unsigned int *)p.hint = TCU_HINT_SPEC;
     }
 }
 
 /* Enough blocks to fill the GPU once (the grid-stride loop takes the rest), fewer for small
  * inputs (at least two vectors per thread). */
-template <typename T, int U>
+template <typename T, int U, int NT>
 cudaError_t launch_spec_sum_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
-    auto *const kernel = spec_sum_kernel<T, U>;
+    auto *const kernel = spec_sum_kernel<T, U, NT>;
     static DeviceCache sm90_cache, fit;
     int per_sm = 0;
     cudaError_t err = fit.get(dev->ordinal, &per_sm, [&](int *out) {
