@@ -376,9 +376,11 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
     double expect = bytes / 3.5e6 + 5.0; /* µs at 3.5 TB/s, plus a launch */
     /* the float sums' steady state: the adaptive setting's choice (SPEC 3, cuda_backend.cu's
      * spec_plan) follows what the last sums of the type saw, and its probes thin out as the
-     * calls go on, so 100 calls first (a probe then lands in at most one of the five batches) */
+     * calls go on, so up to 100 calls first (60 ms or so; at 2^28 a probe then lands in at
+     * most one of the five batches) */
     if (rc == R_SUM && std::is_floating_point<T>::value) {
-        for (int i = 0; i < 100; i++) ours(i % rot);
+        const int prime = (int)std::min(100.0, std::max(20.0, 60000.0 / expect));
+        for (int i = 0; i < prime; i++) ours(i % rot);
         CK(cudaStreamSynchronize(g_s));
     }
     double t_ours = time_us(ours, rot, expect);
@@ -401,7 +403,8 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
  * on one context, so that each call's choice (cuda_backend.cu, spec_plan) follows the other
  * kind's sum: the default (spec=3) beside the pass always first (spec=1) and the exact kernel
  * alone (spec=0), and the plain sum in turn over the same two arrays as their yardstick (rows
- * of kind "alt" in the EXACT vs PLAIN table; CUB's sum in turn beside each). Checked first:
+ * of kind "alt" in the EXACT vs PLAIN table; CUB's sum in turn beside each). Each call is
+ * waited for (in every row), so each choice follows the call just before it. Checked first:
  * every setting gives, call after call, the bits of the exact kernel alone on each array. A
  * tuning build's (the knobs and the plain sum). */
 template <typename T>
@@ -425,13 +428,19 @@ static void bench_alternate(const T *pa, const T *wa, uint64_t n, tally_result *
         want[0] = sum_bits(0);
         want[1] = sum_bits(1);
     });
+    /* every call waited for before the next (all rows alike), so that each choice reads the
+     * word the call before it wrote: the guess is wrong as often as it can be */
     auto cub = [&](int r) {
         size_t tb = cub_tmp_bytes;
         cub::DeviceReduce::Sum(cub_tmp, tb, src[r % 2], dout, (int64_t)n, g_s);
+        cudaStreamSynchronize(g_s);
     };
     const double expect = n * sizeof(T) / 3.5e6 + 5.0;
     const double t_cub = time_us(cub, 2, expect);
-    const double t_plain = time_us([&](int r) { tally_cuda_bench_plain_sum_async(g_ctx, tt, src[r % 2], n, dres); }, 2, expect);
+    const double t_plain = time_us([&](int r) {
+        tally_cuda_bench_plain_sum_async(g_ctx, tt, src[r % 2], n, dres);
+        cudaStreamSynchronize(g_s);
+    }, 2, expect);
     row("plain_sum", tally_type_name(tt), n, t_plain, t_cub, (double)(n * sizeof(T)), "alt");
     g_sums.push_back({tally_type_name(tt), "alt", 3, log2n, true, t_plain, t_cub});
     static const struct { int spec; const char *note; } settings[] = {
@@ -445,9 +454,12 @@ static void bench_alternate(const T *pa, const T *wa, uint64_t n, tally_result *
                 printf("VALIDATION FAILED: reduce_sum %s n=%llu (%s): not the exact kernel's bits\n",
                        tally_type_name(tt), (unsigned long long)n, st.note);
             }
-            for (int i = 0; i < 100; i++) tally_cuda_reduce_async(g_ctx, tt, src[i % 2], n, &op, 1, NULL, dres);
-            const double t = time_us([&](int r) { tally_cuda_reduce_async(g_ctx, tt, src[r % 2], n, &op, 1, NULL, dres); },
-                                     2, expect);
+            auto ours = [&](int r) {
+                tally_cuda_reduce_async(g_ctx, tt, src[r % 2], n, &op, 1, NULL, dres);
+                cudaStreamSynchronize(g_s);
+            };
+            for (int i = 0; i < 40; i++) ours(i);
+            const double t = time_us(ours, 2, expect);
             row("reduce_sum", tally_type_name(tt), n, t, t_cub, (double)(n * sizeof(T)), ok ? st.note : "INVALID");
             if (ok) g_sums.push_back({tally_type_name(tt), st.note, 3, log2n, false, t, t_cub});
         });
@@ -890,9 +902,9 @@ int main(int argc, char **argv)
             /* the settings of the speculative pass (spec_sum.cuh) beside the default (adaptive,
              * spec=3): spec=1 the pass always first from 4 MiB (the former default), spec=0 the
              * exact kernel alone (as the bins rows below), and below 4 MiB spec=2 (the pass at
-             * every size); then the pass at every size (spec=2, at 2^28 spec=1's path) with each
-             * of a tuning build's kernel shapes, U=LxT: L 16-byte loads in flight, T triples per
-             * thread (TALLY_CUDA_SPEC_UNROLL, read at every call; the default is 4x2) */
+             * every size); then from 2^26 the pass at every size (spec=2, there spec=1's path)
+             * with each of a tuning build's kernel shapes, U=LxT: L 16-byte loads in flight, T
+             * triples per thread (TALLY_CUDA_SPEC_UNROLL, read at every call; the default 4x2) */
             auto spec_rows = [&](auto zero) {
                 using T = decltype(zero);
                 auto one = [&](int spec, const char *unroll, const char *what) {
@@ -907,6 +919,7 @@ int main(int argc, char **argv)
                 one(1, nullptr, "spec=1");
                 one(0, nullptr, "spec=0");
                 if (n * sizeof(T) < (4u << 20)) one(2, nullptr, "spec=2");
+                if (l < 26) return; /* the shapes at the large sizes only */
                 for (const char *u : {"2", "8", "4x1", "8x1", "2x1"}) {
                     char what[24];
                     snprintf(what, sizeof what, "spec=2 U=%s", u);
