@@ -904,7 +904,8 @@ int main(int argc, char **argv)
              * exact kernel alone (as the bins rows below), and below 4 MiB spec=2 (the pass at
              * every size); then from 2^26 the pass at every size (spec=2, there spec=1's path)
              * with each of a tuning build's kernel shapes, U=LxT: L 16-byte loads in flight, T
-             * triples per thread (TALLY_CUDA_SPEC_UNROLL, read at every call; the default 4x2) */
+             * triples per thread, c: contiguous shares per block instead of grid-stride
+             * (TALLY_CUDA_SPEC_UNROLL, read at every call; the default 4x2) */
             auto spec_rows = [&](auto zero) {
                 using T = decltype(zero);
                 auto one = [&](int spec, const char *unroll, const char *what) {
@@ -920,7 +921,7 @@ int main(int argc, char **argv)
                 one(0, nullptr, "spec=0");
                 if (n * sizeof(T) < (4u << 20)) one(2, nullptr, "spec=2");
                 if (l < 26) return; /* the shapes at the large sizes only */
-                for (const char *u : {"2", "8", "4x1", "8x1", "2x1"}) {
+                for (const char *u : {"2", "8", "4x1", "8x1", "4c", "8c", "8x1c"}) {
                     char what[24];
                     snprintf(what, sizeof what, "spec=2 U=%s", u);
                     one(2, u, what);

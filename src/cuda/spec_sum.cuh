@@ -10,8 +10,8 @@
  * once whichever kernel gives it.
  *
  * Why the kernel keeps the invariant: every element goes through tcu_spec_add exactly once (the
- * head elements in block 0, the 16-byte vectors by a grid-stride loop that visits each index
- * once, the tail in the last block), widened exactly from f32; every triple is merged exactly
+ * head elements in block 0, the 16-byte vectors by a loop that visits each index once, grid-
+ * stride or in even contiguous shares (see the kernel), the tail in the last block), widened exactly from f32; every triple is merged exactly
  * once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
  * memory, the blocks' triples in the last block), and a thread with no elements merges a
  * (0, 0, 0) triple, which is the state of an empty lane. The adds are __dadd_rn/__dsub_rn (no
@@ -75,7 +75,7 @@ __device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple
 /* p: the reduce's parameters (data, n, head/body_vec/tail, the results' ops and out); p.partials
  * takes one triple per block, p.spec[0] is the ticket (0 between launches, reset by the last
  * block), p.spec[1] the skip flag it writes (1: the results are written). */
-template <typename T, int U, int NT>
+template <typename T, int U, int NT, bool C>
 __global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     __shared__ tcu_spec_triple sh[kWarps];
@@ -87,18 +87,37 @@ __global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum
     const unsigned long long nv = p.body_vec, stride = (unsigned long long)grid * kThreads;
     tcu_spec_triple a = {0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0};
     pdl_wait();
-    unsigned long long i = (unsigned long long)bid * kThreads + (unsigned)tid;
+    /* Thread tid's vectors: i, i + d, ..., i + (U - 1) d, then i + U d, ... below end. Grid-stride
+     * (C false): i = bid * kThreads + tid, d = the grid's threads, end = nv, so every vector is
+     * one thread's exactly once. Contiguous (C true, a tuning variant): block bid takes the
+     * batches [b0, b1) of kThreads * U vectors (an even share, as the reduce kernel's), d =
+     * kThreads, end = the share's end; the shares tile [0, nv), and within one the same
+     * argument holds. Either way, once the loop stops (i + (U - 1) d >= end) at most U - 1 of
+     * the thread's vectors are left, all at i + u d, and none after them. */
+    unsigned long long i, d, end;
+    if constexpr (C) {
+        constexpr unsigned long long kB = (unsigned long long)kThreads * U;
+        const unsigned long long nb = (nv + kB - 1) / kB;
+        const unsigned long long b0 = nb * bid / grid, b1 = nb * (bid + 1) / grid;
+        i = b0 * kB + (unsigned)tid;
+        d = kThreads;
+        end = b1 * kB < nv ? b1 * kB : nv;
+    } else {
+        i = (unsigned long long)bid * kThreads + (unsigned)tid;
+        d = stride;
+        end = nv;
+    }
     /* U vectors a turn, all loaded before any is summed; then the last few */
-    for (; i + (U - 1) * stride < nv; i += U * stride) {
+    for (; i + (U - 1) * d < end; i += U * d) {
         Vec<T> x[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * stride);
+        for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * d);
 #pragma unroll
         for (int u = 0; u < U; u++) spec_add_vec<T, NT>(a, b, x[u]);
     }
 #pragma unroll
     for (int u = 0; u < U - 1; u++) /* at most U - 1 are left */
-        if (i + u * stride < nv) spec_add_vec<T, NT>(a, b, load_vec(vec + i + u * stride));
+        if (i + u * d < end) spec_add_vec<T, NT>(a, b, load_vec(vec + i + u * d));
     if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
     if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
     pdl_trigger();
@@ -148,10 +167,10 @@ __global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum
 
 /* Enough blocks to fill the GPU once (the grid-stride loop takes the rest), fewer for small
  * inputs (at least two vectors per thread). */
-template <typename T, int U, int NT>
+template <typename T, int U, int NT, bool C>
 cudaError_t launch_spec_sum_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
-    auto *const kernel = spec_sum_kernel<T, U, NT>;
+    auto *const kernel = spec_sum_kernel<T, U, NT, C>;
     static DeviceCache sm90_cache, fit;
     int per_sm = 0;
     cudaError_t err = fit.get(dev->ordinal, &per_sm, [&](int *out) {
