@@ -9,10 +9,18 @@
  * the asynchronous calls and CUDA graphs keep working, and the answer is the exact sum rounded
  * once whichever kernel gives it.
  *
+ * Whether the pass goes first is the host's choice (cuda_backend.cu, spec_mode and spec_plan):
+ * by default (SPEC 3) per context and float type, from what the last sum of that type saw,
+ * through a word of mapped host memory (tcu_reduce_params.hint): the exact kernel alone after
+ * narrow data (its fast path held in every block; it then runs at the plain sum's speed), the
+ * pass first otherwise, with the exact kernel alone now and then as a probe while the pass keeps
+ * answering. This kernel writes TCU_HINT_SPEC there when it answered (and the word is asked
+ * for); the exact kernel writes narrow or wide when it runs. A stale word costs speed only.
+ *
  * Why the kernel keeps the invariant: every element goes through tcu_spec_add exactly once (the
  * head elements in block 0, the 16-byte vectors by a loop that visits each index once, grid-
- * stride or in even contiguous shares (see the kernel), the tail in the last block), widened exactly from f32; every triple is merged exactly
- * once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
+ * stride or in even contiguous shares (see the kernel), the tail in the last block), widened
+ * exactly from f32; every triple is merged exactly once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
  * memory, the blocks' triples in the last block), and a thread with no elements merges a
  * (0, 0, 0) triple, which is the state of an empty lane. The adds are __dadd_rn/__dsub_rn (no
  * FMA contraction: the library is built with -fmad=false as well), doubles are never flushed to
