@@ -305,7 +305,7 @@ static bool spec_eligible(int mode, tally_type type, uint64_t n, const tally_op 
  *    unknown): the pass first, but every so often the exact kernel alone as a probe, which
  *    reports the range. The probes' spacing doubles from TCU_SPEC_PROBE_FIRST up to
  *    TCU_SPEC_PROBE_MOST pass-first calls while the data stays wide (a probe there costs about
- *    0.4 of a call for f64, 0.2 for f32), and starts again from TCU_SPEC_PROBE_FIRST once the
+ *    0.4 of a call for f64, 0.1 for f32), and starts again from TCU_SPEC_PROBE_FIRST once the
  *    data was narrow; a fresh context probes at its second sum.
  * Returns whether the pass goes first. */
 static bool spec_plan(State *s, tally_type type)
