@@ -14,10 +14,13 @@ struct SpecShape {
     int u, nt;
     bool c;
 };
+/* the default shape (one of the instances below) */
+constexpr int kSpecU = 4, kSpecNT = 2;
+constexpr bool kSpecC = false;
 
 static SpecShape spec_shape(void)
 {
-    SpecShape sh = {4, 2, false};
+    SpecShape sh = {kSpecU, kSpecNT, kSpecC};
 #ifdef TALLY_TUNING
     const char *e = getenv("TALLY_CUDA_SPEC_UNROLL");
     if (e && *e) {
@@ -51,7 +54,7 @@ static cudaError_t launch_spec(const tcu_reduce_params *p, const tcu_device *dev
     if (sh.u == 2) return tcu::launch_spec_sum_t<T, 2, 2, false>(p, dev, stream);
 #endif
     (void)spec_shape;
-    return tcu::launch_spec_sum_t<T, 4, 2, false>(p, dev, stream);
+    return tcu::launch_spec_sum_t<T, kSpecU, kSpecNT, kSpecC>(p, dev, stream);
 }
 
 cudaError_t tcu_launch_spec_sum(tally_type type, const tcu_reduce_params *p, const tcu_device *dev,
