@@ -561,9 +561,11 @@ echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 if want bench && [ -f "$OUT/bench-exact.md" ]; then
   echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; rows without a knob: the"
-  echo "    default, the speculative sum first (spec_sum.cuh), the exact kernel only where it declines;"
-  echo "    spec=0: the exact kernel alone (REDUCE_BINS=2, f64 in shared windows first); bins=1 spec=0:"
-  echo "    f64 in integer digits only; bins=4 (register windows) runs as 2 unless built with -DTCU_RW=1)"
+  echo "    default, spec=3: adaptive, the exact kernel alone after narrow data, else the speculative sum"
+  echo "    first (spec_sum.cuh), the exact kernel where it declines; spec=1: the pass always first (before);"
+  echo "    spec=0: the exact kernel alone (REDUCE_BINS=2, f64 in shared windows first); spec=2 U=LxT: the"
+  echo "    pass's kernel shapes (L loads in flight, T triples; default 4x2); kind alt: price-like and wide"
+  echo "    arrays in turn; bins=1 spec=0: f64 in integer digits only; bins=4 runs as 2 unless -DTCU_RW=1)"
   sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
 fi
 if want seg && [ -f "$OUT/seg-bench.md" ]; then
