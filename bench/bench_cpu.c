@@ -13,11 +13,15 @@
  *     bytes (one memcpy per thread), since a scan reads n and writes n elements as a copy does;
  *     the i32 and f32 inclusive sum scans also on a second context with the early totals
  *     (TALLY_CPU_TUNE scan_pf=2, rows "(early)"; none where TALLY_CPU_TUNE is set), and the f32
- *     and f64 max scans also through the keyed kernels that the fused ones replaced (scan_keyed=1,
+ *     and f64 max scans also with their former totals and NaN test (scan_rtotal=0,scan_fkv=1,
+ *     rows "(before)"), and through the keyed kernels that the fused ones replaced (scan_keyed=1,
  *     rows "(keyed)");
  *     then a table of where each scan's time goes (the scan's own per-thread clocks, cpu.h);
  *   - the naive OpenMP `reduction(+:s)` float loop: its time and its f32 answer next to our
  *     correctly rounded one.
+ * Each scan row's note gives its spread (each side's median over its best, the ratio of the
+ * medians) and a second baseline measured in the same rounds: a copy with streaming stores in
+ * 1 MiB slices ("stream copy"), which does not depend on glibc's choice of store kind.
  * Each answer is checked once against a reference computed independently here (exact integer
  * arithmetic), before anything is timed. Times are the best of RUNS runs after one warm-up; the
  * two sides of a row run in pairs (the baseline right before each run of ours), so that every
@@ -77,22 +81,68 @@ static int g_quick;      /* -q: no naive OpenMP row, no wide/full-range exact ro
  * from 0.86 to 0.95 of its baseline between two calls on a machine that other work disturbs, and
  * more runs of a 10 ms row cost little. Slow rows (one thread, scans) keep g_runs. */
 #define TP_ROW_S 0.3
-static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(void *),
-                     void *base_arg, double *t_ours, double *t_base) {
-    double to = 1e300, tb = 1e300, start = now();
+/* The spread of the last timepair (or timetrio): each side's median over its best, the ratio of
+ * the medians, and (timetrio) the second baseline's best, so that a ratio decided by one
+ * disturbed side shows as such in the row's note. */
+static struct { double med_ours, med_base, t_base2; int runs; } g_tp;
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int k) {
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+/* base2_fn (may be NULL): a second baseline, run in the same rounds (base, ours, base2) */
+static void timetrio(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(void *),
+                     void *base_arg, void (*base2_fn)(void *), void *base2_arg, double *t_ours,
+                     double *t_base) {
+    double to[256], tb[256], t2[256], b2 = 1e300, start = now();
+    int r = 0;
     base_fn(base_arg);
     ours_fn(ours_arg);
-    for (int r = 0; r < g_runs || (r < 4 * g_runs && now() - start < TP_ROW_S); r++) {
+    if (base2_fn) base2_fn(base2_arg);
+    for (; r < 256 && (r < g_runs || (r < 4 * g_runs && now() - start < TP_ROW_S)); r++) {
         double t0 = now();
         base_fn(base_arg);
         double t1 = now();
         ours_fn(ours_arg);
-        double t2 = now();
-        if (t1 - t0 < tb) tb = t1 - t0;
-        if (t2 - t1 < to) to = t2 - t1;
+        double tt = now();
+        tb[r] = t1 - t0;
+        to[r] = tt - t1;
+        if (base2_fn) {
+            base2_fn(base2_arg);
+            t2[r] = now() - tt;
+            if (t2[r] < b2) b2 = t2[r];
+        }
     }
-    *t_ours = to;
-    *t_base = tb;
+    double bo = 1e300, bb = 1e300;
+    for (int i = 0; i < r; i++) {
+        if (to[i] < bo) bo = to[i];
+        if (tb[i] < bb) bb = tb[i];
+    }
+    *t_ours = bo;
+    *t_base = bb;
+    g_tp.med_ours = median(to, r);
+    g_tp.med_base = median(tb, r);
+    g_tp.t_base2 = base2_fn ? b2 : 0;
+    g_tp.runs = r;
+}
+static void timepair(void (*ours_fn)(void *), void *ours_arg, void (*base_fn)(void *),
+                     void *base_arg, double *t_ours, double *t_base) {
+    timetrio(ours_fn, ours_arg, base_fn, base_arg, NULL, NULL, t_ours, t_base);
+}
+/* ", N runs: median +a% ours, +b% base, median ratio R" (+ ", stream copy R2" after timetrio) */
+static void spread_note(char *note, size_t size, double t_ours, double t_base) {
+    size_t l = strlen(note);
+    if (l >= size) return;
+    snprintf(note + l, size - l, "; %d runs, median +%.0f%% ours, +%.0f%% base, median ratio %.2f",
+             g_tp.runs, 100 * (g_tp.med_ours / t_ours - 1), 100 * (g_tp.med_base / t_base - 1),
+             g_tp.med_base / g_tp.med_ours);
+    l = strlen(note);
+    if (g_tp.t_base2 > 0 && l < size)
+        snprintf(note + l, size - l, "; stream copy %.2f ms, ratio %.2f", g_tp.t_base2 * 1e3,
+                 g_tp.t_base2 / t_ours);
 }
 
 /* ---- baselines -------------------------------------------------------------------------------- */
@@ -170,6 +220,47 @@ static void base_memcpy(void *a) {
         size_t hi = t + 1 == nt ? b->bytes : b->bytes * (size_t)(t + 1) / (size_t)nt / 64 * 64;
         memcpy((char *)b->dst + lo, (const char *)b->p + lo, hi - lo);
     }
+}
+
+/* A copy with streaming stores, as the scans write (1 MiB slices taken dynamically, as the read
+ * loop's): the scans' second baseline, which does not depend on how glibc's memcpy chooses
+ * between cached and non-temporal stores for a thread's share (a shared-cache-size threshold: on
+ * a machine with a large L3 the per-thread share of the copy may fall on either side of it). */
+#if defined(__x86_64__)
+__attribute__((target("avx2")))
+static void copy_stream_avx2(char *d, const char *p, size_t bytes) {
+    size_t i = 0;
+    for (; i + 64 <= bytes; i += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(p + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(p + i + 32));
+        _mm256_stream_si256((__m256i *)(d + i), a);
+        _mm256_stream_si256((__m256i *)(d + i + 32), b);
+    }
+    memcpy(d + i, p + i, bytes - i);
+}
+#endif
+static void base_stream_copy(void *a) {
+    const buf_arg *b = a;
+    int64_t slices = (int64_t)((b->bytes + SLICE_BYTES - 1) / SLICE_BYTES);
+    int avx2 = 0;
+#if defined(__x86_64__)
+    avx2 = __builtin_cpu_supports("avx2");
+#endif
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t s = 0; s < slices; s++) {
+        size_t lo = (size_t)s * SLICE_BYTES, hi = lo + SLICE_BYTES < b->bytes ? lo + SLICE_BYTES : b->bytes;
+#if defined(__x86_64__)
+        if (avx2 && !((uintptr_t)b->dst % 32)) {
+            copy_stream_avx2((char *)b->dst + lo, (const char *)b->p + lo, hi - lo);
+            continue;
+        }
+#endif
+        (void)avx2;
+        memcpy((char *)b->dst + lo, (const char *)b->p + lo, hi - lo);
+    }
+#if defined(__x86_64__)
+    _mm_sfence();
+#endif
 }
 
 typedef struct { const float *x; uint64_t n; float s; } naive_arg;
@@ -314,7 +405,7 @@ static int check_scan(tally_type ty, tally_op op, int excl, const void *x, const
 }
 
 /* ---- table ------------------------------------------------------------------------------------ */
-static char g_table[16384];
+static char g_table[65536];
 static size_t g_tlen;
 /* where the scans' time goes (tally_cpu_set_scan_profile): shares of the threads' summed time */
 static char g_ptable[4096];
@@ -326,7 +417,7 @@ static int g_fail;
 
 static void row(const char *name, double bytes, double t_ours, const char *base, double t_base,
                 const char *note) {
-    char line[512];
+    char line[1024];
     snprintf(line, sizeof line, "| %-28s | %8.2f | %6.1f | %-20s | %8.2f | %6.1f | %5.2f | %s |\n",
              name, t_ours * 1e3, bytes / t_ours / 1e9, base, t_base * 1e3, bytes / t_base / 1e9,
              t_base / t_ours, note);
@@ -771,7 +862,7 @@ int main(int argc, char **argv) {
     omp_set_num_threads(nth);
     /* a second context whose scans publish their totals early (scan_pf=2), for the A/B rows;
      * none where TALLY_CPU_TUNE is set (the caller is measuring a setting of its own) */
-    tally_context *ctx_early = NULL, *ctx_keyed = NULL;
+    tally_context *ctx_early = NULL, *ctx_keyed = NULL, *ctx_rt0 = NULL;
     if (!getenv("TALLY_CPU_TUNE")) {
         setenv("TALLY_CPU_TUNE", "scan_pf=2", 1);
         if (tally_create(&ctx_early, &opt) != TALLY_OK) ctx_early = NULL;
@@ -779,6 +870,10 @@ int main(int argc, char **argv) {
          * for the "(keyed)" rows beside the fused ones */
         setenv("TALLY_CPU_TUNE", "scan_keyed=1", 1);
         if (tally_create(&ctx_keyed, &opt) != TALLY_OK) ctx_keyed = NULL;
+        /* and one with the float min/max scans' former path (block totals from order keys,
+         * folded by the totals kernel; a NaN test every vector), rows "(before)" */
+        setenv("TALLY_CPU_TUNE", "scan_rtotal=0,scan_fkv=1", 1);
+        if (tally_create(&ctx_rt0, &opt) != TALLY_OK) ctx_rt0 = NULL;
         unsetenv("TALLY_CPU_TUNE");
     }
 #if defined(__x86_64__)
@@ -847,7 +942,7 @@ int main(int argc, char **argv) {
     char load_start[64], load_end[64];
     loadavg(load_start, sizeof load_start);
     buf_arg b4 = {xf, n * 4, cpy}, b8 = {xd, n * 8, NULL}, bi = {xi, n * 4, cpy}, bl = {xl, n * 8, NULL};
-    char note[256];
+    char note[512];
 
     struct { const char *name; tally_type type; tally_op op; } singles[] = {
         {"sum f32 (correctly rounded)", TALLY_F32, TALLY_SUM},
@@ -921,14 +1016,18 @@ int main(int argc, char **argv) {
             {"inclusive max scan i32", TALLY_I32, TALLY_MAX, 0, 0},
             {"inclusive max scan f32", TALLY_F32, TALLY_MAX, 0, 0},
             {"inclusive max scan f32 (keyed)", TALLY_F32, TALLY_MAX, 0, 2},
+            {"inclusive max scan f32 (before)", TALLY_F32, TALLY_MAX, 0, 3},
             {"inclusive max scan i64", TALLY_I64, TALLY_MAX, 0, 0},
             {"inclusive max scan f64", TALLY_F64, TALLY_MAX, 0, 0},
             {"inclusive max scan f64 (keyed)", TALLY_F64, TALLY_MAX, 0, 2},
+            {"inclusive max scan f64 (before)", TALLY_F64, TALLY_MAX, 0, 3},
         };
         for (size_t s = 0; s < (g_scans_only == 2 ? 5 : sizeof scans / sizeof scans[0]); s++) {
             if (scans[s].early == 1 && (!ctx_early || nth < 2)) continue; /* 1 thread: no pieces */
             if (scans[s].early == 2 && !ctx_keyed) continue;
-            tally_context *sctx = scans[s].early == 1 ? ctx_early : scans[s].early == 2 ? ctx_keyed : ctx;
+            if (scans[s].early == 3 && !ctx_rt0) continue;
+            tally_context *sctx = scans[s].early == 1 ? ctx_early : scans[s].early == 2 ? ctx_keyed
+                                : scans[s].early == 3 ? ctx_rt0 : ctx;
             tally_type ty = scans[s].type;
             size_t es = ty == TALLY_I64 || ty == TALLY_F64 ? 8 : 4;
             const void *x = ty == TALLY_I32 ? (const void *)xi : ty == TALLY_I64 ? (const void *)xl
@@ -947,7 +1046,8 @@ int main(int argc, char **argv) {
             if (!ok) fail(scans[s].name);
             buf_arg bc = {x, n * es, cpy};
             double t, tb;
-            timepair(ours, &o, base_memcpy, &bc, &t, &tb);
+            timetrio(ours, &o, base_memcpy, &bc, base_stream_copy, &bc, &t, &tb);
+            spread_note(note, sizeof note, t, tb);
             row(scans[s].name, (double)n * (double)es, t, es == 8 ? "memcpy 8n bytes" : "memcpy 4n bytes", tb, note);
             /* where the time goes: the same calls again, with the scan's per-thread clocks on */
             tally_cpu_scan_prof pr;
@@ -1041,6 +1141,7 @@ int main(int argc, char **argv) {
     tally_destroy(ctx);
     if (ctx_early) tally_destroy(ctx_early);
     if (ctx_keyed) tally_destroy(ctx_keyed);
+    if (ctx_rt0) tally_destroy(ctx_rt0);
     free(xi);
     free(xf);
     free(xd);

@@ -18,8 +18,12 @@
  *              [--kind price,wide,full] [--out FILE]
  * --deadline: start no new size after SEC seconds (the table of what ran is still printed).
  * --kind: the data kinds (price-like for every case; wide 2^-40..2^40 and the full range for the
- * float sums: exact (the speculative sum first, spec_sum.cuh), plain, the exact kernel alone
- * (rows "spec=0") and with the bins knob, rows "bins=1 spec=0"; in a -DTCU_RW=1 build also f32 "bins=4", f64 "bins=2").
+ * float sums: exact (the default: adaptive, the speculative sum first, spec_sum.cuh, unless
+ * the last sum of the type was narrow), plain, the pass always first (rows "spec=1"), the exact
+ * kernel alone (rows "spec=0") and with the bins knob, rows "bins=1 spec=0", the pass's kernel
+ * shapes (rows "spec=2 U=LxT"); in a -DTCU_RW=1 build also f32 "bins=4", f64 "bins=2"). The
+ * float sums are timed after 100 calls, the adaptive choice's steady state; rows of kind "alt"
+ * sum a price-like and a wide array in turn, its worst case (bench_alternate).
  * Prints the table (markdown) last, then the EXACT vs PLAIN table (the correctly rounded sums
  * against our plain sum of the same data); FILE gets a copy of both. */
 #include <algorithm>
@@ -274,7 +278,10 @@ struct SumTiming {
     double ours, cub;
 };
 static std::vector<SumTiming> g_sums;
-static const char *kind_name(int kind) { return kind == 0 ? "price" : kind == 1 ? "wide" : "full"; }
+static const char *kind_name(int kind)
+{
+    return kind == 0 ? "price" : kind == 1 ? "wide" : kind == 2 ? "full" : "alt";
+}
 
 template <typename T>
 static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int kind, const char *note,
@@ -367,6 +374,15 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
         printf("VALIDATION FAILED: %s %s n=%llu\n", name, tally_type_name(tt), (unsigned long long)n);
     }
     double expect = bytes / 3.5e6 + 5.0; /* µs at 3.5 TB/s, plus a launch */
+    /* the float sums' steady state: the adaptive setting's choice (SPEC 3, cuda_backend.cu's
+     * spec_plan) follows what the last sums of the type saw, and its probes thin out as the
+     * calls go on, so up to 100 calls first (60 ms or so; at 2^28 a probe then lands in at
+     * most one of the five batches) */
+    if (rc == R_SUM && std::is_floating_point<T>::value) {
+        const int prime = (int)std::min(100.0, std::max(20.0, 60000.0 / expect));
+        for (int i = 0; i < prime; i++) ours(i % rot);
+        CK(cudaStreamSynchronize(g_s));
+    }
     double t_ours = time_us(ours, rot, expect);
     double h_ours = g_host_us;
     double t_cub = time_us(cub, rot, expect);
@@ -380,6 +396,73 @@ static void bench_reduce(RCase rc, const char *name, Buf &in, uint64_t n, int ki
         snprintf(line, sizeof line, "| %-14s | %-4s | 2^%-2d | %9.2f | %11.2f | %8.2f | %10.2f |\n", name,
                  tally_type_name(tt), (int)std::lround(std::log2((double)n)), h_ours, t_ours, h_cub, t_cub);
         g_host_table += line;
+    }
+}
+
+/* The adaptive setting's worst case: a price-like array (pa) and a wide one (wa) summed in turn
+ * on one context, so that each call's choice (cuda_backend.cu, spec_plan) follows the other
+ * kind's sum: the default (spec=3) beside the pass always first (spec=1) and the exact kernel
+ * alone (spec=0), and the plain sum in turn over the same two arrays as their yardstick (rows
+ * of kind "alt" in the EXACT vs PLAIN table; CUB's sum in turn beside each). Each call is
+ * waited for (in every row), so each choice follows the call just before it. Checked first:
+ * every setting gives, call after call, the bits of the exact kernel alone on each array. A
+ * tuning build's (the knobs and the plain sum). */
+template <typename T>
+static void bench_alternate(const T *pa, const T *wa, uint64_t n, tally_result *dres, void *cub_tmp,
+                            size_t cub_tmp_bytes, T *dout)
+{
+    if (!kTuning || !wanted("reduce_sum")) return;
+    const tally_type tt = ttype<T>();
+    const tally_op op = TALLY_SUM;
+    const T *src[2] = {pa, wa};
+    const int log2n = (int)std::lround(std::log2((double)n));
+    auto sum_bits = [&](int i) {
+        tally_result r;
+        tally_cuda_reduce_async(g_ctx, tt, src[i], n, &op, 1, NULL, dres);
+        CK(cudaStreamSynchronize(g_s));
+        CK(cudaMemcpy(&r, dres, sizeof r, cudaMemcpyDeviceToHost));
+        return r.status == TALLY_OK ? r.value.u64 : ~0ull;
+    };
+    uint64_t want[2] = {0, 0};
+    with_knob("spec", 0, [&] {
+        want[0] = sum_bits(0);
+        want[1] = sum_bits(1);
+    });
+    /* every call waited for before the next (all rows alike), so that each choice reads the
+     * word the call before it wrote: the guess is wrong as often as it can be */
+    auto cub = [&](int r) {
+        size_t tb = cub_tmp_bytes;
+        cub::DeviceReduce::Sum(cub_tmp, tb, src[r % 2], dout, (int64_t)n, g_s);
+        cudaStreamSynchronize(g_s);
+    };
+    const double expect = n * sizeof(T) / 3.5e6 + 5.0;
+    const double t_cub = time_us(cub, 2, expect);
+    const double t_plain = time_us([&](int r) {
+        tally_cuda_bench_plain_sum_async(g_ctx, tt, src[r % 2], n, dres);
+        cudaStreamSynchronize(g_s);
+    }, 2, expect);
+    row("plain_sum", tally_type_name(tt), n, t_plain, t_cub, (double)(n * sizeof(T)), "alt");
+    g_sums.push_back({tally_type_name(tt), "alt", 3, log2n, true, t_plain, t_cub});
+    static const struct { int spec; const char *note; } settings[] = {
+        {3, "alt"}, {1, "alt spec=1"}, {0, "alt spec=0"}};
+    for (const auto &st : settings) {
+        with_knob("spec", st.spec, [&] {
+            bool ok = true;
+            for (int i = 0; i < 6; i++) ok &= sum_bits(i % 2) == want[i % 2];
+            if (!ok) {
+                g_bad++;
+                printf("VALIDATION FAILED: reduce_sum %s n=%llu (%s): not the exact kernel's bits\n",
+                       tally_type_name(tt), (unsigned long long)n, st.note);
+            }
+            auto ours = [&](int r) {
+                tally_cuda_reduce_async(g_ctx, tt, src[r % 2], n, &op, 1, NULL, dres);
+                cudaStreamSynchronize(g_s);
+            };
+            for (int i = 0; i < 40; i++) ours(i);
+            const double t = time_us(ours, 2, expect);
+            row("reduce_sum", tally_type_name(tt), n, t, t_cub, (double)(n * sizeof(T)), ok ? st.note : "INVALID");
+            if (ok) g_sums.push_back({tally_type_name(tt), st.note, 3, log2n, false, t, t_cub});
+        });
     }
 }
 
@@ -591,8 +674,8 @@ static std::string exact_table()
 {
     std::string t = "\n=== EXACT vs PLAIN: correctly rounded sum against our plain sum (same data, same run; "
                     "targets plain/exact: price >= 0.98, wide >= 0.9, full >= 0.8)\n\n"
-                    "| type | kind  | n    | variant        | exact µs   | plain µs   | plain/exact | CUB/exact |\n"
-                    "|------|-------|------|----------------|------------|------------|-------------|-----------|\n";
+                    "| type | kind  | n    | variant          | exact µs   | plain µs   | plain/exact | CUB/exact |\n"
+                    "|------|-------|------|------------------|------------|------------|-------------|-----------|\n";
     char line[256];
     for (const SumTiming &e : g_sums) {
         if (e.plain) continue;
@@ -607,11 +690,11 @@ static std::string exact_table()
         while (!v.empty() && v[0] == ' ') v = v.substr(1);
         if (v.empty()) v = "default";
         if (pl)
-            snprintf(line, sizeof line, "| %-4s | %-5s | 2^%-2d | %-14s | %10.2f | %10.2f | %11.2f | %9.2f |\n",
+            snprintf(line, sizeof line, "| %-4s | %-5s | 2^%-2d | %-16s | %10.2f | %10.2f | %11.2f | %9.2f |\n",
                      e.type.c_str(), k.c_str(), e.log2n, v.c_str(), e.ours, pl->ours, pl->ours / e.ours,
                      e.cub / e.ours);
         else
-            snprintf(line, sizeof line, "| %-4s | %-5s | 2^%-2d | %-14s | %10.2f | %10s | %11s | %9.2f |\n",
+            snprintf(line, sizeof line, "| %-4s | %-5s | 2^%-2d | %-16s | %10.2f | %10s | %11s | %9.2f |\n",
                      e.type.c_str(), k.c_str(), e.log2n, v.c_str(), e.ours, "-", "-", e.cub / e.ours);
         t += line;
     }
@@ -816,36 +899,35 @@ int main(int argc, char **argv)
             gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, in.bytes / 4, kind, 2);
             bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
             bench_reduce<float>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-            /* spec=0: the exact kernel alone (no speculative sum first, spec_sum.cuh), as before
-             * it; the variants of the exact kernel below run so too */
-            char spec_note[32];
-            snprintf(spec_note, sizeof spec_note, "%s%sspec=0", note, *note ? " " : "");
-            with_knob("spec", 0, [&] {
-                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-            });
-            /* the speculative kernel with two loads in flight per thread (spec_sum.cu, a tuning
-             * build reads TALLY_CUDA_SPEC_UNROLL at every call) */
-            char unroll_note[32];
-            snprintf(unroll_note, sizeof unroll_note, "%s%sspec_unroll=2", note, *note ? " " : "");
-            auto unroll4 = [&](auto rows) {
-                if (!kTuning) return;
-                setenv("TALLY_CUDA_SPEC_UNROLL", "2", 1);
-                rows();
-                unsetenv("TALLY_CUDA_SPEC_UNROLL");
+            /* the settings of the speculative pass (spec_sum.cuh) beside the default (adaptive,
+             * spec=3): spec=1 the pass always first from 4 MiB (the former default), spec=0 the
+             * exact kernel alone (as the bins rows below), and below 4 MiB spec=2 (the pass at
+             * every size); then from 2^26 the pass at every size (spec=2, there spec=1's path)
+             * with each of a tuning build's kernel shapes, U=LxT: L 16-byte loads in flight, T
+             * triples per thread, c: contiguous shares per block instead of grid-stride
+             * (TALLY_CUDA_SPEC_UNROLL, read at every call; the default 4x2) */
+            auto spec_rows = [&](auto zero) {
+                using T = decltype(zero);
+                auto one = [&](int spec, const char *unroll, const char *what) {
+                    char vnote[48];
+                    snprintf(vnote, sizeof vnote, "%s%s%s", note, *note ? " " : "", what);
+                    with_knob("spec", spec, [&] {
+                        if (unroll) setenv("TALLY_CUDA_SPEC_UNROLL", unroll, 1);
+                        bench_reduce<T>(R_SUM, "reduce_sum", in, n, kind, vnote, dres, cub_tmp, cub_tmp_bytes, (T *)dout, didx);
+                        if (unroll) unsetenv("TALLY_CUDA_SPEC_UNROLL");
+                    });
+                };
+                one(1, nullptr, "spec=1");
+                one(0, nullptr, "spec=0");
+                if (n * sizeof(T) < (4u << 20)) one(2, nullptr, "spec=2");
+                if (l < 26) return; /* the shapes at the large sizes only */
+                for (const char *u : {"2", "8", "4x1", "8x1", "4c", "8c", "8x1c"}) {
+                    char what[24];
+                    snprintf(what, sizeof what, "spec=2 U=%s", u);
+                    one(2, u, what);
+                }
             };
-            /* the speculative sum at every size (spec=2; at 2^28 the default's path), with four
-             * (the default) and two loads in flight */
-            char spec2_note[32];
-            snprintf(spec2_note, sizeof spec2_note, "%s%sspec=2", note, *note ? " " : "");
-            with_knob("spec", 2, [&] {
-                bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, spec2_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-            });
-            snprintf(unroll_note, sizeof unroll_note, "%s%sspec=2 spec_unroll=2", note, *note ? " " : "");
-            unroll4([&] {
-                with_knob("spec", 2, [&] {
-                    bench_reduce<float>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (float *)dout, didx);
-                });
-            });
+            spec_rows(0.0f);
             char bins_note[32];
             snprintf(bins_note, sizeof bins_note, "%s%sbins=1 spec=0", note, *note ? " " : "");
             with_knob("reduce_bins", 1, [&] {
@@ -882,12 +964,7 @@ int main(int argc, char **argv)
                 gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, in.bytes / 8, kind, 3);
                 bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
-                with_knob("spec", 0, [&] {
-                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, spec_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
-                });
-                unroll4([&] {
-                    bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, unroll_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
-                });
+                spec_rows(0.0);
                 with_knob("reduce_bins", 1, [&] {
                     with_knob("spec", 0, [&] {
                         bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
@@ -911,6 +988,20 @@ int main(int argc, char **argv)
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, rnote, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
             }
+        }
+    }
+    /* the adaptive setting's worst case (bench_alternate) at 2^28, or the largest size run */
+    {
+        const int al = std::min(max_log2, 28);
+        const uint64_t n = 1ull << al;
+        if (al >= min_log2 && (deadline_s <= 0 || elapsed() < deadline_s) && strstr(kinds, "price") &&
+            strstr(kinds, "wide")) {
+            gen<float><<<2048, 256, 0, g_s>>>((float *)in.base, n, 0, 2);
+            gen<float><<<2048, 256, 0, g_s>>>((float *)out.base, n, 1, 2);
+            bench_alternate<float>((const float *)in.base, (const float *)out.base, n, dres, cub_tmp, cub_tmp_bytes, (float *)dout);
+            gen<double><<<2048, 256, 0, g_s>>>((double *)in.base, n, 0, 3);
+            gen<double><<<2048, 256, 0, g_s>>>((double *)out.base, n, 1, 3);
+            bench_alternate<double>((const double *)in.base, (const double *)out.base, n, dres, cub_tmp, cub_tmp_bytes, (double *)dout);
         }
     }
     printf("\n\n=== TABLE (CUB/ours > 1: ours faster; %%copy: our bytes/s over the D2D memcpy's) ===\n");

@@ -333,11 +333,23 @@ if want vulkan && [ $VK = ON ]; then
       log "test_vulkan lookback (spins $sp) exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E '^  stress' "$L/test_vulkan-lookback-$sp.log" | tail -1); $(grep -E 'passed' "$L/test_vulkan-lookback-$sp.log" | tail -1)"
     done
   fi
+  # AUTO's GPU: CUDA here; with CUDA hidden, the H200 through Vulkan (a real GPU)
+  for cv in visible hidden; do
+    a=$(env $([ $cv = hidden ] && echo CUDA_VISIBLE_DEVICES=) timeout 60 "$B/tests/vulkan/test_vulkan" --only auto 2>&1)
+    r=$?; [ "$r" = 0 ] || rc=1
+    log "AUTO with CUDA $cv: exit $r, $(echo "$a" | grep -E '^(auto:|FAIL)' | tr '\n' ' ')"
+  done
   va=${VK_ADV:-35}
   log "the adversarial harness on Vulkan (at most ${va}s)"
-  timeout "$va" "$ADV" --backends vulkan --seconds $((va - 10)) --max-n 1048576 >"$L/adversarial-vulkan.log" 2>&1
+  # one shard per core (run_gpu.sh), each process with its own Vulkan device; shards 2, 6, ... with
+  # the f32 speculative tier on (VK_ADV_ARRAYS arrays at most, VK_ADV_MAX_N elements at most)
+  ADV_BACKENDS=vulkan ADV_ODD_ENV= ADV_SPEC_ENV=TALLY_VULKAN_SPEC=2 ADV_BIN=$ADV OUT=$L/vkadv \
+    timeout "$va" bash tests/adversarial/run_gpu.sh "${VK_ADV_ARRAYS:-100000}" $((va - 10)) \
+    --max-n "${VK_ADV_MAX_N:-1048576}" >"$L/adversarial-vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
+  cp "$L/vkadv/adversarial.log" "$L/adversarial-vulkan-shards.log" 2>/dev/null
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
+  tail -20 "$L/adversarial-vulkan.log"
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
   log "bench_vulkan (at most ${c}s)"
@@ -555,9 +567,11 @@ echo "=== SUMMARY"
 grep -E "exit|adversarial on|bench_|built|FAILED|steps|mpi|table" "$OUT/h200.log"
 if want bench && [ -f "$OUT/bench-exact.md" ]; then
   echo "=== CUDA exact float sums at 2^28 against our plain sum (bench-exact.md; rows without a knob: the"
-  echo "    default, the speculative sum first (spec_sum.cuh), the exact kernel only where it declines;"
-  echo "    spec=0: the exact kernel alone (REDUCE_BINS=2, f64 in shared windows first); bins=1 spec=0:"
-  echo "    f64 in integer digits only; bins=4 (register windows) runs as 2 unless built with -DTCU_RW=1)"
+  echo "    default, spec=3: adaptive, the exact kernel alone after narrow data, else the speculative sum"
+  echo "    first (spec_sum.cuh), the exact kernel where it declines; spec=1: the pass always first (before);"
+  echo "    spec=0: the exact kernel alone (REDUCE_BINS=2, f64 in shared windows first); spec=2 U=LxT: the"
+  echo "    pass's kernel shapes (L loads in flight, T triples; default 4x2); kind alt: price-like and wide"
+  echo "    arrays in turn; bins=1 spec=0: f64 in integer digits only; bins=4 runs as 2 unless -DTCU_RW=1)"
   sed -n '/^=== EXACT vs PLAIN/,$p' "$OUT/bench-exact.md" | grep -E '^\| (type|f32|f64)' | grep -vE 'ring=' 
 fi
 if want seg && [ -f "$OUT/seg-bench.md" ]; then

@@ -88,12 +88,11 @@ TALLY_API const char *tally_op_name(tally_op op);
 
 /* ---- backends and contexts ------------------------------------------------------------------- */
 typedef enum tally_backend_kind {
-    TALLY_BACKEND_AUTO = 0,   /* each call where its data is: CUDA or CPU, never Vulkan (the
-                                 AUTO rule below) */
+    TALLY_BACKEND_AUTO = 0,   /* each call where its data is: the CPU, or a GPU (CUDA, else a
+                                 real Vulkan GPU; the AUTO rule below) */
     TALLY_BACKEND_CPU = 1,    /* always available */
     TALLY_BACKEND_CUDA = 2,
-    TALLY_BACKEND_VULKAN = 3  /* only when asked for: correct on lavapipe, not yet on every
-                                 GPU driver (docs/vulkan.md) */
+    TALLY_BACKEND_VULKAN = 3  /* any Vulkan device, lavapipe included (docs/vulkan.md) */
 } tally_backend_kind;
 #define TALLY_BACKEND_KIND_COUNT 4
 
@@ -129,9 +128,11 @@ typedef struct tally_context tally_context;
  *     where a call runs may change with them; its result does not (every call that host data
  *     could send to the GPU gives the same bits on both).
  * Before the CUDA driver is loaded in the process no pointer can be device memory, so a
- * program that never uses a GPU never starts one through an AUTO context. AUTO never picks
- * Vulkan (a Vulkan context reaches device data only through tally_vulkan.h's buffers, and
- * copies host data). Without CUDA built in, AUTO is the CPU backend. */
+ * program that never uses a GPU never starts one through an AUTO context. The GPU is CUDA's
+ * (device opts.device) where it is built and finds a device; otherwise the opts.device-th real
+ * Vulkan GPU (integrated, discrete or virtual; never a CPU emulation such as lavapipe), which
+ * takes host data by the same rule (a Vulkan context reaches device data only through
+ * tally_vulkan.h's buffers). No GPU: every call goes to the CPU. */
 
 /* Creates a context. opts may be NULL (defaults). On success *ctx owns its resources until
  * tally_destroy. On failure *ctx is NULL and the status says why (e.g. BACKEND_UNAVAILABLE when

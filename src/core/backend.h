@@ -69,6 +69,8 @@ const tally_backend *tally_cuda_backend_get(void); /* NULL when CUDA is not buil
 const tally_backend *tally_vulkan_backend_get(void);
 /* 1 if a Vulkan device AUTO may pick is usable: a real GPU, never a CPU emulation (lavapipe). */
 int tally_vulkan_auto_available(void);
+/* The Vulkan backend as AUTO contexts use it: available() is tally_vulkan_auto_available. */
+const tally_backend *tally_vulkan_auto_backend_get(void);
 #endif
 
 struct tally_context {

@@ -158,10 +158,6 @@ static tally_status create_with(tally_context **out, const tally_options *opts,
         } else {
             st = try_backend(ctx, &tally_cpu_backend);
         }
-        /* Not Vulkan yet: its answers are right on lavapipe, and on the H200's NVIDIA driver in
-         * the time-limited runs so far, but the harness has not run its 100,000 arrays on a real
-         * GPU (docs/vulkan.md), and an exact sum that is sometimes wrong is worse than none. It
-         * runs when asked for. */
     } else {
         const tally_backend *b = backend_for(o.backend);
         if (!b || !b->available) {

@@ -12,6 +12,7 @@
 typedef struct route_state {
     void *cpu;                  /* the CPU backend's state */
     const tally_backend *gpu;   /* NULL: no GPU backend built */
+    const tally_backend *gpu_alt; /* the second choice (Vulkan where CUDA is built) or NULL */
     void *gpu_state;            /* NULL until a call needs the GPU */
     int gpu_failed;             /* it could not start: gpu_status, gpu_error say why */
     tally_status gpu_status;
@@ -65,9 +66,19 @@ static double now_s(void)
 }
 
 /* ---- the GPU state, made on first need ---------------------------------------------------- */
+/* Before the GPU starts: where the first choice (CUDA) finds no device but the second (a real
+ * Vulkan GPU) does, the second becomes the context's GPU backend. */
+static void settle_gpu(route_state *rs)
+{
+    if (rs->gpu_state || rs->gpu_failed || !rs->gpu_alt) return;
+    if (!rs->gpu->available() && rs->gpu_alt->available()) rs->gpu = rs->gpu_alt;
+    rs->gpu_alt = NULL;
+}
+
 static tally_status gpu_ready(tally_context *ctx, route_state *rs)
 {
     if (rs->gpu_state) return TALLY_OK;
+    settle_gpu(rs);
     if (!rs->gpu)
         return tally_set_error(ctx, TALLY_ERR_BACKEND_UNAVAILABLE,
                                "auto: no GPU backend is built into this library");
@@ -179,6 +190,9 @@ static tally_status route_init_with(tally_context *ctx, const tally_options *opt
         return st;
     }
     rs->gpu = gpu;
+#if defined(TALLY_HAVE_CUDA) && defined(TALLY_HAVE_VULKAN)
+    if (gpu && gpu == tally_cuda_backend_get()) rs->gpu_alt = tally_vulkan_auto_backend_get();
+#endif
     rs->last = TALLY_BACKEND_CPU;
     rs->threads = opts->threads;
     tally_route_model_init(&rs->model, opts->threads);
@@ -389,10 +403,14 @@ const tally_backend tally_route_backend = {
 };
 
 /* ---- what the rest of the library asks -------------------------------------------------- */
+/* AUTO's GPU: CUDA where it is built (a real Vulkan GPU second, see settle_gpu), else a real
+ * Vulkan GPU; a CPU-emulated Vulkan device (lavapipe) never. */
 const tally_backend *tally_route_gpu_backend(void)
 {
-#ifdef TALLY_HAVE_CUDA
+#if defined(TALLY_HAVE_CUDA)
     return tally_cuda_backend_get();
+#elif defined(TALLY_HAVE_VULKAN)
+    return tally_vulkan_auto_backend_get();
 #else
     return NULL;
 #endif
@@ -405,7 +423,8 @@ int tally_route_is(const tally_context *ctx)
 
 tally_backend_kind tally_route_active(const tally_context *ctx)
 {
-    const route_state *rs = ctx->state;
+    route_state *rs = ctx->state;
+    settle_gpu(rs);
     if (rs->gpu && (rs->gpu_state || (!rs->gpu_failed && rs->gpu->available())))
         return rs->gpu->kind;
     return TALLY_BACKEND_CPU;
@@ -437,6 +456,7 @@ const char *tally_route_rule(const tally_context *ctx)
         snprintf(rs->rule, sizeof rs->rule, "every call -> cpu (no GPU backend built)");
         return rs->rule;
     }
+    settle_gpu(rs);
     const char *g = rs->gpu->name;
     int started = rs->gpu_state != NULL;
     if (!started && !rs->gpu_failed && !rs->gpu->available()) {

@@ -83,6 +83,16 @@ typedef struct tally_cpu_kernels {
     void (*kscan_mm[2][2][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
                                              tally_carry *carry);
     void (*ktotal_mm[2][TALLY_TYPE_COUNT])(const void *in, uint64_t n, tally_carry *carry);
+    /* The fused kernels' totals from order keys (a key and two extremes a vector), which the
+     * totals from the raw bits (three extremes, no key; kernels_simd.h frtotal) replaced in
+     * scan_total where the ISA has the ops: the same bits, kept (else NULL) for comparing the two
+     * in one run (TALLY_CPU_TUNE scan_rtotal=0). */
+    void (*fktotal_mm[2][TALLY_TYPE_COUNT])(const void *in, uint64_t n, tally_carry *carry);
+    /* The fused min/max scans [exclusive][max][type] with a NaN test and branch every vector, as
+     * before scan_incl/_excl's took the test once a call where the output is not the input: the
+     * same bits, kept (else NULL) for comparing the two in one run (TALLY_CPU_TUNE scan_fkv=1). */
+    void (*fkscanv_mm[2][2][TALLY_TYPE_COUNT])(const void *in, void *out, uint64_t n,
+                                               tally_carry *carry);
     /* f32 sum [0] and product [1], where the ISA does it faster than scan_total block by block
      * (else NULL): tot[k] = the total of block k (identity as its carry) for 16 whole blocks
      * from in, TALLY_SCAN_BLOCK elements apart. The same bits as scan_total. */

@@ -693,7 +693,17 @@ TALLY_FLOAT_TYPES(TK_KEYED_SCANS)
 #define TK_FSCAN_FN_max(kind, name) TK_FSCAN_MM_##kind(max, name)
 #define TK_FSCAN_MM_incl(opname, name) fkscan_incl_##opname##_##name
 #define TK_FSCAN_MM_excl(opname, name) fkscan_excl_##opname##_##name
-#define TK_FSCAN_MM_total(opname, name) fktotal_##opname##_##name
+#define TK_FSCAN_MM_total(opname, name) TK_RT_TOTAL_##name(opname)
+#if TK_VB == 64
+#define TK_RT_TOTAL_f32(opname) frtotal1_##opname##_f32
+#define TK_RT_TOTAL_f64(opname) frtotal1_##opname##_f64
+#elif TK_RTOTAL_F64
+#define TK_RT_TOTAL_f32(opname) frtotal_##opname##_f32
+#define TK_RT_TOTAL_f64(opname) frtotal_##opname##_f64
+#else
+#define TK_RT_TOTAL_f32(opname) frtotal_##opname##_f32
+#define TK_RT_TOTAL_f64(opname) fktotal_##opname##_f64
+#endif
 #else
 #define TK_FSCAN_FN_min(kind, name) kscan_##kind##_min_##name
 #define TK_FSCAN_FN_max(kind, name) kscan_##kind##_max_##name
@@ -753,5 +763,11 @@ const tally_cpu_kernels TALLY_KTABLE = {
                   {[TALLY_F32] = kscan_excl_max_f32, [TALLY_F64] = kscan_excl_max_f64}}},
     .ktotal_mm = {{[TALLY_F32] = kscan_total_min_f32, [TALLY_F64] = kscan_total_min_f64},
                   {[TALLY_F32] = kscan_total_max_f32, [TALLY_F64] = kscan_total_max_f64}},
+    .fktotal_mm = {{[TALLY_F32] = fktotal_min_f32, [TALLY_F64] = fktotal_min_f64},
+                   {[TALLY_F32] = fktotal_max_f32, [TALLY_F64] = fktotal_max_f64}},
+    .fkscanv_mm = {{{[TALLY_F32] = fkscanv_incl_min_f32, [TALLY_F64] = fkscanv_incl_min_f64},
+                    {[TALLY_F32] = fkscanv_incl_max_f32, [TALLY_F64] = fkscanv_incl_max_f64}},
+                   {{[TALLY_F32] = fkscanv_excl_min_f32, [TALLY_F64] = fkscanv_excl_min_f64},
+                    {[TALLY_F32] = fkscanv_excl_max_f32, [TALLY_F64] = fkscanv_excl_max_f64}}},
 #endif
 };

@@ -445,9 +445,82 @@ static inline int tk_vnan_f64(tk_vi64 b)
 #define TK_FK_OP_(opname, KN) tk_v##opname##_##KN
 #define TK_FK_LANES(KN) TK_FK_LANES_(KN)
 #define TK_FK_LANES_(KN) TK_L_##KN
-#define TK_FKSCAN_KIND(opname, name, C, kind, EXCL)                                              \
-    static void fkscan_##kind##_##opname##_##name(const void *vi, void *vo, uint64_t n,          \
-                                                  tally_carry *cy)                               \
+/* "No NaN so far" over a call, when the output is not the input: one compare a vector into a
+ * running mask (AVX-512: masked by the mask so far, on the shuffle port; AVX2: and-ed), tested
+ * once at the end, in place of a test and branch a vector. A NaN found at the end means the
+ * call is done again by the scalar scan from its start and its carry in (the outputs written so
+ * far are overwritten; none of them was read): the same bits as stopping at the NaN's vector. */
+#if TK_VB == 64
+typedef __mmask16 tk_ordacc_f32;
+typedef __mmask8 tk_ordacc_f64;
+#define TK_ORD_INIT_f32 ((__mmask16)0xffff)
+#define TK_ORD_INIT_f64 ((__mmask8)0xff)
+#define TK_ORD_ACC_f32(a, b) _mm512_mask_cmp_ps_mask(a, _mm512_castsi512_ps((__m512i)(b)), _mm512_castsi512_ps((__m512i)(b)), _CMP_ORD_Q)
+#define TK_ORD_ACC_f64(a, b) _mm512_mask_cmp_pd_mask(a, _mm512_castsi512_pd((__m512i)(b)), _mm512_castsi512_pd((__m512i)(b)), _CMP_ORD_Q)
+#define TK_ORD_ALL_f32(a) ((a) == TK_ORD_INIT_f32)
+#define TK_ORD_ALL_f64(a) ((a) == TK_ORD_INIT_f64)
+#else
+typedef __m256 tk_ordacc_f32;
+typedef __m256d tk_ordacc_f64;
+#define TK_ORD_INIT_f32 _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#define TK_ORD_INIT_f64 _mm256_castsi256_pd(_mm256_set1_epi32(-1))
+#define TK_ORD_ACC_f32(a, b) _mm256_and_ps(a, _mm256_cmp_ps(_mm256_castsi256_ps((__m256i)(b)), _mm256_castsi256_ps((__m256i)(b)), _CMP_ORD_Q))
+#define TK_ORD_ACC_f64(a, b) _mm256_and_pd(a, _mm256_cmp_pd(_mm256_castsi256_pd((__m256i)(b)), _mm256_castsi256_pd((__m256i)(b)), _CMP_ORD_Q))
+#define TK_ORD_ALL_f32(a) (_mm256_movemask_ps(a) == 0xff)
+#define TK_ORD_ALL_f64(a) (_mm256_movemask_pd(a) == 0xf)
+#endif
+/* one vector k (keyed) scanned into o + i, the carry c advanced */
+#define TK_FK_STEP(opname, name, C, EXCL)                                                         \
+    k ^= (k >> W1) & m;                                                                          \
+    TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z, TK_FK_OP(opname, TK_FK_N_##name));          \
+    VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                            \
+    VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;                \
+    e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                                  \
+    e ^= (e >> W1) & m;                                                                          \
+    memcpy(o + i * sizeof(C), &e, sizeof e);                                                     \
+    c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);
+/* FN: fkscan_* (the NaN test deferred where the output is not the input) or fkscanv_* (a test
+ * and branch a vector, as before: kept for comparing the two, TALLY_CPU_TUNE scan_fkv=1) */
+/* The same step on a vector whose values are all of sign 0 and not NaN (their bits are their
+ * keys), from a carry with which every output is of sign 0 (TK_FK_RAW_OK): no key either way. tk_vkeyed_*: a lane of sign 1 or above +inf's bits (a NaN), i.e. one that needs
+ * the key or the NaN test. */
+#define TK_FK_STEP_RAW(opname, name, C, EXCL)                                                    \
+    TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z, TK_FK_OP(opname, TK_FK_N_##name));          \
+    VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                            \
+    VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;                \
+    e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                                  \
+    memcpy(o + i * sizeof(C), &e, sizeof e);                                                     \
+    c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);
+#if TK_VB == 64
+static inline int tk_vkeyed_f32(tk_vi32 b)
+{
+    return _mm512_cmpgt_epu32_mask((__m512i)b, _mm512_set1_epi32((int)TK_INF_f32)) != 0;
+}
+static inline int tk_vkeyed_f64(tk_vi64 b)
+{
+    return _mm512_cmpgt_epu64_mask((__m512i)b, _mm512_set1_epi64((long long)TK_INF_f64)) != 0;
+}
+#else
+static inline int tk_vkeyed_f32(tk_vi32 b)
+{
+    __m256i g = _mm256_or_si256(_mm256_cmpgt_epi32((__m256i)b, _mm256_set1_epi32((int)TK_INF_f32)), (__m256i)b);
+    return _mm256_movemask_ps(_mm256_castsi256_ps(g)) != 0;
+}
+static inline int tk_vkeyed_f64(tk_vi64 b)
+{
+    __m256i g = _mm256_or_si256(_mm256_cmpgt_epi64((__m256i)b, _mm256_set1_epi64x((long long)TK_INF_f64)), (__m256i)b);
+    return _mm256_movemask_pd(_mm256_castsi256_pd(g)) != 0;
+}
+#endif
+/* the carry: any for an inclusive max (every output is a max with a value of sign 0), else of
+ * sign 0 (an exclusive scan's first output is the carry itself; a min's may be) */
+#define TK_FK_RAW_OK_max(ck, EXCL) (!(EXCL) || (ck) >= 0)
+#define TK_FK_RAW_OK_min(ck, EXCL) ((ck) >= 0)
+#define TK_FKSCAN_KIND(opname, name, C, kind, EXCL) TK_FKSCAN_FN(fkscan, 1, opname, name, C, kind, EXCL) \
+    TK_FKSCAN_FN(fkscanv, 0, opname, name, C, kind, EXCL)
+#define TK_FKSCAN_FN(FN, DEFER, opname, name, C, kind, EXCL)                                     \
+    static void FN##_##kind##_##opname##_##name(const void *vi, void *vo, uint64_t n,            \
+                                                tally_carry *cy)                                 \
     {                                                                                            \
         typedef TK_FK_V_##name VS;                                                               \
         typedef TK_FK_S_##name S;                                                                \
@@ -463,23 +536,37 @@ static inline int tk_vnan_f64(tk_vi64 b)
             memcpy(&ck, &cy->name, sizeof ck);                                                   \
             VS c = (VS){0} + ck;                                                                 \
             c ^= (c >> W1) & m;                                                                  \
-            for (; i + L <= n; i += L) {                                                         \
-                VS k;                                                                            \
-                memcpy(&k, x + i * sizeof(C), sizeof k);                                         \
-                if (tk_vnan_##name(k)) break;                                                    \
-                k ^= (k >> W1) & m;                                                              \
-                TK_FK_PFX(TK_FK_LANES(TK_FK_N_##name), VS, k, z,                                 \
-                          TK_FK_OP(opname, TK_FK_N_##name));                                     \
-                VS t = TK_SHUF(VS, k, k, TK_XLASTL(TK_FK_LANES(TK_FK_N_##name)));                \
-                VS e = (EXCL) ? TK_SHUF(VS, z, k, TK_XSHL1(TK_FK_LANES(TK_FK_N_##name))) : k;    \
-                e = TK_FK_OP(opname, TK_FK_N_##name)(c, e);                                      \
-                e ^= (e >> W1) & m;                                                              \
-                memcpy(o + i * sizeof(C), &e, sizeof e);                                         \
-                c = TK_FK_OP(opname, TK_FK_N_##name)(c, t);                                      \
+            if ((DEFER) && TK_FK_RAW_OK_##opname(ck, EXCL)) { /* sign 0 from the start: no keys */     \
+                for (; i + L <= n; i += L) {                                                     \
+                    VS k;                                                                        \
+                    memcpy(&k, x + i * sizeof(C), sizeof k);                                     \
+                    if (tk_vkeyed_##name(k)) break;                                              \
+                    TK_FK_STEP_RAW(opname, name, C, EXCL)                                        \
+                }                                                                                \
             }                                                                                    \
-            c ^= (c >> W1) & m;                                                                  \
-            ck = c[0];                                                                           \
-            memcpy(&cy->name, &ck, sizeof ck);                                                   \
+            const uintptr_t xa = (uintptr_t)x, oa = (uintptr_t)o, nb = n * sizeof(C);            \
+            if ((DEFER) && (oa + nb <= xa || xa + nb <= oa)) {                                 \
+                tk_ordacc_##name ord = TK_ORD_INIT_##name;                                       \
+                for (; i + L <= n; i += L) {                                                     \
+                    VS k;                                                                        \
+                    memcpy(&k, x + i * sizeof(C), sizeof k);                                     \
+                    ord = TK_ORD_ACC_##name(ord, k);                                             \
+                    TK_FK_STEP(opname, name, C, EXCL)                                            \
+                }                                                                                \
+                if (!TK_ORD_ALL_##name(ord)) i = 0; /* a NaN: all of it again, from the carry */ \
+            } else {                                                                             \
+                for (; i + L <= n; i += L) {                                                     \
+                    VS k;                                                                        \
+                    memcpy(&k, x + i * sizeof(C), sizeof k);                                     \
+                    if (tk_vnan_##name(k)) break;                                                \
+                    TK_FK_STEP(opname, name, C, EXCL)                                            \
+                }                                                                                \
+            }                                                                                    \
+            if (i) {                                                                             \
+                c ^= (c >> W1) & m;                                                              \
+                ck = c[0];                                                                       \
+                memcpy(&cy->name, &ck, sizeof ck);                                               \
+            }                                                                                    \
         }                                                                                        \
         scan_##kind##_##opname##_##name(x + i * sizeof(C), o + i * sizeof(C), n - i, cy);        \
     }
@@ -550,6 +637,157 @@ TK_FKTOTAL(min, f32, float, tk_vmin_i32, tk_vmax_i32)
 TK_FKTOTAL(max, f32, float, tk_vmax_i32, tk_vmin_i32)
 TK_FKTOTAL(min, f64, double, tk_vmin_i64, tk_vmax_i64)
 TK_FKTOTAL(max, f64, double, tk_vmax_i64, tk_vmin_i64)
+/* The same totals from the raw bits, without keys: three extremes of the bits (as signed and as
+ * unsigned integers), one op each a vector where the ISA has them (f32 everywhere, f64 on
+ * AVX-512; AVX2 has no 64-bit max/min), against the keyed totals' key (two ops) and two
+ * extremes. With the carry among the values, and no NaN (none of sign 0 above +inf's bits: the
+ * signed max; none of sign 1 above -inf's: the unsigned max):
+ *   max = the signed max if that is >= 0 (the largest bits of sign 0 are the largest such value,
+ *         and +0 > every negative), else (all negative) the unsigned min (the smallest magnitude);
+ *   min = the unsigned max if its sign bit is set (the largest magnitude of sign 1), else (no
+ *         negative) the unsigned min.
+ * Each picks one of the values' own bits, the one IEEE minimum/maximum picks (-0 < +0), so the
+ * bits are those of the keyed totals; a NaN anywhere (the carry too) takes the scalar total from
+ * the start, which lets the first NaN stick. */
+#if TK_VB == 64
+#define TK_RT_SMAX_32 _mm512_max_epi32
+#define TK_RT_UMAX_32 _mm512_max_epu32
+#define TK_RT_UMIN_32 _mm512_min_epu32
+#define TK_RT_SMAX_64 _mm512_max_epi64
+#define TK_RT_UMAX_64 _mm512_max_epu64
+#define TK_RT_UMIN_64 _mm512_min_epu64
+#define TK_RT_SET1_32(v) _mm512_set1_epi32((int)(v))
+#define TK_RT_SET1_64(v) _mm512_set1_epi64((long long)(v))
+#define TK_RTOTAL_F64 1
+#else
+#define TK_RT_SMAX_32 _mm256_max_epi32
+#define TK_RT_UMAX_32 _mm256_max_epu32
+#define TK_RT_UMIN_32 _mm256_min_epu32
+#define TK_RT_SET1_32(v) _mm256_set1_epi32((int)(v))
+#define TK_RTOTAL_F64 0
+#endif
+/* (intrinsic types throughout the loop: through the vector-extension types GCC copied every
+ * accumulator once more a step) */
+#define TK_RTOTAL(opname, name, C, U, S, BITS)                                                   \
+    static TK_MAYBE_UNUSED void frtotal_##opname##_##name(const void *vi, uint64_t n,            \
+                                                          tally_carry *cy)                       \
+    {                                                                                            \
+        const char *x = vi;                                                                      \
+        const uint64_t L = TK_VB / sizeof(C);                                                    \
+        U cb;                                                                                    \
+        memcpy(&cb, &cy->name, sizeof cb);                                                       \
+        TK_VI s0 = TK_RT_SET1_##BITS(cb), s1 = s0, a0 = s0, a1 = s0, b0 = s0, b1 = s0;           \
+        uint64_t i = 0;                                                                          \
+        for (; i + 2 * L <= n; i += 2 * L) {                                                     \
+            TK_VI v0, v1;                                                                        \
+            memcpy(&v0, x + i * sizeof(C), sizeof v0);                                           \
+            memcpy(&v1, x + (i + L) * sizeof(C), sizeof v1);                                     \
+            s0 = TK_RT_SMAX_##BITS(s0, v0);                                                      \
+            s1 = TK_RT_SMAX_##BITS(s1, v1);                                                      \
+            a0 = TK_RT_UMAX_##BITS(a0, v0);                                                      \
+            a1 = TK_RT_UMAX_##BITS(a1, v1);                                                      \
+            b0 = TK_RT_UMIN_##BITS(b0, v0);                                                      \
+            b1 = TK_RT_UMIN_##BITS(b1, v1);                                                      \
+            __asm__("" : "+v"(s0), "+v"(s1), "+v"(a0), "+v"(a1), "+v"(b0), "+v"(b1));            \
+        }                                                                                        \
+        U sl[TK_VB / sizeof(U)], al[TK_VB / sizeof(U)], bl[TK_VB / sizeof(U)];                   \
+        s0 = TK_RT_SMAX_##BITS(s0, s1);                                                          \
+        a0 = TK_RT_UMAX_##BITS(a0, a1);                                                          \
+        b0 = TK_RT_UMIN_##BITS(b0, b1);                                                          \
+        memcpy(sl, &s0, sizeof sl);                                                              \
+        memcpy(al, &a0, sizeof al);                                                              \
+        memcpy(bl, &b0, sizeof bl);                                                              \
+        S smax = (S)cb;                                                                          \
+        U umax = cb, umin = cb;                                                                  \
+        for (uint64_t j = 0; j < L; j++) {                                                       \
+            smax = TK_MAX(smax, (S)sl[j]);                                                       \
+            umax = TK_MAX(umax, al[j]);                                                          \
+            umin = TK_MIN(umin, bl[j]);                                                          \
+        }                                                                                        \
+        for (; i < n; i++) {                                                                     \
+            U v;                                                                                 \
+            memcpy(&v, x + i * sizeof(C), sizeof v);                                             \
+            smax = TK_MAX(smax, (S)v);                                                           \
+            umax = TK_MAX(umax, v);                                                              \
+            umin = TK_MIN(umin, v);                                                              \
+        }                                                                                        \
+        if (smax > (S)TK_INF_##name || umax > (U)TK_NINF_##name) {                               \
+            scan_total_##opname##_##name(vi, n, cy);                                             \
+            return;                                                                              \
+        }                                                                                        \
+        U r = TK_RT_PICK_##opname(smax, umax, umin, (U)1 << (BITS - 1));                          \
+        memcpy(&cy->name, &r, sizeof r);                                                         \
+    }
+#define TK_RT_PICK_max(smax, umax, umin, sign) ((smax) >= 0 ? (__typeof__(umin))(smax) : (umin))
+#define TK_RT_PICK_min(smax, umax, umin, sign) ((umax) & (sign) ? (umax) : (umin))
+TK_RTOTAL(min, f32, float, uint32_t, int32_t, 32)
+TK_RTOTAL(max, f32, float, uint32_t, int32_t, 32)
+#if TK_RTOTAL_F64
+TK_RTOTAL(min, f64, double, uint64_t, int64_t, 64)
+TK_RTOTAL(max, f64, double, uint64_t, int64_t, 64)
+#endif
+/* AVX-512: where the ISA has one 512-bit port for integer max/min (the three extremes above then
+ * cost three cycles a vector, as the keyed totals' key and two extremes do), one extreme and the
+ * NaN test on the other port: e = the signed max (max) or min (min) of the bits with the carry's,
+ * and a running "no NaN yet" mask (a compare into a mask register, masked by the mask so far, on
+ * the shuffle port). Without NaN: e >= 0 as a signed number means a value of sign 0 is present
+ * (max: then the largest such bits are the maximum, as above), resp. every value is of sign 0
+ * (min: the smallest bits are the minimum). Otherwise (max: all negative; min: a negative
+ * present), a NaN, a NaN carry or a partial vector pair at the end: the three extremes above,
+ * from the start (their own fallback is the scalar total). The same bits either way. */
+#if TK_VB == 64
+#define TK_R1_EXT_max_32 _mm512_max_epi32
+#define TK_R1_EXT_min_32 _mm512_min_epi32
+#define TK_R1_EXT_max_64 _mm512_max_epi64
+#define TK_R1_EXT_min_64 _mm512_min_epi64
+#define TK_R1_RED_max_32 _mm512_reduce_max_epi32
+#define TK_R1_RED_min_32 _mm512_reduce_min_epi32
+#define TK_R1_RED_max_64 _mm512_reduce_max_epi64
+#define TK_R1_RED_min_64 _mm512_reduce_min_epi64
+#define TK_R1_ORD_32(k, v) _mm512_mask_cmp_ps_mask(k, _mm512_castsi512_ps(v), _mm512_castsi512_ps(v), _CMP_ORD_Q)
+#define TK_R1_ORD_64(k, v) _mm512_mask_cmp_pd_mask(k, _mm512_castsi512_pd(v), _mm512_castsi512_pd(v), _CMP_ORD_Q)
+#define TK_R1_MASK_32 __mmask16
+#define TK_R1_MASK_64 __mmask8
+#define TK_RTOTAL1(opname, name, C, U, S, BITS)                                                  \
+    static void frtotal1_##opname##_##name(const void *vi, uint64_t n, tally_carry *cy)          \
+    {                                                                                            \
+        const char *x = vi;                                                                      \
+        const uint64_t L = 64 / sizeof(C);                                                       \
+        U cb;                                                                                    \
+        memcpy(&cb, &cy->name, sizeof cb);                                                       \
+        if (n % (4 * L) || (cb & (U)TK_ABS_##name) > (U)TK_INF_##name) {                         \
+            frtotal_##opname##_##name(vi, n, cy);                                                \
+            return;                                                                              \
+        }                                                                                        \
+        __m512i e0 = TK_RT_SET1_##BITS(cb), e1 = e0;                                             \
+        TK_R1_MASK_##BITS k0 = (TK_R1_MASK_##BITS)~0u, k1 = k0, k2 = k0, k3 = k0;                \
+        for (uint64_t i = 0; i < n; i += 4 * L) { /* four masks: a compare's latency is 3 */     \
+            __m512i v0, v1, v2, v3;                                                              \
+            memcpy(&v0, x + i * sizeof(C), sizeof v0);                                           \
+            memcpy(&v1, x + (i + L) * sizeof(C), sizeof v1);                                     \
+            memcpy(&v2, x + (i + 2 * L) * sizeof(C), sizeof v2);                                 \
+            memcpy(&v3, x + (i + 3 * L) * sizeof(C), sizeof v3);                                 \
+            e0 = TK_R1_EXT_##opname##_##BITS(e0, TK_R1_EXT_##opname##_##BITS(v0, v1));           \
+            e1 = TK_R1_EXT_##opname##_##BITS(e1, TK_R1_EXT_##opname##_##BITS(v2, v3));           \
+            k0 = TK_R1_ORD_##BITS(k0, v0);                                                       \
+            k1 = TK_R1_ORD_##BITS(k1, v1);                                                       \
+            k2 = TK_R1_ORD_##BITS(k2, v2);                                                       \
+            k3 = TK_R1_ORD_##BITS(k3, v3);                                                       \
+            __asm__("" : "+v"(e0), "+v"(e1));                                                    \
+        }                                                                                        \
+        k0 &= k1 & k2 & k3;                                                                      \
+        S e = (S)TK_R1_RED_##opname##_##BITS(TK_R1_EXT_##opname##_##BITS(e0, e1));              \
+        if (k0 != (TK_R1_MASK_##BITS)~0u || e < 0) {                                             \
+            frtotal_##opname##_##name(vi, n, cy);                                                \
+            return;                                                                              \
+        }                                                                                        \
+        memcpy(&cy->name, &e, sizeof e);                                                         \
+    }
+TK_RTOTAL1(min, f32, float, uint32_t, int32_t, 32)
+TK_RTOTAL1(max, f32, float, uint32_t, int32_t, 32)
+TK_RTOTAL1(min, f64, double, uint64_t, int64_t, 64)
+TK_RTOTAL1(max, f64, double, uint64_t, int64_t, 64)
+#endif
 #define TK_FKSCAN 1
 
 /* Byte sums: psadbw adds 8 bytes into each 64-bit lane in one instruction. Signed bytes are

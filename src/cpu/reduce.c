@@ -38,7 +38,10 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
 /* TALLY_CPU_TUNE: "name=bytes,..." for pf_dist, pf_bytes (a power of two), pf_min, chunk_min,
  * chunk_max, and the scans' scan_piece (bytes) and scan_pf (0: no prefetch of a thread's next
  * piece; 2: prefetch it early and publish its totals early, scan.c) and scan_keyed (1: float
- * min/max scans through the keyed kernels, the same bits) (see state.h); xpf_dist and
+ * min/max scans through the keyed kernels, the same bits) and scan_rtotal (0: float min/max
+ * scans' block totals from order keys, folded by the totals kernel, as before; the same bits)
+ * and scan_fkv (1: the fused float min/max scans test each vector for NaN, as before) (see
+ * state.h); xpf_dist and
  * xpf_near: the exact kernels' prefetch distances, small_w32w (0: short f32 sums by the older
  * W32 method), small_spec (0: no speculative sum for short ones) (process-wide, exact_kernels.h). */
 static void tune_from_env(tally_cpu_state *st)
@@ -61,6 +64,8 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "scan_piece")) st->scan_piece = v; /* clamped below */
             else if (!strcmp(name, "scan_pf")) st->scan_pf = v > 2 ? 2 : (int)v;
             else if (!strcmp(name, "scan_keyed")) st->scan_keyed = v != 0;
+            else if (!strcmp(name, "scan_rtotal")) st->scan_rtotal = v != 0;
+            else if (!strcmp(name, "scan_fkv")) st->scan_fkv = v != 0;
             else if (!strcmp(name, "spec")) st->spec = v != 0;
             else if (!strcmp(name, "xpf_dist") && v <= (1u << 20)) xfar = (uint32_t)v / 64 * 64, xset = 1;
             else if (!strcmp(name, "xpf_near") && v <= (1u << 20)) xnear = (uint32_t)v / 64 * 64, xset = 1;
@@ -91,6 +96,7 @@ tally_status tally_cpu_state_create(tally_context *ctx, int threads, tally_isa i
     st->chunk_min = TALLY_CPU_CHUNK_MIN;
     st->chunk_max = TALLY_CPU_CHUNK_MAX;
     st->scan_pf = 1;
+    st->scan_rtotal = 1;
     const char *spec = getenv("TALLY_CPU_SPEC");
     st->spec = !(spec && !strcmp(spec, "0"));
     tune_from_env(st);

@@ -65,7 +65,15 @@ typedef struct scan_job {
  * (for float sum/prod: identity op t = t exactly, then c op t), done directly for the float ops,
  * whose total kernels are a whole group's vector code: the look-back folds up to a piece's worth
  * of totals per piece between, and on many threads that cost was as much as a piece's totals. */
-enum { FOLD_KERNEL = 0, FOLD_SUM_F32, FOLD_SUM_F64, FOLD_PROD_F32, FOLD_PROD_F64 };
+/* Float min/max: IEEE 754-2019 minimum/maximum as the scalar scans take them (kernels_body.h,
+ * tk_fmin/tk_fmax): the carry's NaN sticks, then the total's (the first NaN of its block), -0 < +0.
+ * That is what the min/max totals kernels compute for one element, but as a whole vector kernel
+ * (lanes set up, reduced across) for one value. */
+#define FOLD_FMINMAX(a, b, MAX)                                                                    \
+    ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? ((MAX) ? (b) : (a))                      \
+     : (b) < (a) ? ((MAX) ? (a) : (b)) : (signbit(a) != 0) == (MAX) ? (b) : (a))
+enum { FOLD_KERNEL = 0, FOLD_SUM_F32, FOLD_SUM_F64, FOLD_PROD_F32, FOLD_PROD_F64, FOLD_MIN_F32,
+       FOLD_MIN_F64, FOLD_MAX_F32, FOLD_MAX_F64 };
 static inline void fold_total(const scan_job *j, const tally_carry *t, tally_carry *c)
 {
     switch (j->fold) {
@@ -73,6 +81,10 @@ static inline void fold_total(const scan_job *j, const tally_carry *t, tally_car
     case FOLD_SUM_F64: c->f64 = c->f64 + t->f64; break;
     case FOLD_PROD_F32: c->f32 = c->f32 * t->f32; break;
     case FOLD_PROD_F64: c->f64 = c->f64 * t->f64; break;
+    case FOLD_MIN_F32: c->f32 = FOLD_FMINMAX(c->f32, t->f32, 0); break;
+    case FOLD_MIN_F64: c->f64 = FOLD_FMINMAX(c->f64, t->f64, 0); break;
+    case FOLD_MAX_F32: c->f32 = FOLD_FMINMAX(c->f32, t->f32, 1); break;
+    case FOLD_MAX_F64: c->f64 = FOLD_FMINMAX(c->f64, t->f64, 1); break;
     default: j->total(t, 1, c);
     }
 }
@@ -365,6 +377,17 @@ tally_status tally_cpu_scan(tally_context *ctx, void *state, tally_op op, tally_
         j.kern = st->k->kscan_mm[opts->exclusive != 0][op == TALLY_MAX][type];
         j.total = st->k->ktotal_mm[op == TALLY_MAX][type];
     }
+    if (tally_type_is_float(type) && (op == TALLY_MIN || op == TALLY_MAX)) {
+        if (st->scan_rtotal) {
+            j.fold = type == TALLY_F32 ? (op == TALLY_MIN ? FOLD_MIN_F32 : FOLD_MAX_F32)
+                                       : (op == TALLY_MIN ? FOLD_MIN_F64 : FOLD_MAX_F64);
+        } else if (!st->scan_keyed && st->k->fktotal_mm[0][type]) { /* the totals before */
+            j.total = st->k->fktotal_mm[op == TALLY_MAX][type];
+        }
+    }
+    if (st->scan_fkv && !st->scan_keyed && (op == TALLY_MIN || op == TALLY_MAX) &&
+        st->k->fkscanv_mm[0][0][type])
+        j.kern = st->k->fkscanv_mm[opts->exclusive != 0][op == TALLY_MAX][type];
     j.in = in;
     j.out = out;
     j.n = n;

@@ -50,6 +50,12 @@ struct tally_cpu_state {
                                totals early (2; scan.c), or not (0) (TALLY_CPU_TUNE) */
     int scan_keyed;         /* scans: float min/max through the keyed kernels (kernels.h kscan_mm;
                                TALLY_CPU_TUNE scan_keyed=1, to compare them with the fused ones) */
+    int scan_rtotal;        /* scans: float min/max block totals from the raw bits and folded
+                               directly (1, default), or from order keys and folded by the totals
+                               kernel as before (0: TALLY_CPU_TUNE scan_rtotal=0, the same bits) */
+    int scan_fkv;           /* scans: the fused float min/max kernels test each vector for NaN
+                               (1: TALLY_CPU_TUNE scan_fkv=1, as before), or once a call where the
+                               output is not the input (0, default); the same bits */
     uint64_t chunk_bytes;   /* reductions: bytes per chunk, 0: by size (tests only) */
     int interleave;         /* reductions: fixed round robin, merged last thread first (tests) */
     /* Reductions' memory knobs: the TALLY_CPU_* defaults above, unless TALLY_CPU_TUNE (read once

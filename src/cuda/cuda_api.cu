@@ -102,6 +102,13 @@ tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tally_type typ
     return enqueue_reduce(ctx, s, "tally_cuda_bench_plain_sum_async", type, d_data, n, &op, 1, &o,
                           d_result, TCU_MASK_FASTSUM);
 }
+
+unsigned tally_cuda_bench_spec_hint(tally_context *ctx, tally_type type)
+{
+    State *s = cuda_state(ctx);
+    if (!s || (type != TALLY_F32 && type != TALLY_F64)) return 0;
+    return *(volatile unsigned int *)&s->hint[type == TALLY_F64 ? 1 : 0];
+}
 #endif
 
 tally_status tally_cuda_reserve(tally_context *ctx, tally_type type, uint64_t n)

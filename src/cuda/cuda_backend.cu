@@ -54,6 +54,7 @@ void free_state(State *s)
     cudaFree(s->staging);
     cudaFree(s->seg_scratch);
     if (s->h_results) cudaFreeHost(s->h_results);
+    if (s->hint) cudaFreeHost(s->hint);
     if (s->own_stream) cudaStreamDestroy(s->own_stream);
     delete s;
 }
@@ -113,6 +114,13 @@ tally_status cuda_init(tally_context *ctx, const tally_options *opts, void **out
     TCU_INIT(cudaMemset(s->spec, 0, 2 * sizeof(unsigned int)));
     TCU_INIT(cudaHostAlloc((void **)&s->h_results, TCU_MAX_OPS * sizeof(tally_result),
                            cudaHostAllocMapped));
+    /* what the last adaptive f32 and f64 sums saw (spec_plan): none yet */
+    TCU_INIT(cudaHostAlloc((void **)&s->hint, 2 * sizeof(unsigned int), cudaHostAllocMapped));
+    s->hint[0] = s->hint[1] = 0u;
+    for (auto &a : s->adapt) {
+        a.wait = 0;
+        a.gap = TCU_SPEC_PROBE_FIRST / 2;
+    }
     TCU_INIT(cudaMalloc((void **)&s->scan_sync, 4 * sizeof(unsigned int)));
     {
         unsigned int init[4] = {0, 0, 1, 0};
@@ -256,7 +264,7 @@ unsigned ops_mask(const tally_op *ops, size_t nops, int *has_var)
 }
 
 /* The speculative sum's setting (tuning.h, SPEC): the knob in a tuning build, else
- * TALLY_CUDA_SPEC from the environment, read once (default 1). */
+ * TALLY_CUDA_SPEC from the environment, read once (default 3, adaptive). */
 static int spec_mode(void)
 {
 #ifdef TALLY_TUNING
@@ -264,25 +272,59 @@ static int spec_mode(void)
 #else
     static const int mode = [] {
         const char *e = getenv("TALLY_CUDA_SPEC");
-        return e && *e ? atoi(e) : 1;
+        return e && *e ? atoi(e) : 3;
     }();
     return mode;
 #endif
 }
 
-/* Whether the speculative f32/f64 sum (spec_sum.cuh) goes first: sums and means only (its
+/* Whether the speculative f32/f64 sum (spec_sum.cuh) may go first: sums and means only (its
  * last block writes nothing else), every element counted (no omit_nan), no variance pass, and
- * by SPEC: off, from TCU_SPEC_MIN_BYTES of input, or at every size. */
-static bool spec_first(tally_type type, uint64_t n, const tally_op *ops, size_t nops, int omit_nan,
-                       int has_var, unsigned force_mask)
+ * by SPEC: not off, and from TCU_SPEC_MIN_BYTES of input unless the setting is "every size". */
+static bool spec_eligible(int mode, tally_type type, uint64_t n, const tally_op *ops, size_t nops,
+                          int omit_nan, int has_var, unsigned force_mask)
 {
     if (force_mask || has_var || omit_nan || n == 0) return false;
     if (type != TALLY_F32 && type != TALLY_F64) return false;
     for (size_t i = 0; i < nops; i++)
         if (ops[i] != TALLY_SUM && ops[i] != TALLY_MEAN) return false;
-    const int mode = spec_mode();
     if (mode == 0) return false;
-    return mode >= 2 || n * tally_type_size(type) >= TCU_SPEC_MIN_BYTES;
+    return mode == 2 || mode == 4 || n * tally_type_size(type) >= TCU_SPEC_MIN_BYTES;
+}
+
+/* The adaptive setting (SPEC 3, the default; 4 at every size): per context and float type, the
+ * exact kernel alone when the last sum of that type showed narrow data, else the speculative
+ * pass first. The choice changes only the speed, never the bits (either path gives the exact
+ * sum rounded once), so the word it reads may be stale (an asynchronous call still queued, a
+ * graph captured earlier): it is read from mapped host memory as it is, never waited for.
+ *  - TCU_HINT_NARROW (the exact kernel ran and every batch stayed on its fast path, price-like
+ *    data, which it sums at the plain sum's speed): the exact kernel alone.
+ *  - nothing yet, or TCU_HINT_WIDE (some batch left the fast path: wide-range data, where the
+ *    pass is faster): the pass first.
+ *  - TCU_HINT_SPEC (the pass answered, so the exact kernel did not run and the data's range is
+ *    unknown): the pass first, but every so often the exact kernel alone as a probe, which
+ *    reports the range. The probes' spacing doubles from TCU_SPEC_PROBE_FIRST up to
+ *    TCU_SPEC_PROBE_MOST pass-first calls while the data stays wide (a probe there costs about
+ *    0.4 of a call for f64, 0.1 for f32), and starts again from TCU_SPEC_PROBE_FIRST once the
+ *    data was narrow; a fresh context probes at its second sum.
+ * Returns whether the pass goes first. */
+static bool spec_plan(State *s, tally_type type)
+{
+    const int k = type == TALLY_F64 ? 1 : 0;
+    auto &a = s->adapt[k];
+    const unsigned h = *(volatile unsigned int *)&s->hint[k];
+    if (h == TCU_HINT_NARROW) {
+        a.gap = TCU_SPEC_PROBE_FIRST;
+        a.wait = TCU_SPEC_PROBE_FIRST;
+        return false;
+    }
+    if (h == TCU_HINT_SPEC && a.wait == 0) { /* a probe */
+        a.gap = a.gap * 2 < TCU_SPEC_PROBE_MOST ? a.gap * 2 : TCU_SPEC_PROBE_MOST;
+        a.wait = a.gap;
+        return false;
+    }
+    if (a.wait) a.wait--;
+    return true;
 }
 
 /* Enqueues the reduce kernels (one, or two with a variance; the speculative sum first when
@@ -324,7 +366,13 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     if (force_mask) mask = force_mask;
     p.aux = has_var ? s->aux : nullptr;
     p.pdl = tcu_knob(TCU_KNOB_PDL);
-    if (spec_first(type, n, ops, nops, p.omit_nan, has_var, force_mask)) {
+    const int mode = spec_mode();
+    bool spec = spec_eligible(mode, type, n, ops, nops, p.omit_nan, has_var, force_mask);
+    if (spec && mode >= 3) {
+        p.hint = s->hint + (type == TALLY_F64 ? 1 : 0);
+        spec = spec_plan(s, type);
+    }
+    if (spec) {
         /* the exact kernel after it returns at once when it answered (its flag, p.spec[1]) */
         p.spec = s->spec;
         cudaError_t e = tcu_launch_spec_sum(type, &p, &s->dev, s->stream);
@@ -335,6 +383,7 @@ tally_status enqueue_reduce(tally_context *ctx, State *s, const char *fn, tally_
     if (has_var) {
         p.pass2 = 1;
         p.spec = nullptr;
+        p.hint = nullptr;
         err = tcu_launch_reduce(type, TCU_MASK_SQDEV, p.omit_nan, &p, &s->dev, s->stream);
         if (err != cudaSuccess) return cuda_fail(ctx, err, fn, "the variance kernel launch");
     }

@@ -47,6 +47,11 @@ typedef struct tcu_aux {
     int32_t pad;
 } tcu_aux;
 
+/* What the last adaptive f32/f64 sum of a context saw (tcu_reduce_params.hint); 0: none yet. */
+#define TCU_HINT_NARROW 1u /* the exact kernel ran, every batch on its fast path */
+#define TCU_HINT_WIDE 2u   /* the exact kernel ran, some batch went to its slow path or bins */
+#define TCU_HINT_SPEC 3u   /* the speculative sum answered (the exact kernel returned at once) */
+
 typedef struct tcu_reduce_params {
     const void *data;
     uint64_t n;
@@ -78,6 +83,11 @@ typedef struct tcu_reduce_params {
     unsigned int *spec;      /* the speculative sum (spec_sum.cuh): [0] its ticket (0 between
                                 launches), [1] its answer flag; non-NULL in the exact reduce kernel
                                 launched after it, which returns at once when [1] is 1 */
+    unsigned int *hint;      /* the adaptive setting (SPEC 3 and 4, cuda_backend.cu's spec_plan):
+                                one word of mapped host memory per float type, NULL otherwise.
+                                The exact sum's last block writes TCU_HINT_NARROW or _WIDE (a
+                                block left its fast path), the speculative one TCU_HINT_SPEC
+                                when it answered. Only speed depends on it, never the bits. */
     uint8_t ops[TCU_MAX_OPS];
 } tcu_reduce_params;
 

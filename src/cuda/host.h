@@ -27,6 +27,12 @@ struct State {
     unsigned int *counter;     /* reduce ticket; then the packed integer sum, the max and min words */
     tcu_aux *aux;
     unsigned int *spec;        /* the speculative sum's ticket and answer flag (cuda_internal.h) */
+    unsigned int *hint;        /* mapped pinned host memory, [0] f32 [1] f64: TCU_HINT_* of the
+                                  last adaptive sum of that type (written by the GPU) */
+    struct {
+        unsigned wait, gap;    /* spec_plan's probes: pass-first calls left before the next, and
+                                  what wait is set to after it */
+    } adapt[2];
     tally_result *h_results;   /* mapped pinned host memory: TCU_MAX_OPS results */
     unsigned int *scan_sync;   /* [2]: the scan epoch */
     void *scan_status;

@@ -311,6 +311,11 @@ __global__ void __launch_bounds__(kThreads, (reduce_min_blocks<T, M, OMIT, RING>
                 if constexpr (EXACT) xr = exact_result(s, p, sacc, spilled);
                 write_results(p, s, xr);
                 if (round == 1) *p.counter = 0;
+                /* the adaptive setting's word (cuda_internal.h): whether every block's batches
+                 * stayed on the fast path (s.xflags: the OR of every thread's) */
+                if constexpr (W::BINS)
+                    if (p.hint != nullptr)
+                        *(volatile unsigned int *)p.hint = (s.xflags & kSlowFlag) ? TCU_HINT_WIDE : TCU_HINT_NARROW;
             }
             return true;
         }

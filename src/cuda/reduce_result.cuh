@@ -210,7 +210,7 @@ __device__ __forceinline__ double exact_result(const State<T, M, OMIT> &s, const
     if constexpr ((M & TCU_F_SQDEV) != 0) any = p.n > 0;
     else any = (OMIT ? s.cnt : p.n) > 0;
     if (!any) return 0.0;
-    uint32_t f = s.xflags | TALLY_EXACT_F_ANY;
+    uint32_t f = (s.xflags & ~kSlowFlag) | TALLY_EXACT_F_ANY;
     if (f & (TALLY_EXACT_F_NAN | TALLY_EXACT_F_PINF | TALLY_EXACT_F_NINF)) return sacc_round(sacc, f);
     if (!spilled) {
         double r = s.xh + s.xl;

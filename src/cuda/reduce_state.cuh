@@ -18,6 +18,10 @@ template <typename T> struct SumType {
 };
 
 constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
+/* In the exact f32/f64 sums' xflags: a batch failed its fast path's proof (went to the slow
+ * path or the bins). Merged by OR like the others, read only for tcu_reduce_params.hint, and
+ * masked off before the flags reach the rounding (exact_result). */
+constexpr uint32_t kSlowFlag = 0x40000000u;
 
 /* The small integer sums' combine in one atomic (p.packed = B, the bits of the sum field):
  * every block adds 2^B + (its sum + 2^(2B - 65)) to one 64-bit word, whose low B bits gather

@@ -486,6 +486,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if constexpr (REBASE) fits = pow2(emax - 121) < pow2((int)emin - 99);
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
+                s.xflags |= kSlowFlag;
                 ea.a1 = a1_before;
                 if (bins_at >= 0) {
                     bins_skip = Bins<T>::kSkip;
@@ -558,6 +559,7 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             const double bound = fabs(a2_before) + 0x1p-48 * (fabs(a1_before) + 32.0 * hi);
             bool bad = !(bound < 0.25 * pow2((int)emin - 1022)) || !isfinite(ea.a1) || !isfinite(ea.a2);
             if (bad) {
+                s.xflags |= kSlowFlag;
                 ea.a1 = a1_before;
                 ea.a2 = a2_before;
                 if (bins_at >= 0) {

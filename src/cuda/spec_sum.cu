@@ -1,28 +1,60 @@
 /* The speculative f32/f64 sum's launcher (spec_sum.cuh), its own translation unit. */
 #include <cstdlib>
+#include <cstring>
 #include "cuda/spec_sum.cuh"
 
-/* The loads in flight per thread (spec_sum.cuh, spec_min_blocks): 4 (on the H200 2-6% faster
- * than 2 at 2^28, f32 and f64); a tuning build reads TALLY_CUDA_SPEC_UNROLL at every call (2:
- * the variant), so that the benchmark and the tests can set it between calls. */
-static int spec_unroll(void)
+/* The kernel's shape: U 16-byte loads in flight per thread, NT triples per thread (spec_sum.cuh,
+ * spec_min_blocks), C: each block's vectors in one contiguous share instead of grid-stride.
+ * The default is U = 4, NT = 2, grid-stride (on the H200 2-6% faster than U = 2 at 2^28, f32
+ * and f64). A tuning build reads TALLY_CUDA_SPEC_UNROLL at every call, so that the benchmark and
+ * the tests can set it between calls: "U" (two triples) or "UxNT", U one of 2, 4, 8 and NT one
+ * of 1, 2 (e.g. "8x1": eight loads, one triple, as Vulkan's spec.comp), with a "c" after it for
+ * the contiguous shares ("4c", "8x1c"; U of 4 or 8); anything else is the default. */
+struct SpecShape {
+    int u, nt;
+    bool c;
+};
+/* the default shape (one of the instances below) */
+constexpr int kSpecU = 4, kSpecNT = 2;
+constexpr bool kSpecC = false;
+
+static SpecShape spec_shape(void)
 {
+    SpecShape sh = {kSpecU, kSpecNT, kSpecC};
 #ifdef TALLY_TUNING
     const char *e = getenv("TALLY_CUDA_SPEC_UNROLL");
-    return e && *e && atoi(e) < 4 ? 2 : 4;
-#else
-    return 4;
+    if (e && *e) {
+        const int u = atoi(e);
+        const char *x = strchr(e, 'x');
+        const int nt = x ? atoi(x + 1) : 2;
+        const bool c = strchr(e, 'c') != nullptr;
+        if ((u == 2 || u == 4 || u == 8) && (nt == 1 || nt == 2) && !(c && u == 2)) sh = {u, nt, c};
+    }
 #endif
+    return sh;
 }
 
 template <typename T>
 static cudaError_t launch_spec(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
 #ifdef TALLY_TUNING
-    if (spec_unroll() == 2) return tcu::launch_spec_sum_t<T, 2>(p, dev, stream);
+    const SpecShape sh = spec_shape();
+    if (sh.c) {
+        if (sh.u == 8) return sh.nt == 1 ? tcu::launch_spec_sum_t<T, 8, 1, true>(p, dev, stream)
+                                         : tcu::launch_spec_sum_t<T, 8, 2, true>(p, dev, stream);
+        return sh.nt == 1 ? tcu::launch_spec_sum_t<T, 4, 1, true>(p, dev, stream)
+                          : tcu::launch_spec_sum_t<T, 4, 2, true>(p, dev, stream);
+    }
+    if (sh.nt == 1) {
+        if (sh.u == 8) return tcu::launch_spec_sum_t<T, 8, 1, false>(p, dev, stream);
+        if (sh.u == 4) return tcu::launch_spec_sum_t<T, 4, 1, false>(p, dev, stream);
+        return tcu::launch_spec_sum_t<T, 2, 1, false>(p, dev, stream);
+    }
+    if (sh.u == 8) return tcu::launch_spec_sum_t<T, 8, 2, false>(p, dev, stream);
+    if (sh.u == 2) return tcu::launch_spec_sum_t<T, 2, 2, false>(p, dev, stream);
 #endif
-    (void)spec_unroll;
-    return tcu::launch_spec_sum_t<T, 4>(p, dev, stream);
+    (void)spec_shape;
+    return tcu::launch_spec_sum_t<T, kSpecU, kSpecNT, kSpecC>(p, dev, stream);
 }
 
 cudaError_t tcu_launch_spec_sum(tally_type type, const tcu_reduce_params *p, const tcu_device *dev,

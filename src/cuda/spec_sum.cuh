@@ -9,10 +9,18 @@
  * the asynchronous calls and CUDA graphs keep working, and the answer is the exact sum rounded
  * once whichever kernel gives it.
  *
+ * Whether the pass goes first is the host's choice (cuda_backend.cu, spec_mode and spec_plan):
+ * by default (SPEC 3) per context and float type, from what the last sum of that type saw,
+ * through a word of mapped host memory (tcu_reduce_params.hint): the exact kernel alone after
+ * narrow data (its fast path held in every block; it then runs at the plain sum's speed), the
+ * pass first otherwise, with the exact kernel alone now and then as a probe while the pass keeps
+ * answering. This kernel writes TCU_HINT_SPEC there when it answered (and the word is asked
+ * for); the exact kernel writes narrow or wide when it runs. A stale word costs speed only.
+ *
  * Why the kernel keeps the invariant: every element goes through tcu_spec_add exactly once (the
- * head elements in block 0, the 16-byte vectors by a grid-stride loop that visits each index
- * once, the tail in the last block), widened exactly from f32; every triple is merged exactly
- * once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
+ * head elements in block 0, the 16-byte vectors by a loop that visits each index once, grid-
+ * stride or in even contiguous shares (see the kernel), the tail in the last block), widened
+ * exactly from f32; every triple is merged exactly once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
  * memory, the blocks' triples in the last block), and a thread with no elements merges a
  * (0, 0, 0) triple, which is the state of an empty lane. The adds are __dadd_rn/__dsub_rn (no
  * FMA contraction: the library is built with -fmad=false as well), doubles are never flushed to
@@ -27,10 +35,13 @@
 
 namespace tcu {
 
-/* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U):
- * U = 4, the default: 6 x 256 threads within 40 registers (96 KB per SM in flight); U = 2 (a
- * tuning build's variant, TALLY_CUDA_SPEC_UNROLL=2): 8 blocks within 32 registers (64 KB). */
-template <int U> constexpr int spec_min_blocks() { return U >= 4 ? 6 : 8; }
+/* Blocks per SM the kernel is compiled for, by the 16-byte loads a thread has in flight (U)
+ * and its triples (NT, 1 or 2); ptxas -v (sm_90), no spills in any: U = 4 with two triples, the
+ * default, 6 x 256 threads within 40 registers (96 KB per SM in flight). The tuning build's
+ * variants (TALLY_CUDA_SPEC_UNROLL, spec_sum.cu): U = 2, 8 blocks within 32 registers (64 KB);
+ * U = 4 with one triple, 8 blocks within 32 (128 KB); U = 8, 5 blocks within 48 registers (two
+ * triples, 160 KB) or 6 within 40 (one triple, as Vulkan's spec.comp, 192 KB). */
+template <int U, int NT> constexpr int spec_min_blocks() { return U <= 2 ? 8 : U == 4 ? (NT == 1 ? 8 : 6) : NT == 1 ? 6 : 5; }
 
 __device__ __forceinline__ void spec_shfl_merge(tcu_spec_triple &t, int off)
 {
@@ -57,21 +68,23 @@ __device__ __forceinline__ tcu_spec_triple spec_block_merge(tcu_spec_triple t, t
     return t;
 }
 
-/* One 16-byte vector into the thread's two triples, alternately (two dependent chains). */
-template <typename T> __device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple &b, const Vec<T> &x)
+/* One 16-byte vector into the thread's triples: alternately into a and b (two dependent chains,
+ * NT = 2), or all into a (NT = 1: fewer registers, more blocks or loads in flight). */
+template <typename T, int NT>
+__device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple &b, const Vec<T> &x)
 {
 #pragma unroll
     for (int j = 0; j < Traits<T>::vec; j += 2) {
         tcu_spec_add(&a, (double)x.v[j]);
-        tcu_spec_add(&b, (double)x.v[j + 1]);
+        tcu_spec_add(NT == 2 ? &b : &a, (double)x.v[j + 1]);
     }
 }
 
 /* p: the reduce's parameters (data, n, head/body_vec/tail, the results' ops and out); p.partials
  * takes one triple per block, p.spec[0] is the ticket (0 between launches, reset by the last
  * block), p.spec[1] the skip flag it writes (1: the results are written). */
-template <typename T, int U>
-__global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
+template <typename T, int U, int NT, bool C>
+__global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum_kernel(const __grid_constant__ tcu_reduce_params p)
 {
     __shared__ tcu_spec_triple sh[kWarps];
     __shared__ bool am_last;
@@ -82,18 +95,37 @@ __global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kerne
     const unsigned long long nv = p.body_vec, stride = (unsigned long long)grid * kThreads;
     tcu_spec_triple a = {0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0};
     pdl_wait();
-    unsigned long long i = (unsigned long long)bid * kThreads + (unsigned)tid;
+    /* Thread tid's vectors: i, i + d, ..., i + (U - 1) d, then i + U d, ... below end. Grid-stride
+     * (C false): i = bid * kThreads + tid, d = the grid's threads, end = nv, so every vector is
+     * one thread's exactly once. Contiguous (C true, a tuning variant): block bid takes the
+     * batches [b0, b1) of kThreads * U vectors (an even share, as the reduce kernel's), d =
+     * kThreads, end = the share's end; the shares tile [0, nv), and within one the same
+     * argument holds. Either way, once the loop stops (i + (U - 1) d >= end) at most U - 1 of
+     * the thread's vectors are left, all at i + u d, and none after them. */
+    unsigned long long i, d, end;
+    if constexpr (C) {
+        constexpr unsigned long long kB = (unsigned long long)kThreads * U;
+        const unsigned long long nb = (nv + kB - 1) / kB;
+        const unsigned long long b0 = nb * bid / grid, b1 = nb * (bid + 1) / grid;
+        i = b0 * kB + (unsigned)tid;
+        d = kThreads;
+        end = b1 * kB < nv ? b1 * kB : nv;
+    } else {
+        i = (unsigned long long)bid * kThreads + (unsigned)tid;
+        d = stride;
+        end = nv;
+    }
     /* U vectors a turn, all loaded before any is summed; then the last few */
-    for (; i + (U - 1) * stride < nv; i += U * stride) {
+    for (; i + (U - 1) * d < end; i += U * d) {
         Vec<T> x[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * stride);
+        for (int u = 0; u < U; u++) x[u] = load_vec(vec + i + u * d);
 #pragma unroll
-        for (int u = 0; u < U; u++) spec_add_vec<T>(a, b, x[u]);
+        for (int u = 0; u < U; u++) spec_add_vec<T, NT>(a, b, x[u]);
     }
 #pragma unroll
     for (int u = 0; u < U - 1; u++) /* at most U - 1 are left */
-        if (i + u * stride < nv) spec_add_vec<T>(a, b, load_vec(vec + i + u * stride));
+        if (i + u * d < end) spec_add_vec<T, NT>(a, b, load_vec(vec + i + u * d));
     if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
     if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
     pdl_trigger();
@@ -135,15 +167,18 @@ __global__ void __launch_bounds__(kThreads, spec_min_blocks<U>()) spec_sum_kerne
         }
         p.spec[1] = ok ? 1u : 0u;
         p.spec[0] = 0u;
+        /* the adaptive setting's word (cuda_internal.h): answered here; when declined, the
+         * exact kernel after this one writes what it saw */
+        if (p.hint != nullptr && ok) *(volatile unsigned int *)p.hint = TCU_HINT_SPEC;
     }
 }
 
 /* Enough blocks to fill the GPU once (the grid-stride loop takes the rest), fewer for small
  * inputs (at least two vectors per thread). */
-template <typename T, int U>
+template <typename T, int U, int NT, bool C>
 cudaError_t launch_spec_sum_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
-    auto *const kernel = spec_sum_kernel<T, U>;
+    auto *const kernel = spec_sum_kernel<T, U, NT, C>;
     static DeviceCache sm90_cache, fit;
     int per_sm = 0;
     cudaError_t err = fit.get(dev->ordinal, &per_sm, [&](int *out) {

@@ -37,8 +37,11 @@
  *                while a thread's values stay within 108 exponents; 4: as 3, f32 batches too
  *                (three register windows, within 97 exponents); 0: off
  * SPEC           the speculative f32/f64 sum and mean before the exact one (spec_sum.cuh): 0 off,
- *                1 (the default) from TCU_SPEC_MIN_BYTES of input, 2 at every size (tests). The
- *                default build reads TALLY_CUDA_SPEC too (cuda_backend.cu, spec_mode) */
+ *                1 always first from TCU_SPEC_MIN_BYTES of input, 2 always first at every size
+ *                (tests); 3 (the default) adaptive from TCU_SPEC_MIN_BYTES: first unless the last
+ *                sum of that type on the context showed narrow data, which the exact kernel sums
+ *                at the plain sum's speed (cuda_backend.cu, spec_plan); 4 adaptive at every size
+ *                (tests). The default build reads TALLY_CUDA_SPEC too (cuda_backend.cu, spec_mode) */
 #define TCU_KNOBS(X)                                                                             \
     X(SCAN_WIDE, scan_wide, 6, 0, 6)                                                             \
     X(REDUCE_WAVES, reduce_waves, 1, 1, 8)                                                       \
@@ -52,10 +55,12 @@
     X(REDUCE_PACKED, reduce_packed, 1, 0, 1)                                                     \
     X(REDUCE_EXTREME, reduce_extreme, 1, 0, 1)                                                   \
     X(REDUCE_BINS, reduce_bins, 2, 0, 4)                                                         \
-    X(SPEC, spec, 1, 0, 2)
+    X(SPEC, spec, 3, 0, 4)
 
 #define TCU_MAX_STATUS_SHIFT 6
-#define TCU_SPEC_MIN_BYTES (4ull << 20) /* SPEC 1: the speculative sum from here */
+#define TCU_SPEC_MIN_BYTES (4ull << 20) /* SPEC 1, 3: the speculative sum from here */
+#define TCU_SPEC_PROBE_FIRST 16u /* SPEC 3, 4: pass-first calls between probes, at first */
+#define TCU_SPEC_PROBE_MOST 1024u /* ... doubling up to this (cuda_backend.cu, spec_plan) */
 #define TCU_SCAN_AUTO 6                        /* SCAN_WIDE: by size */
 #define TCU_SCAN_STAGED_MIN_BYTES (32ull << 20) /* SCAN_WIDE 6: shape 5 from here */
 
@@ -85,6 +90,9 @@ int tally_cuda_bench_set_knob(const char *name, int value);
 tally_status tally_cuda_bench_plain_sum_async(tally_context *ctx, tally_type type,
                                               const void *d_data, uint64_t n,
                                               tally_result *d_result);
+/* For tests/cuda/test_cuda.cu: the word the adaptive f32/f64 sums of ctx read (TCU_HINT_*,
+ * cuda_internal.h; 0: none yet), as it is now (complete after a synchronisation). */
+unsigned tally_cuda_bench_spec_hint(tally_context *ctx, tally_type type);
 #ifdef __cplusplus
 }
 #endif

@@ -1302,6 +1302,22 @@ static const tally_backend vulkan_backend = {
 
 const tally_backend *tally_vulkan_backend_get(void) { return &vulkan_backend; }
 
+/* The same backend as AUTO contexts see it (core/route.c): usable only where a real GPU is, so
+ * that AUTO never sends work to a CPU emulation (lavapipe); vk_init picks that GPU for AUTO. */
+static const tally_backend vulkan_auto_backend = {
+    .kind = TALLY_BACKEND_VULKAN,
+    .name = "vulkan",
+    .available = tally_vulkan_auto_available,
+    .init = vk_init,
+    .fini = vk_fini,
+    .reduce = vk_reduce_host,
+    .scan = vk_scan_host,
+    .describe = vk_describe,
+    .reduce_segments = vk_reduce_segments,
+};
+
+const tally_backend *tally_vulkan_auto_backend_get(void) { return &vulkan_auto_backend; }
+
 /* ---- tally_vulkan.h ------------------------------------------------------------------------ */
 tvk_state *tvk_state_of(const tally_context *ctx)
 {

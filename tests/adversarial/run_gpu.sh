@@ -7,7 +7,9 @@
 # run checks the default kernels and a variant on the same families. ADV_SPEC_ENV (default
 # TALLY_CUDA_SPEC=2: the speculative f32/f64 sum first at every size, so its answers and its
 # declines to the exact kernel are both exercised on every family; ADV_SPEC_ENV= for none): the
-# shards 2, 6, 10, ... run with that environment instead.
+# shards 2, 6, 10, ... run with that environment instead. ADV_BACKENDS (default cuda): the
+# harness's --backends, e.g. vulkan (then ADV_SPEC_ENV=TALLY_VULKAN_SPEC=2 puts the f32 sums
+# through the Vulkan speculative tier on those shards).
 #
 #   bash tests/adversarial/run_gpu.sh [ARRAYS] [SECONDS] [extra harness options...]
 set -uo pipefail
@@ -36,7 +38,7 @@ for k in $(seq 0 $((J - 1))); do
   envs=()
   [ $((k % 2)) = 1 ] && [ "$J" -gt 1 ] && read -r -a envs <<<"${ADV_ODD_ENV:-}"
   [ $((k % 4)) = 2 ] && read -r -a envs <<<"${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}"
-  env ${envs[@]+"${envs[@]}"} "$BIN" --backends cuda --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
+  env ${envs[@]+"${envs[@]}"} "$BIN" --backends "${ADV_BACKENDS:-cuda}" --seed "$SEED" --arrays "$ARRAYS" --seconds "$SECONDS_MAX" --shard "$k/$J" \
     --max-n 4194304 "$@" >"$OUT/adv-$k.log" 2>&1 &
   pids+=($!)
 done

@@ -297,6 +297,55 @@ static void test_scan_big_f32(void **state)
     free(got);
 }
 
+/* Float min/max scans whose look-back meets +0 against -0: blocks of only -0 and -1 (max) or of
+ * only +0 and +1 (min) among blocks that also hold the other zero, so that carries and block
+ * totals of both signs of zero meet where the pieces' totals are folded (scan.c, fold_total):
+ * IEEE maximum(-0, +0) = +0 and minimum = -0 whichever side each is on. Inclusive and exclusive,
+ * every thread count, the same bits as the reference. */
+static void test_scan_minmax_zeros(void **state)
+{
+    isa_ctxs *c = *state;
+    REQUIRE_ISA(c);
+    rng_state = 4242;
+    const uint64_t n = UNDER_SANITIZER ? 300001ull : (1ull << 21) + 3;
+    double *x = malloc(n * 8), *want = malloc(n * 8), *got = malloc(n * 8);
+    static const tally_type types[] = {TALLY_F32, TALLY_F64};
+    for (size_t t = 0; t < 2; t++) {
+        for (int mx = 0; mx < 2; mx++) {
+            tally_op op = mx ? TALLY_MAX : TALLY_MIN;
+            for (uint64_t b = 0; b * 4096 < n; b++) {
+                int both = rnd() % 4 == 0; /* else only the zero that loses to the other */
+                for (uint64_t i = b * 4096; i < n && i < (b + 1) * 4096; i++) {
+                    uint64_t r = rnd() % 8;
+                    double v = r < 3 ? (mx ? -1.0 : 1.0) : (r == 7 && both) == mx ? 0.0 : -0.0;
+                    if (types[t] == TALLY_F32) ((float *)x)[i] = (float)v;
+                    else x[i] = v;
+                }
+            }
+            for (int excl = 0; excl < 2; excl++) {
+                tally_scan_options so;
+                memset(&so, 0, sizeof so);
+                so.exclusive = excl;
+                ref_scan(types[t], op, x, want, n, &so);
+                for (int k = 0; k < N_THREADS; k++) {
+                    memset(got, 0, n * 8);
+                    assert_int_equal(tally_scan(c->ctx[k], op, types[t], x, got, n, &so), TALLY_OK);
+                    uint64_t bad = 0;
+                    if (!same_elements(types[t], got, want, n, &bad)) {
+                        print_error("+-0 %s scan %s excl=%d threads=%d: first difference at %llu\n",
+                                    mx ? "max" : "min", tally_type_name(types[t]), excl,
+                                    test_threads[k], (unsigned long long)bad);
+                        fail();
+                    }
+                }
+            }
+        }
+    }
+    free(x);
+    free(want);
+    free(got);
+}
+
 /* A few results stated outright, and proof that the comparison can fail. */
 static void test_scan_examples(void **state)
 {
@@ -447,22 +496,34 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
             C o = excl ? prev : c;                                                             \
             memcpy(&want[i], &o, sizeof o);                                                    \
         }                                                                                      \
-        U cwant, cgot, ctot;                                                                   \
+        U cwant, cgot, ctot, cfk;                                                              \
         memcpy(&cwant, &c, sizeof c);                                                          \
         for (uint64_t i = 0; i < n + 1; i++) got[i] = (U)0x5a5a5a5a5a5a5a5aull;                \
         tally_carry cy, ct;                                                                    \
         memset(&cy, 0, sizeof cy);                                                             \
         memcpy(&cy.name, &carry, sizeof carry);                                                \
         ct = cy;                                                                               \
-        if (keyed) { /* the keyed kernels kept beside the fused ones */                       \
+        if (keyed == 1) { /* the keyed kernels kept beside the fused ones */                  \
             k->kscan_mm[excl][op == TALLY_MAX][TALLY_##E](x, got, n, &cy);                     \
             k->ktotal_mm[op == TALLY_MAX][TALLY_##E](x, n, &ct);                               \
+        } else if (keyed == 2) { /* the fused ones testing every vector for NaN (before) */   \
+            k->fkscanv_mm[excl][op == TALLY_MAX][TALLY_##E](x, got, n, &cy);                   \
+            k->scan_total[op][TALLY_##E](x, n, &ct);                                           \
         } else {                                                                               \
             (excl ? k->scan_excl : k->scan_incl)[op][TALLY_##E](x, got, n, &cy);                \
             k->scan_total[op][TALLY_##E](x, n, &ct);                                           \
         }                                                                                      \
         memcpy(&cgot, &cy.name, sizeof cgot);                                                  \
         memcpy(&ctot, &ct.name, sizeof ctot);                                                  \
+        cfk = cwant; /* the totals from order keys that the raw-bits ones replaced */          \
+        if (!keyed && k->fktotal_mm[op == TALLY_MAX][TALLY_##E]) {                             \
+            tally_carry cf;                                                                    \
+            memset(&cf, 0, sizeof cf);                                                         \
+            memcpy(&cf.name, &carry, sizeof carry);                                            \
+            k->fktotal_mm[op == TALLY_MAX][TALLY_##E](x, n, &cf);                              \
+            memcpy(&cfk, &cf.name, sizeof cfk);                                                \
+        }                                                                                      \
+        if (cfk != cwant) ctot = cfk; /* reported as the total below */                        \
         uint64_t bad = n;                                                                      \
         for (uint64_t i = 0; i < n && bad == n; i++)                                           \
             if (got[i] != want[i]) bad = i;                                                    \
@@ -470,7 +531,8 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
             print_error("%s %s %s %s n=%llu (%s): element %llu got %llx want %llx, carry out " \
                         "%llx (total %llx) want %llx\n",                                       \
                         adv_kname(k), op == TALLY_MIN ? "min" : "max",                         \
-                        keyed ? (excl ? "excl keyed" : "incl keyed") : excl ? "excl" : "incl", \
+                        keyed == 2 ? (excl ? "excl per-vector" : "incl per-vector")            \
+                        : keyed ? (excl ? "excl keyed" : "incl keyed") : excl ? "excl" : "incl", \
                         #name, (unsigned long long)n, what, (unsigned long long)bad,            \
                         (unsigned long long)(bad < n ? got[bad] : got[n]),                     \
                         (unsigned long long)(bad < n ? want[bad] : 0),                         \
@@ -484,7 +546,7 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
                               U *want, U *got, const char *what)                               \
     {                                                                                          \
         int ok = 1;                                                                            \
-        for (int keyed = 0; keyed <= (k->ktotal_mm[0][TALLY_##E] != NULL); keyed++)            \
+        for (int keyed = 0; keyed <= 2 * (k->ktotal_mm[0][TALLY_##E] != NULL); keyed++)        \
             for (int excl = 0; excl < 2; excl++) {                                             \
                 ok &= adv_check_##name(k, TALLY_MIN, excl, keyed, x, n, carry, want, got, what);\
                 ok &= adv_check_##name(k, TALLY_MAX, excl, keyed, x, n, carry, want, got, what);\
@@ -505,13 +567,23 @@ static const char *adv_kname(const tally_cpu_kernels *k) { return k->name; }
                                                                  : carries[ci];                \
             ok &= adv_all_##name(k, x, n, cin, want, got, "no NaN in the data");               \
         }                                                                                      \
+        /* one sign throughout (the totals' picks differ by whether both signs occur) */       \
+        for (int neg = 0; neg < 2; neg++) {                                                    \
+            for (uint64_t i = 0; i < n; i++)                                                   \
+                x[i] = neg ? adv_value_##name() | sign : adv_value_##name() & (U)~sign;        \
+            U cin = rnd() % 2 ? adv_value_##name() : neg ? inf | sign : inf;                   \
+            ok &= adv_all_##name(k, x, n, neg ? cin | sign : cin & (U)~sign, want, got,        \
+                                 neg ? "all negative" : "no negative");                        \
+        }                                                                                      \
         /* a NaN at every position (beyond 160 elements: at the boundaries), a second after */ \
         for (uint64_t p = 0; p < n && ok; p++) {                                               \
             if (n > 160 && p > 70 && p + 70 < n && p % 64 > 1 && p % 64 < 62) continue;        \
-            for (uint64_t i = 0; i < n; i++) x[i] = adv_value_##name();                        \
+            const U keep = p % 3 ? (U)~(U)0 : (U)~sign; /* a third: no negative value */       \
+            for (uint64_t i = 0; i < n; i++) x[i] = adv_value_##name() & keep;                 \
             x[p] = adv_nan_##name(rnd());                                                      \
             if (p + 1 < n && rnd() % 2) x[p + 1 + rnd() % (n - p - 1)] = adv_nan_##name(rnd());\
-            ok &= adv_all_##name(k, x, n, adv_value_##name(), want, got, "NaN in the data");   \
+            ok &= adv_all_##name(k, x, n, adv_value_##name() & keep, want, got,                \
+                                 p % 3 ? "NaN in the data" : "NaN among values of sign 0");     \
         }                                                                                      \
         free(x);                                                                               \
         free(want);                                                                            \
@@ -562,6 +634,7 @@ int main(void)
         ISA_TESTS(test_scan_examples),
         ISA_TESTS(test_scan_error_bound),
         ISA_TESTS(test_scan_minmax_kernels),
+        ISA_TESTS(test_scan_minmax_zeros),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ static int tally_cuda_bench_set_knob(const char *name, int value)
     return -1;
 }
 static const bool kTuning = false;
+static unsigned tally_cuda_bench_spec_hint(tally_context *, tally_type) { return 0; }
 #endif
 /* in a loop: skips this iteration (counted) when a default build could not set a knob */
 #define KNOB_SKIP(ok)                                                                              \
@@ -679,14 +680,21 @@ static void test_spec_sum(bool quick)
     std::vector<uint64_t> sizes = {1, 2, 3, 5, 17, 255, 511, 512, 513, 1023, 1025, 2049, 4097, 65537, 262143, 1000003};
     if (quick) sizes = {1, 3, 17, 513, 2049, 65537};
     std::vector<unsigned char> h;
-    /* spec=2 with two loads in flight per thread (the default), with four (a tuning build's
-     * variant, spec_sum.cu), and spec=0 */
-    for (int cfg = 0; cfg < 3; cfg++) {
-        const int spec = cfg < 2 ? 2 : 0;
+    /* spec=2 with the default kernel shape (four loads in flight per thread, two triples), with
+     * each of a tuning build's variants (TALLY_CUDA_SPEC_UNROLL, spec_sum.cu: loads x triples),
+     * and spec=0 */
+    static const struct { int spec; const char *unroll; } cfgs[] = {
+        {2, NULL}, {2, "2"}, {2, "8"}, {2, "4x1"}, {2, "8x1"}, {2, "2x1"}, {2, "4c"}, {2, "8c"},
+        {2, "4x1c"}, {2, "8x1c"}, {0, NULL}};
+    for (int cfg = 0; cfg < (int)(sizeof cfgs / sizeof cfgs[0]); cfg++) {
+        const int spec = cfgs[cfg].spec;
+        if (cfgs[cfg].unroll && !kTuning) continue; /* only a tuning build reads it */
+        /* --quick (the sanitizers' run): the shapes 8x1 and 8x1c only */
+        if (quick && cfgs[cfg].unroll && strncmp(cfgs[cfg].unroll, "8x1", 3) != 0) continue;
         int old = tally_cuda_bench_set_knob("spec", spec);
         KNOB_SKIP(old >= 0);
         CHECK(old >= 0, "knob spec");
-        if (cfg == 1) setenv("TALLY_CUDA_SPEC_UNROLL", "2", 1); /* the variant (the default is 4) */
+        if (cfgs[cfg].unroll) setenv("TALLY_CUDA_SPEC_UNROLL", cfgs[cfg].unroll, 1);
         for (tally_type t : types) {
             const size_t es = tally_type_size(t);
             for (uint64_t n : sizes) {
@@ -723,10 +731,13 @@ static void test_spec_sum(bool quick)
     }
 
     /* a graph over one buffer, replayed with midpoint data (declined) and wide data (answered)
-     * in turn: each replay's speculative kernel writes its own flag */
+     * in turn: each replay's speculative kernel writes its own flag (spec=1: the pass always
+     * first, where a tuning build can set it; the adaptive default may capture the exact kernel
+     * alone, test_spec_adaptive's case) */
+    const int old_spec = tally_cuda_bench_set_knob("spec", 1);
     for (tally_type t : types) {
         const size_t es = tally_type_size(t);
-        const uint64_t n = 3000017; /* above TCU_SPEC_MIN_BYTES: the default setting runs it */
+        const uint64_t n = 3000017; /* above TCU_SPEC_MIN_BYTES: spec=1 runs it */
         unsigned char *d;
         tally_result *dres;
         CUDA_OK(cudaMalloc(&d, n * es));
@@ -757,6 +768,150 @@ static void test_spec_sum(bool quick)
         CUDA_OK(cudaGraphDestroy(graph));
         CUDA_OK(cudaFree(d));
         CUDA_OK(cudaFree(dres));
+    }
+    if (old_spec >= 0) tally_cuda_bench_set_knob("spec", old_spec);
+}
+
+/* The adaptive setting (SPEC 3, the default, from 4 MiB; 4 at every size; cuda_backend.cu's
+ * spec_plan) on a context of its own: narrow (prices), wide, declining (midpoint) and special
+ * data in turn, so that each choice meets each kind of data (the exact kernel alone on wide
+ * data after narrow data, the pass first on narrow data, the probes), every sum bit-identical
+ * to the CPU backend: by synchronous calls; by asynchronous calls queued eight deep over
+ * different buffers (the word each reads is stale); by a graph captured on one choice and
+ * replayed over the other kinds. In a tuning build the word itself is checked after the
+ * synchronous calls: narrow after two price-like sums on a fresh context and while they go on,
+ * never narrow after wide data. */
+enum { K_PRICES, K_WIDE, K_MID, K_SPECIAL };
+static void fill_kind(std::vector<unsigned char> &h, tally_type t, uint64_t n, int kind)
+{
+    if (kind == K_MID) fill_midpoint(h, t, n, (int)(rnd() % 3));
+    else fill(h, t, n, kind == K_PRICES ? D_PRICES : kind == K_WIDE ? D_WIDE : D_SPECIAL);
+}
+
+static void test_spec_adaptive(bool quick)
+{
+    const tally_op sm[] = {TALLY_SUM, TALLY_MEAN};
+    const tally_type types[] = {TALLY_F32, TALLY_F64};
+    static const int seq[] = {K_PRICES, K_PRICES, K_PRICES, K_WIDE, K_WIDE, K_PRICES, K_WIDE, K_PRICES,
+                              K_MID, K_PRICES, K_MID, K_WIDE, K_SPECIAL, K_PRICES, K_PRICES, K_WIDE,
+                              K_WIDE, K_WIDE, K_WIDE, K_WIDE, K_WIDE, K_WIDE, K_WIDE, K_PRICES, K_PRICES};
+    const int nseq = (int)(sizeof seq / sizeof seq[0]);
+    static const char *kname[] = {"prices", "wide", "midpoint", "special"};
+    for (int mode : {4, 3}) {
+        int old = tally_cuda_bench_set_knob("spec", mode);
+        KNOB_SKIP(old >= 0);
+        CHECK(old >= 0, "knob spec");
+        for (tally_type t : types) {
+            const size_t es = tally_type_size(t);
+            /* mode 3 runs only from 4 MiB; mode 4 at every size */
+            std::vector<uint64_t> sizes;
+            if (mode == 3) sizes = {(4u << 20) / es + 17};
+            else sizes = quick ? std::vector<uint64_t>{4097} : std::vector<uint64_t>{513, 4097, 65537, 300001};
+            for (uint64_t n : sizes) {
+                tally_options o;
+                tally_options_init(&o);
+                o.backend = TALLY_BACKEND_CUDA;
+                tally_context *ctx = NULL;
+                CHECK(tally_create(&ctx, &o) == TALLY_OK, "adaptive: context");
+                if (!ctx) continue;
+                tally_context *const saved = g_gpu;
+                g_gpu = ctx; /* compare_reduce's GPU context */
+                std::vector<unsigned char> h;
+                /* synchronous calls */
+                for (int i = 0; i < nseq; i++) {
+                    const int k = seq[i];
+                    fill_kind(h, t, n, k);
+                    const unsigned char *dp = dev_copy(h, n * es, 0);
+                    char what[96];
+                    snprintf(what, sizeof what, "adaptive spec=%d sync call %d (%s)", mode, i, kname[k]);
+                    const unsigned before = tally_cuda_bench_spec_hint(ctx, t);
+                    compare_reduce(t, h.data(), dp, n, sm, 2, 0, 0, what);
+                    if (kTuning) {
+                        /* a fresh context probes at its second sum; narrow data stays narrow */
+                        const unsigned hw = tally_cuda_bench_spec_hint(ctx, t);
+                        if (k == K_PRICES && (i == 1 || before == 1u))
+                            CHECK(hw == 1u, "%s %s: the word is %u, not narrow (1)", what, tally_type_name(t), hw);
+                        if (k == K_WIDE || k == K_SPECIAL)
+                            CHECK(hw != 1u, "%s %s: the word is narrow (1) after wide data", what, tally_type_name(t));
+                    }
+                }
+                /* asynchronous calls, eight deep, over eight buffers of mixed kinds */
+                {
+                    const int kQ = 8;
+                    unsigned char *d;
+                    tally_result *dres;
+                    CUDA_OK(cudaMalloc(&d, kQ * (n * es + 256)));
+                    CUDA_OK(cudaMalloc(&dres, kQ * 2 * sizeof(tally_result)));
+                    std::vector<std::vector<unsigned char>> hs(kQ);
+                    const size_t stride = (n * es + 255) / 256 * 256;
+                    for (int round = 0; round < 3; round++) {
+                        for (int q = 0; q < kQ; q++) {
+                            fill_kind(hs[q], t, n, seq[(q * 5 + round * 3) % nseq]);
+                            CUDA_OK(cudaMemcpy(d + q * stride, hs[q].data(), n * es, cudaMemcpyHostToDevice));
+                        }
+                        CUDA_OK(cudaDeviceSynchronize());
+                        for (int q = 0; q < kQ; q++)
+                            CHECK(tally_cuda_reduce_async(ctx, t, d + q * stride, n, sm, 2, NULL, dres + 2 * q) == TALLY_OK,
+                                  "adaptive async enqueue: %s", tally_last_error(ctx));
+                        CHECK(tally_cuda_synchronize(ctx) == TALLY_OK, "adaptive async sync");
+                        std::vector<tally_result> gr(2 * kQ);
+                        CUDA_OK(cudaMemcpy(gr.data(), dres, 2 * kQ * sizeof(tally_result), cudaMemcpyDeviceToHost));
+                        for (int q = 0; q < kQ; q++) {
+                            tally_result cr[2];
+                            tally_reduce_many(g_cpu, t, hs[q].data(), n, sm, 2, NULL, cr);
+                            for (int i = 0; i < 2; i++)
+                                CHECK(same(gr[2 * q + i], cr[i], false), "adaptive spec=%d async %s n=%llu round %d call %d op %s",
+                                      mode, tally_type_name(t), (unsigned long long)n, round, q, tally_op_name(sm[i]));
+                        }
+                    }
+                    CUDA_OK(cudaFree(d));
+                    CUDA_OK(cudaFree(dres));
+                }
+                /* graphs: captured after price-like sums (the exact kernel alone, once the word
+                 * says narrow) and after wide ones (the pass first), each replayed over every kind */
+                for (int cap_kind : {K_PRICES, K_WIDE}) {
+                    unsigned char *d;
+                    tally_result *dres;
+                    CUDA_OK(cudaMalloc(&d, n * es + 256));
+                    CUDA_OK(cudaMalloc(&dres, 2 * sizeof(tally_result)));
+                    for (int i = 0; i < 3; i++) {
+                        fill_kind(h, t, n, cap_kind);
+                        const unsigned char *dp = dev_copy(h, n * es, 0);
+                        compare_reduce(t, h.data(), dp, n, sm, 2, 0, 0, "adaptive before capture");
+                    }
+                    cudaStream_t st = (cudaStream_t)tally_cuda_stream(ctx);
+                    cudaGraph_t graph;
+                    cudaGraphExec_t exec;
+                    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+                    tally_status s1 = tally_cuda_reduce_async(ctx, t, d, n, sm, 2, NULL, dres);
+                    CUDA_OK(cudaStreamEndCapture(st, &graph));
+                    CHECK(s1 == TALLY_OK, "adaptive graph capture: %s", tally_last_error(ctx));
+                    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+                    for (int rep = 0; rep < 8; rep++) {
+                        const int k = (rep + cap_kind) % 4;
+                        fill_kind(h, t, n, k);
+                        CUDA_OK(cudaMemcpy(d, h.data(), n * es, cudaMemcpyHostToDevice));
+                        CUDA_OK(cudaMemset(dres, 0xab, 2 * sizeof(tally_result)));
+                        CUDA_OK(cudaGraphLaunch(exec, st));
+                        CUDA_OK(cudaStreamSynchronize(st));
+                        tally_result gr[2], cr[2];
+                        CUDA_OK(cudaMemcpy(gr, dres, 2 * sizeof(tally_result), cudaMemcpyDeviceToHost));
+                        tally_reduce_many(g_cpu, t, h.data(), n, sm, 2, NULL, cr);
+                        for (int i = 0; i < 2; i++)
+                            CHECK(same(gr[i], cr[i], false), "adaptive spec=%d graph (captured after %s) %s n=%llu replay %d (%s) op %s",
+                                  mode, kname[cap_kind], tally_type_name(t), (unsigned long long)n, rep, kname[k],
+                                  tally_op_name(sm[i]));
+                    }
+                    CUDA_OK(cudaGraphExecDestroy(exec));
+                    CUDA_OK(cudaGraphDestroy(graph));
+                    CUDA_OK(cudaFree(d));
+                    CUDA_OK(cudaFree(dres));
+                }
+                g_gpu = saved;
+                tally_destroy(ctx);
+            }
+        }
+        tally_cuda_bench_set_knob("spec", old);
     }
 }
 
@@ -1185,6 +1340,8 @@ int main(int argc, char **argv)
     printf("+ exact sums' slow batches in the ring: %d passed, %d failed\n", g_pass, g_fail);
     test_spec_sum(quick);
     printf("+ speculative sums: %d passed, %d failed\n", g_pass, g_fail);
+    test_spec_adaptive(quick);
+    printf("+ adaptive speculative sums: %d passed, %d failed\n", g_pass, g_fail);
     if (!quick) test_scan_determinism();
     if (big) test_big();
     else g_skip++;

@@ -12,6 +12,7 @@
  *                                 and a stress repetition (TALLY_TEST_SCAN_REPS runs)
  *   test_vulkan --only longchain  one scan whose look-back takes ~1,000 fallbacks in a row
  *   test_vulkan --only flookback  the one-pass float sum/product scan's tile boundaries and look-back
+ *   test_vulkan --only auto       the device list and AUTO's choice of GPU alone
  *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
@@ -1187,14 +1188,52 @@ int main(int argc, char **argv)
                info.int64, info.float64, info.denorm_preserve32, info.denorm_preserve64,
                info.usable ? "" : " UNUSABLE: ", info.usable ? "" : info.why_not);
     }
-    /* AUTO never picks Vulkan (include/tally.h: only when asked for) */
+    /* AUTO's GPU (include/tally.h): CUDA where it can run, else a real Vulkan GPU, never a
+     * CPU-emulated one (lavapipe); no GPU: the CPU. CUDA_VISIBLE_DEVICES= hides CUDA (h200.sh
+     * runs `--only auto` so on the H200, where Vulkan must then be picked). */
     {
+        int real_gpu = 0;
+        for (int i = 0; i < ndev; i++) {
+            tally_vulkan_device_info info;
+            if (tally_vulkan_get_device_info(i, &info) == TALLY_OK && info.usable &&
+                info.device_type != 4 /* VK_PHYSICAL_DEVICE_TYPE_CPU */)
+                real_gpu = 1;
+        }
+        const tally_backend_kind want = tally_backend_available(TALLY_BACKEND_CUDA) ? TALLY_BACKEND_CUDA
+                                        : real_gpu                                  ? TALLY_BACKEND_VULKAN
+                                                                                    : TALLY_BACKEND_CPU;
         tally_context *a = NULL;
         tally_options ao;
         tally_options_init(&ao);
         CHECK(tally_create(&a, &ao) == TALLY_OK, "AUTO context");
-        if (a) CHECK(tally_active_backend(a) != TALLY_BACKEND_VULKAN, "AUTO picked a Vulkan device");
+        if (a) {
+            CHECK(tally_active_backend(a) == want, "AUTO's GPU is %s, expected %s (CUDA %s, a real Vulkan GPU %s)",
+                  tally_backend_name(tally_active_backend(a)), tally_backend_name(want),
+                  tally_backend_available(TALLY_BACKEND_CUDA) ? "available" : "not available",
+                  real_gpu ? "present" : "absent");
+            /* a sum of host data through AUTO: the CPU's bits wherever it runs */
+            static float x[100003];
+            for (int i = 0; i < 100003; i++) x[i] = (float)((i * 7919) % 1000) * 0.01f - 3.0f;
+            tally_result ra, rc;
+            tally_op op = TALLY_SUM;
+            CHECK(tally_reduce(a, op, TALLY_F32, x, 100003, NULL, &ra) == TALLY_OK, "AUTO sum");
+            tally_context *c = NULL;
+            tally_options co;
+            tally_options_init(&co);
+            co.backend = TALLY_BACKEND_CPU;
+            if (tally_create(&c, &co) == TALLY_OK) {
+                CHECK(tally_reduce(c, op, TALLY_F32, x, 100003, NULL, &rc) == TALLY_OK, "cpu sum");
+                CHECK(ra.value.f64 == rc.value.f64, "AUTO sum %.17g != cpu %.17g", ra.value.f64, rc.value.f64);
+                tally_destroy(c);
+            }
+        }
+        printf("auto: %s (expected %s)\n", a ? tally_backend_name(tally_active_backend(a)) : "-",
+               tally_backend_name(want));
         tally_destroy(a);
+    }
+    if (!strcmp(only, "auto")) {
+        printf("%d passed, %d failed, %d skipped\n", g_pass, g_fail, g_skip);
+        return g_fail ? 1 : 0;
     }
     o.backend = TALLY_BACKEND_VULKAN;
     const char *dev = getenv("TALLY_TEST_VULKAN_DEVICE");
