@@ -19,7 +19,8 @@ template <typename T> struct SumType {
 
 constexpr uint32_t kSpilledFlag = 0x80000000u; /* in a block partial's xflags */
 /* In the exact f32/f64 sums' xflags: a batch failed its fast path's proof (went to the slow
- * path or the bins). Merged by OR like the others, read only for tcu_reduce_params.hint, and
+ * path or the bins) because of its values' range (f32: the batch alone, not the running sum,
+ * overfilled the window; f64: any failure). Merged by OR like the others, read only for tcu_reduce_params.hint, and
  * masked off before the flags reach the rounding (exact_result). */
 constexpr uint32_t kSlowFlag = 0x40000000u;
 

@@ -486,7 +486,10 @@ template <typename T, unsigned M, bool OMIT> struct Worker {
             if constexpr (REBASE) fits = pow2(emax - 121) < pow2((int)emin - 99);
             bool bad = !(fabs(a1_before) + pow2(emax - 121) < pow2((int)emin - 97)) || !isfinite(ea.a1);
             if (bad) {
-                s.xflags |= kSlowFlag;
+                /* the adaptive setting's "wide" only where the batch alone overfills half the
+                 * window (wide-range data); a full a1 (a late, smaller least value: the rebase
+                 * above catches up) happens now and then on price-like data too */
+                if (!(pow2(emax - 121) < pow2((int)emin - 98)) || !isfinite(ea.a1)) s.xflags |= kSlowFlag;
                 ea.a1 = a1_before;
                 if (bins_at >= 0) {
                     bins_skip = Bins<T>::kSkip;
