@@ -303,7 +303,7 @@ if want vulkan && [ $VK = ON ]; then
     grep '^FAIL' "$L/test_vulkan-${part%%:*}.log" | head -5
     log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
   done
-  # the speculative f32/f64 sums (spec.comp; f32 opt-in, so =2): answers, midpoint traps, declines (VK_SPEC_S seconds)
+  # the speculative f32/f64 sums (spec.comp; =2, the default, set explicitly): answers, midpoint traps, declines (VK_SPEC_S seconds)
   if [ -x "$B/tests/vulkan/test_vulkan_spec" ]; then
     TALLY_VULKAN_SPEC=2 timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
@@ -341,9 +341,10 @@ if want vulkan && [ $VK = ON ]; then
   done
   va=${VK_ADV:-35}
   log "the adversarial harness on Vulkan (at most ${va}s)"
-  # one shard per core (run_gpu.sh), each process with its own Vulkan device; shards 2, 6, ... with
-  # the f32 speculative tier on (VK_ADV_ARRAYS arrays at most, VK_ADV_MAX_N elements at most)
-  ADV_BACKENDS=vulkan ADV_ODD_ENV= ADV_SPEC_ENV=TALLY_VULKAN_SPEC=2 ADV_BIN=$ADV OUT=$L/vkadv \
+  # VK_ADV_JOBS shards (run_gpu.sh; default 1: 15 processes, each compiling its pipelines, ran 76
+  # arrays in 40 s where one ran 1,019 in 110 s), shards 2, 6, ... with the f32 tier off
+  # (TALLY_VULKAN_SPEC=1: the exact fold); VK_ADV_ARRAYS arrays, VK_ADV_MAX_N elements at most
+  ADV_JOBS=${VK_ADV_JOBS:-1} ADV_BACKENDS=vulkan ADV_ODD_ENV= ADV_SPEC_ENV=TALLY_VULKAN_SPEC=1 ADV_BIN=$ADV OUT=$L/vkadv \
     timeout "$va" bash tests/adversarial/run_gpu.sh "${VK_ADV_ARRAYS:-100000}" $((va - 10)) \
     --max-n "${VK_ADV_MAX_N:-1048576}" >"$L/adversarial-vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1

@@ -927,10 +927,12 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return TALLY_ERR_OUT_OF_MEMORY;
     }
     s->float_shaders = getenv("TALLY_VULKAN_FLOAT_SHADERS") && atoi(getenv("TALLY_VULKAN_FLOAT_SHADERS")) > 0;
-    /* the speculative sums (vk_reduce.c, spec_sum): f64 by default; TALLY_VULKAN_SPEC=0 never,
-     * =2 f32 too (on the H200 the f32 tier ran at the exact path's speed, 0.95-1.01 of it) */
-    s->spec = getenv("TALLY_VULKAN_SPEC") ? atoi(getenv("TALLY_VULKAN_SPEC")) : 1;
-    s->spec_u = getenv("TALLY_VULKAN_SPEC_U") && atoi(getenv("TALLY_VULKAN_SPEC_U")) == 4 ? 4 : 8;
+    /* the speculative sums (vk_reduce.c, spec_sum): f32 and f64 by default (2); TALLY_VULKAN_SPEC=0
+     * never, =1 f64 only. Four 16-byte loads in flight per invocation (TALLY_VULKAN_SPEC_U=8: eight,
+     * the former default): on the H200 the f32 tier took 274 us at 2^28 with four against 500
+     * with eight, and the f64 tier 492 against 512 (docs/vulkan.md, the fourth round) */
+    s->spec = getenv("TALLY_VULKAN_SPEC") ? atoi(getenv("TALLY_VULKAN_SPEC")) : 2;
+    s->spec_u = getenv("TALLY_VULKAN_SPEC_U") && atoi(getenv("TALLY_VULKAN_SPEC_U")) == 8 ? 8 : 4;
     /* spec.comp's independent triples per invocation (1, 2 or 4) and fold workgroups per segment
      * at most (TALLY_VULKAN_SPEC_T, TALLY_VULKAN_SPEC_GROUPS: for measuring; vk_reduce.c) */
     const char *stenv = getenv("TALLY_VULKAN_SPEC_T");

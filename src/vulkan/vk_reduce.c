@@ -445,7 +445,7 @@ static int spec_applies(const tvk_state *s, tally_type type, uint64_t n, const t
 {
     if (!s->spec || (type != TALLY_F32 && type != TALLY_F64) || n == 0 || n > TVK_SPEC_MAX_N || nops == 0)
         return 0;
-    if (type == TALLY_F32 && s->spec < 2) return 0; /* f32: opt-in (TALLY_VULKAN_SPEC=2) */
+    if (type == TALLY_F32 && s->spec < 2) return 0; /* TALLY_VULKAN_SPEC=1: f64 only */
     for (size_t i = 0; i < nops; i++)
         if (ops[i] != TALLY_SUM) return 0;
     return 1;

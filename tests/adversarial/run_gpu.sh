@@ -29,7 +29,7 @@ if [ -z "$BIN" ]; then
   BIN=$(find "$B" -name tally_adversarial -type f -perm -u+x | head -1)
 fi
 SEED=${ADV_SEED:-$(( $(date +%s) * 2654435761 % 4294967296 ))}
-J=$(( $(nproc) > 2 ? $(nproc) - 1 : 1 ))
+J=${ADV_JOBS:-$(( $(nproc) > 2 ? $(nproc) - 1 : 1 ))}   # shards (processes); ADV_JOBS sets it
 echo "adversarial on the GPU: $ARRAYS arrays, seed $SEED, $J shards, at most ${SECONDS_MAX}s"
 [ -n "${ADV_ODD_ENV:-}" ] && echo "odd shards with: $ADV_ODD_ENV"
 [ -n "${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}" ] && echo "shards 2, 6, 10, ... with: ${ADV_SPEC_ENV-TALLY_CUDA_SPEC=2}"
