@@ -1290,33 +1290,20 @@ static tally_status vk_reduce_segments(tally_context *ctx, void *state, tally_ty
     return st;
 }
 
-static const tally_backend vulkan_backend = {
-    .kind = TALLY_BACKEND_VULKAN,
-    .name = "vulkan",
-    .available = vk_available,
-    .init = vk_init,
-    .fini = vk_fini,
-    .reduce = vk_reduce_host,
-    .scan = vk_scan_host,
-    .describe = vk_describe,
-    .reduce_segments = vk_reduce_segments,
-};
+/* The backend's entries; its two faces below differ only in which devices make it available. */
+#define TVK_BACKEND_ENTRIES                                                                     \
+    .kind = TALLY_BACKEND_VULKAN, .name = "vulkan", .init = vk_init, .fini = vk_fini,           \
+    .reduce = vk_reduce_host, .scan = vk_scan_host, .describe = vk_describe,                     \
+    .reduce_segments = vk_reduce_segments
+
+static const tally_backend vulkan_backend = {TVK_BACKEND_ENTRIES, .available = vk_available};
 
 const tally_backend *tally_vulkan_backend_get(void) { return &vulkan_backend; }
 
 /* The same backend as AUTO contexts see it (core/route.c): usable only where a real GPU is, so
  * that AUTO never sends work to a CPU emulation (lavapipe); vk_init picks that GPU for AUTO. */
-static const tally_backend vulkan_auto_backend = {
-    .kind = TALLY_BACKEND_VULKAN,
-    .name = "vulkan",
-    .available = tally_vulkan_auto_available,
-    .init = vk_init,
-    .fini = vk_fini,
-    .reduce = vk_reduce_host,
-    .scan = vk_scan_host,
-    .describe = vk_describe,
-    .reduce_segments = vk_reduce_segments,
-};
+static const tally_backend vulkan_auto_backend = {TVK_BACKEND_ENTRIES,
+                                                  .available = tally_vulkan_auto_available};
 
 const tally_backend *tally_vulkan_auto_backend_get(void) { return &vulkan_auto_backend; }
 
