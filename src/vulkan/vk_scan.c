@@ -373,13 +373,17 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     tvk_barrier(s);
     VkPipeline p;
     uint32_t ex = opts->exclusive ? 1 : 0, o = op == TALLY_SUM ? 0 : 1;
-    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : TVK_SH_FSCAN1, type, o, 0, ex, &p)) != TALLY_OK)
-        return st;
     const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ"); /* tests: fscan_ops.glsl's op2 */
-    uint32_t flags = (s->scan_reverse ? 1u : 0u) | (!preserve && ftz && *ftz && strcmp(ftz, "0") ? 4u : 0u) |
-                     (shift << 8);
-    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain in every invocation */
+    uint32_t emu = !preserve && ftz && *ftz && strcmp(ftz, "0") ? 1u : 0u; /* (a specialization) */
+    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : TVK_SH_FSCAN1, type, o, emu, ex, &p)) != TALLY_OK)
+        return st;
+    uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
+    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */
     if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
+    const char *wk = getenv("TALLY_VULKAN_FSCAN_WALK"); /* bench: "narrow", 32 states a step */
+    if (wk && !strcmp(wk, "narrow")) flags |= 16u;
+    const char *kp = getenv("TALLY_VULKAN_FSCAN_KEEP"); /* tests: "16", the fold reads A's again */
+    if (kp && !strcmp(kp, "16")) flags |= 32u;
     for (uint64_t k = 0; k < nseg; k++) {
         if (k > 0) tvk_barrier(s);
         scan_pc pc;

@@ -395,16 +395,22 @@ static void test_scan_matrix(int full)
     }
     /* normal data whose scans underflow: products of small values (through the subnormals to
      * zero), and sums of normals near the smallest normal that cancel into the subnormals; a
-     * device that flushes them must flag the call (the CPU redoes it) */
+     * device that flushes them must flag the call (the CPU redoes it). Then positive sums with
+     * subnormal elements among normals near the smallest normal: no sum is zero or subnormal,
+     * yet a flushed operand changes it (2^emin-scale sums keep bits down to ~2^(emin-11) for
+     * f32): only the check of the loaded elements flags those calls. */
     for (int f = 0; f < 2; f++) {
         tally_type t = f ? TALLY_F64 : TALLY_F32;
         int emin = f ? -1022 : -126;
-        for (int kind = 0; kind < 2; kind++) {
-            uint64_t n = kind ? 9001 : 4099;
+        for (int kind = 0; kind < 3; kind++) {
+            uint64_t n = kind == 1 ? 9001 : 4099;
             for (uint64_t i = 0; i < n; i++) {
                 double v;
                 if (kind == 0) /* products: 2^-20 .. 2^-19, about 7 (f32) or 52 (f64) to underflow */
                     v = (1.0 + urand()) * ldexp(1.0, -20);
+                else if (kind == 2) /* every 5th a subnormal of 2^(emin-7) .. 2^(emin-1) */
+                    v = i % 5 == 3 ? (1.0 + urand()) * ldexp(1.0, emin - 7 + (int)(rnd() % 6))
+                                   : (1.0 + urand()) * ldexp(1.0, emin);
                 else /* sums: +-(1 + a few ulps) * 2^emin, alternating; a big one now and then */
                     v = (i & 1 ? -1.0 : 1.0) * (1.0 + (double)(rnd() % 64) * ldexp(1.0, f ? -52 : -23)) *
                         ldexp(1.0, emin) * (i % 3000 == 2999 ? ldexp(1.0, 60) : 1.0);

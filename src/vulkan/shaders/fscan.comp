@@ -48,6 +48,7 @@ layout(push_constant) uniform PC {
                         * invocation runs the serial chains (CPU devices, see below) */
 } pc;
 
+#define FTZ_EMU ((pc.flags & 4u) != 0u) /* tests: see op2 */
 #include "fscan_ops.glsl"
 
 /* Shared memory, two of each, alternating between a loop's rounds: no word read before a
@@ -67,6 +68,7 @@ void main()
         /* the carries: carry[0] = start, carry[b + 1] = carry[b] op total[b], in chunks of WG
          * totals (one coalesced load each, the next chunk's load in flight during the chain) */
         FT c = FROM_BITS(pc.start);
+        edge_note(c);
         uint nchunks = (pc.nblocks + uint(WG) - 1u) / uint(WG);
         FT nxt = tid < pc.nblocks ? FROM_BITS(tot[tid]) : FT(0);
         for (uint ch = 0u; ch < nchunks; ch++) {
@@ -87,7 +89,7 @@ void main()
             if (!all) mine = gl[par][tid];
             if (tid < cnt) tot[b0 + tid] = TO_BITS(mine);
         }
-        if (bad) atomicOr(edge, 1u);
+        if (edge_seen()) atomicOr(edge, 1u);
         return;
     }
     /* MODE 0 and 2: workgroup per block (grid-stride: a segment may have more blocks than a
@@ -143,5 +145,5 @@ void main()
             store_group(b * uint64_t(WG) + uint64_t(tid), m, o);
         }
     }
-    if (bad) atomicOr(edge, 1u);
+    if (edge_seen()) atomicOr(edge, 1u);
 }

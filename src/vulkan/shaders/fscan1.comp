@@ -19,7 +19,7 @@
  * The carry chain is an ORDERED-FOLD look-back, the CUDA backend's (src/cuda/scan_lookback.cuh):
  * a tile publishes A_g as soon as its block is reduced and its inclusive prefix P_g =
  * carry_(g+1) once known (global tile 0: P_0 = start op A_0 at once). The look-back reads the
- * predecessors' states nearest first, LB at a time, and stops at the nearest tile j holding a P
+ * predecessors' states nearest first, up to 256 at a time, and stops at the nearest tile j holding a P
  * (every tile between j and g holding its A); then it FOLDS LEFT TO RIGHT from that P:
  * carry_g = (..(P_j op A_(j+1)) op ..) op A_(g-1). Since P_j = carry_(j+1) and each step is the
  * chain's own step carry_(t+1) = carry_t op A_t on the same operands, carry_g is the serial
@@ -61,10 +61,12 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 #endif
 
 #define WG 256 /* one block (256 groups of 16) per workgroup, one group per invocation */
-#define LB 32  /* tile states read per look-back step */
+#define LBW 256 /* tile states read per look-back step, at most: one per invocation */
+#define LBW0 32 /* ... at a walk's first step and after a stall (less polling) */
+#define KEEP 512 /* A's kept in shared memory for the fold */
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
-layout(constant_id = 1) const uint VAR = 0;  /* (unused) */
+layout(constant_id = 1) const uint VAR = 0;  /* 1 (tests): emulate a flushing device (op2) */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -83,24 +85,29 @@ layout(push_constant) uniform PC {
     uint tile0;       /* global index of the segment's first tile */
     uint epoch;       /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;       /* look-back steps without progress before a fallback */
-    uint flags;       /* bit 0 (tests): workgroup i takes tile ntiles - 1 - i; bit 2 (tests):
-                       * emulate a flushing device (op2); bit 3: every invocation runs the L
-                       * chain (CPU devices); bits 8-11: sh (above) */
+    uint flags;       /* bit 0 (tests): workgroup i takes tile ntiles - 1 - i; bit 3: every
+                       * invocation runs the L chain and the fold (CPU devices); bit 4 (bench):
+                       * narrow look-back steps; bit 5 (tests): keep 16 A's; bits 8-11: sh
+                       * (above) */
     uint stats_at;    /* index in stw of the call's edge flag word */
 } pc;
 
+#define FTZ_EMU (VAR != 0u)
 #include "fscan_ops.glsl"
 
 uint tid;
 bool all_chain;
+uint keep; /* A's kept: KEEP, or 16 (flags bit 5, tests: the fold's reads again) */
 
 /* Slot 0: this tile's block; 1 and 2: the fallbacks' blocks, alternating (no shared word read
  * before a barrier is written by another invocation right after it: lavapipe). */
 shared FT tots[3][WG]; /* the groups' totals */
 shared FT ls[3][WG];   /* the L chain over them */
-shared uint lb_f[2][LB];
-shared FT lb_v[2][LB];
-shared FT fa[2][LB];
+shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest first */
+shared FT win_v[2][LBW];
+shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
+shared FT kept[KEEP];      /* the A's passed (see lookback) */
+shared FT carry_out;
 
 /* The L chain over the block's ng group totals in tots[slot] (written by the caller, then a
  * barrier): lprev = L_(tid-1) (0 for group 0, which takes p itself), llast = L_(ng-1). */
@@ -187,62 +194,93 @@ void publish(uint t, uint s, FT v)
 #endif
 }
 
-/* carry_g, the fold from the nearest P (see the top): every invocation computes it. */
+/* The fold of the A's passed, kept[d - 1] (the farthest) .. kept[0] (tile g - 1), into c, by
+ * the folder(s) (invocation 0, or every invocation on CPU devices); A's beyond KEEP were not
+ * kept and are read again from their slots first, LBW at a time (they never change once
+ * written). The others' c is not the carry: lookback broadcasts the folder's. */
+FT fold(uint g, FT c, uint d, bool folder, uint par)
+{
+    uint r = par ^ 1u; /* (the walk's last step read win_v[par]) */
+    for (uint hi = d; hi > keep;) {
+        uint lo = hi > keep + uint(LBW) ? hi - uint(LBW) : keep;
+        barrier(); /* win_v[r] is free: not read since two barriers ago */
+        if (tid < hi - lo) {
+            FT v;
+            read_slot(g - hi + tid, 1u, v); /* index hi - 1 - tid: passed as an A, holds one */
+            win_v[r][tid] = v;
+        }
+        barrier();
+        if (folder)
+            for (uint q = 0u; q < hi - lo; q++) c = op2(c, win_v[r][q]);
+        hi = lo;
+        r ^= 1u;
+    }
+    if (folder) {
+        uint i = min(d, keep);
+        for (; i >= 16u; i -= 16u) {
+            FT v[16];
+            [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[i - 1u - k];
+            [[unroll]] for (uint k = 0u; k < 16u; k++) c = op2(c, v[k]);
+        }
+        [[unroll]] for (uint k = 0u; k < 16u; k++)
+            if (k < i) c = op2(c, kept[i - 1u - k]);
+    }
+    return c;
+}
+
+/* carry_g, the fold from the nearest P (see the top): every invocation returns it.
+ * The walk reads LBW0 states at its first step and after a stall, then LBW (one per
+ * invocation; flags bit 4, a bench knob: LBW0 always), so that a walk past many A's costs few
+ * round trips; the A's it passes are kept in shared memory (kept[i] = A of tile g - 1 - i) for
+ * the fold, which then reads nothing from memory (up to KEEP of them). */
 FT lookback(uint g)
 {
     FT start = FROM_BITS(pc.start);
-    uint j = g - 1u;  /* the nearest tile not yet passed (tiles (j, g) hold A's) */
-    uint idle = 0u, par = 0u, fb = 0u;
+    uint got = 0u;   /* A's passed: tiles g - 1 .. g - got */
+    uint w = uint(LBW0);
+    uint idle = 0u, par = 0u, s3 = 0u;
+    uint fb = 0u;
+    bool narrow = (pc.flags & 16u) != 0u;
+    bool folder = all_chain || tid == 0u;
+    if (tid == 0u) win_first[0] = uint(LBW);
     for (;;) {
-        barrier(); /* lb_*[par] are free (read two steps ago) */
-        if (tid < uint(LB)) {
+        barrier(); /* win_*[par] are free (read two steps ago); win_first[s3] is set */
+        /* the next step's slot (read three barriers ago, so never right before this one) */
+        if (tid == 0u) win_first[s3 == 2u ? 0u : s3 + 1u] = uint(LBW);
+        uint j = g - 1u - got; /* the nearest tile not yet passed */
+        if (tid < w) {
             FT v = FT(0);
             uint s = 3u; /* before tile 0: the start value stands for a P there */
             if (tid <= j) s = read_state(j - tid, v);
-            lb_f[par][tid] = s;
-            lb_v[par][tid] = v;
+            win_f[par][tid] = s;
+            win_v[par][tid] = v;
+            if (s == 1u && got + tid < keep) kept[got + tid] = v;
+            if (s != 1u) atomicMin(win_first[s3], tid);
         }
         barrier();
-        /* nearest first: A's, then a P (or the start) ends the walk, a tile without a state
-         * stops this step */
-        uint m = 0u, stop = 0u;
-        [[unroll]] for (uint q = 0u; q < uint(LB); q++) {
-            uint s = lb_f[par][q];
-            if (stop == 0u) {
-                if (s == 1u) m++;
-                else stop = s == 0u ? 2u : 1u;
-            }
-        }
-        if (stop == 1u) {
-            /* the P (or the start) at q = m, then this window's A's left to right, then the
-             * A's of the nearer windows (tiles j + 1 .. g - 1) read again, LB at a time */
-            FT c = lb_f[par][m] == 2u ? lb_v[par][m] : start;
-            [[unroll]] for (uint r = 0u; r < uint(LB); r++) {
-                uint q = uint(LB) - 1u - r;
-                if (q < m) c = op2(c, lb_v[par][q]);
-            }
-            for (uint t0 = j + 1u; t0 < g; t0 += uint(LB)) {
-                par ^= 1u;
+        /* nearest first: m A's, then (m < w) a P or the start, which ends the walk, or a tile
+         * without a state, which stops this step */
+        uint m = min(win_first[s3], w);
+        if (m < w && win_f[par][m] != 0u) {
+            FT c = win_f[par][m] == 2u ? win_v[par][m] : start;
+            c = fold(g, c, got + m, folder, par);
+            if (!all_chain) {
+                if (tid == 0u) carry_out = c;
                 barrier();
-                if (tid < uint(LB) && t0 + tid < g) {
-                    FT v;
-                    read_slot(t0 + tid, 1u, v); /* (passed as an A: it holds one) */
-                    fa[par][tid] = v;
-                }
-                barrier();
-                [[unroll]] for (uint q = 0u; q < uint(LB); q++)
-                    if (t0 + q < g) c = op2(c, fa[par][q]);
+                c = carry_out;
             }
             return c;
         }
-        if (stop == 0u) {
-            j -= uint(LB); /* LB A's: walk on (j >= LB, else a q past tile 0 had stopped it) */
+        got += m;
+        if (m == w) {
+            w = narrow ? uint(LBW0) : uint(LBW);
             idle = 0u;
         } else {
-            j -= m;
+            w = uint(LBW0);
             idle = m > 0u ? 0u : idle + 1u;
             /* tile j has published nothing for too long: reduce its block here and publish
              * its A (an earlier segment's tiles all hold P: only this dispatch's can be silent) */
+            j = g - 1u - got;
             if (idle > pc.spins && j >= pc.tile0) {
                 FT q[16], lp;
                 uint qm;
@@ -256,6 +294,7 @@ FT lookback(uint g)
             }
         }
         par ^= 1u;
+        s3 = s3 == 2u ? 0u : s3 + 1u;
     }
     return start;
 }
@@ -264,12 +303,14 @@ void main()
 {
     tid = gl_LocalInvocationID.x;
     all_chain = (pc.flags & 8u) != 0u;
+    keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
     uint k = (pc.flags & 1u) != 0u ? pc.ntiles - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint g = pc.tile0 + k;
     FT p[16], lprev;
     uint m;
     FT a = block_reduce(k, 0u, p, m, lprev);
     FT start = FROM_BITS(pc.start);
+    edge_note(start);
     FT c = start;
     if (g == 0u) {
         if (tid == 0u) publish(0u, 2u, op2(start, a));
@@ -294,5 +335,5 @@ void main()
         }
         store_group(uint64_t(k) * uint64_t(WG) + uint64_t(tid), m, o);
     }
-    if (bad) atomicOr(stw[pc.stats_at], 1u);
+    if (edge_seen()) atomicOr(stw[pc.stats_at], 1u);
 }

@@ -24,16 +24,34 @@
 #define SIGN_BIT 0x8000000000000000ul
 #endif
 
+/* The edge flag of a call (without TVK_DENORM_PRESERVE; vk_scan.c, fscan_on_device): set when
+ * any operation meets a subnormal operand or result, or returns zero where IEEE's result is
+ * nonzero. Kept cheap, as every element meets ~5 operations: `bad` for the zero results, and
+ * sub_min, the least (bits << 1) - 1 over every value noted (unsigned: a zero wraps to the
+ * top), for the subnormals: a value is subnormal iff its (bits << 1) - 1 < SUB_LIMIT. op2 notes
+ * its result; its operands are noted where they enter (edge_note: each element loaded, the
+ * start value) or are earlier results of op2 in this call (group prefixes, L chains, the A's
+ * and P's other tiles publish), so every operand of every operation is noted. */
 bool bad = false;
+#if TSIZE == 4
+uint sub_min = 0xffffffffu;
+#define SUB_LIMIT 0x00ffffffu /* (smallest normal's bits << 1) - 1 */
+#else
+uint64_t sub_min = 0xfffffffffffffffful;
+#define SUB_LIMIT 0x001ffffffffffffful
+#endif
+
+void edge_note(FT x) { sub_min = min(sub_min, (E_BITS(x) << 1) - EB(1)); }
+bool edge_seen() { return bad || sub_min < SUB_LIMIT; }
 
 bool subnormal(EB b) { return (b & EXP_MASK) == EB(0) && (b << 1) != EB(0); }
-bool zero(EB b) { return (b << 1) == EB(0); }
 
-/* Tests (pc.flags bit 2, TALLY_VULKAN_EMULATE_FTZ=1, without TVK_DENORM_PRESERVE): subnormal
- * operands read as zero and subnormal results flushed to zero (sign kept), as a device without
- * subnormals may do, so that lavapipe (which keeps subnormals though it does not promise to)
- * shows whether every such operation sets the edge flag: the flagged call is redone on the CPU,
- * so the results must stay the CPU's bits. */
+/* Tests (TALLY_VULKAN_EMULATE_FTZ=1, without TVK_DENORM_PRESERVE; FTZ_EMU, which the shader
+ * defines): the arithmetic reads subnormal operands as zero and flushes subnormal results to
+ * zero (sign kept), as a device without subnormals may do, while the edge checks stay the ones
+ * every device runs, so that lavapipe (which keeps subnormals though it does not promise to)
+ * shows whether those checks flag every operation a flush changes: a flagged call is redone on
+ * the CPU, so the results must stay the CPU's bits. */
 FT flushed(FT x)
 {
     EB b = E_BITS(x);
@@ -43,14 +61,13 @@ FT flushed(FT x)
 FT op2(FT a, FT b)
 {
 #if !TVK_DENORM_PRESERVE
-    bool ftz = (pc.flags & 4u) != 0u;
-    precise FT r = OP == 0u ? (ftz ? flushed(a) : a) + (ftz ? flushed(b) : b)
-                            : (ftz ? flushed(a) : a) * (ftz ? flushed(b) : b);
-    if (ftz) r = flushed(r);
-    EB ab = E_BITS(a), bb = E_BITS(b), rb = E_BITS(r);
-    if (subnormal(ab) || subnormal(bb) || subnormal(rb)) bad = true;
-    /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros */
-    if (zero(rb) && (OP == 0u ? (a != -b) : (!zero(ab) && !zero(bb)))) bad = true;
+    precise FT r;
+    if (FTZ_EMU) r = flushed(OP == 0u ? flushed(a) + flushed(b) : flushed(a) * flushed(b));
+    else r = OP == 0u ? a + b : a * b;
+    edge_note(r);
+    /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros (the
+     * operands are normal or zero here, or noted as subnormal already: compared exactly) */
+    if (r == FT(0) && (OP == 0u ? (a != -b) : (a != FT(0) && b != FT(0)))) bad = true;
 #else
     precise FT r = OP == 0u ? a + b : a * b;
 #endif
@@ -94,6 +111,9 @@ void load_group(uint64_t gi, uint m, out FT p[16])
     } else {
         [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = k < m ? load(e + uint64_t(k)) : FT(0);
     }
+#if !TVK_DENORM_PRESERVE
+    [[unroll]] for (uint k = 0u; k < 16u; k++) edge_note(p[k]);
+#endif
 }
 
 void store_group(uint64_t gi, uint m, FT o[16])
