@@ -122,7 +122,7 @@ void l_chain(uint slot, uint ng, out FT lprev, out FT llast)
             [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[slot][16u * q + c];
             [[unroll]] for (uint c = 0u; c < 16u; c++) {
                 uint i = 16u * q + c;
-                if (i > 0u && i < ng) l = op2(l, v[c]);
+                if (i > 0u && i < ng) l = all_chain ? op2(l, v[c]) : op_raw(l, v[c]);
                 v[c] = l;
                 if (all_chain && i + 1u == tid) lprev = l;
             }
@@ -134,6 +134,8 @@ void l_chain(uint slot, uint ng, out FT lprev, out FT llast)
     if (!all_chain) {
         lprev = tid > 0u ? ls[slot][tid - 1u] : FT(0);
         llast = ls[slot][ng - 1u];
+        /* the chain's step tid, checked here (one per invocation) */
+        if (tid > 0u && tid < ng) op_check(lprev, tots[slot][tid], ls[slot][tid]);
     }
 }
 
@@ -306,9 +308,12 @@ void main()
     keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
     uint k = (pc.flags & 1u) != 0u ? pc.ntiles - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint g = pc.tile0 + k;
-    FT p[16], lprev;
+    FT lprev, a;
     uint m;
-    FT a = block_reduce(k, 0u, p, m, lprev);
+    {
+        FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
+        a = block_reduce(k, 0u, p, m, lprev);
+    }
     FT start = FROM_BITS(pc.start);
     edge_note(start);
     FT c = start;
@@ -320,8 +325,14 @@ void main()
         if (tid == 0u) publish(g, 2u, op2(c, a));
     }
     if (m > 0u) {
-        /* local values l = p (first group) or L_(i-1) op p; outputs c op l (inclusive), or c,
-         * then c op (the element before's l) (exclusive) */
+        /* The group again, from memory (L2, read moments ago: the input never changes during
+         * the dispatch) and its prefix again (the same operations, the same bits): holding it
+         * in registers through the look-back cost more in occupancy than this costs. Then the
+         * local values l = p (first group) or L_(i-1) op p; outputs c op l (inclusive), or c,
+         * then c op (the element before's l) (exclusive). */
+        FT p[16];
+        load_group(uint64_t(k) * uint64_t(WG) + uint64_t(tid), m, p);
+        group_prefix(p, m);
         FT o[16];
         FT prev = lprev;
         [[unroll]] for (uint q = 0u; q < 16u; q++) {

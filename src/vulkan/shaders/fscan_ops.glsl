@@ -58,19 +58,34 @@ FT flushed(FT x)
     return subnormal(b) ? E_FROM(b & SIGN_BIT) : x;
 }
 
-FT op2(FT a, FT b)
+/* One operation without its edge check (a chain that one invocation runs checks its steps
+ * afterwards, all invocations at once: op_check), and with it (op2). */
+FT op_raw(FT a, FT b)
 {
 #if !TVK_DENORM_PRESERVE
     precise FT r;
     if (FTZ_EMU) r = flushed(OP == 0u ? flushed(a) + flushed(b) : flushed(a) * flushed(b));
     else r = OP == 0u ? a + b : a * b;
+#else
+    precise FT r = OP == 0u ? a + b : a * b;
+#endif
+    return r;
+}
+
+void op_check(FT a, FT b, FT r)
+{
+#if !TVK_DENORM_PRESERVE
     edge_note(r);
     /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros (the
      * operands are normal or zero here, or noted as subnormal already: compared exactly) */
     if (r == FT(0) && (OP == 0u ? (a != -b) : (a != FT(0) && b != FT(0)))) bad = true;
-#else
-    precise FT r = OP == 0u ? a + b : a * b;
 #endif
+}
+
+FT op2(FT a, FT b)
+{
+    FT r = op_raw(a, b);
+    op_check(a, b, r);
     return r;
 }
 
