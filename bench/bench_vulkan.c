@@ -15,8 +15,8 @@
  * one-pass row noting its look-back's counters from one more call (tiles, steps, steps without
  * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 and f64 sum scans run fscan1.comp (one
  * pass in the CPU's block order with an ordered look-back; on a device without IEEE subnormals
- * a flagged call is redone on the CPU), and, inclusive, the same with narrow look-back steps
- * (TALLY_VULKAN_FSCAN_WALK=narrow), or with TALLY_BENCH_VK_FCPU=1 the same call on the CPU
+ * a flagged call is redone on the CPU), and, inclusive, the same with one block per workgroup
+ * (TALLY_VULKAN_FSCAN_BLOCKS=1), or with TALLY_BENCH_VK_FCPU=1 the same call on the CPU
  * backend (TALLY_VULKAN_FLOAT_SCAN=cpu: download, scan, upload). Reduce rows note where the fold dispatches end (GPU
  * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
  * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
@@ -928,12 +928,12 @@ int main(int argc, char **argv)
                     if (!hit) continue;
                 }
                 int excl = vi < 0 && (ex & 1);
-                /* floats' third row: the one pass with narrow look-back steps (32 states,
-                 * TALLY_VULKAN_FSCAN_WALK=narrow), or with TALLY_BENCH_VK_FCPU=1 the CPU backend */
+                /* floats' third row: the one pass with one block per workgroup
+                 * (TALLY_VULKAN_FSCAN_BLOCKS=1), or with TALLY_BENCH_VK_FCPU=1 the CPU backend */
                 const char *fce = getenv("TALLY_BENCH_VK_FCPU");
-                int fnarrow = isf && ex >= 2 && g_fsc0 == 0 && !(fce && *fce && strcmp(fce, "0"));
-                int fcpu = isf && ((ex >= 2 && !fnarrow) || g_fsc0 == 1);
-                if (fnarrow) setenv("TALLY_VULKAN_FSCAN_WALK", "narrow", 1);
+                int fone = isf && ex >= 2 && g_fsc0 == 0 && !(fce && *fce && strcmp(fce, "0"));
+                int fcpu = isf && ((ex >= 2 && !fone) || g_fsc0 == 1);
+                if (fone) setenv("TALLY_VULKAN_FSCAN_BLOCKS", "1", 1);
                 int f3 = isf && ex < 2 && g_fsc0 == 2;
                 char saved[2][64] = {"", ""};
                 int had[2] = {0, 0};
@@ -947,7 +947,7 @@ int main(int argc, char **argv)
                 }
                 tally_vulkan_bench_scan_one_pass(g_vk, !three);
                 /* (floats: the one pass unless TALLY_VULKAN_FLOAT_SCAN chose another path) */
-                int fmode = !isf ? g_fsc0 : ex >= 2 && !fnarrow ? 1 : g_fsc0 == 0 ? 3 : g_fsc0;
+                int fmode = !isf ? g_fsc0 : ex >= 2 && !fone ? 1 : g_fsc0 == 0 ? 3 : g_fsc0;
                 tally_vulkan_bench_float_scan(g_vk, fmode);
                 rcase c;
                 memset(&c, 0, sizeof c);
@@ -961,7 +961,7 @@ int main(int argc, char **argv)
                 if (isf)
                     snprintf(note, sizeof note, "%s", fcpu ? "float scan on the CPU backend (TALLY_VULKAN_FLOAT_SCAN=cpu)"
                              : f3 ? "three passes, CPU's block order (TALLY_VULKAN_FLOAT_SCAN=3pass)"
-                             : fnarrow ? "one pass, look-back 32 states a step (TALLY_VULKAN_FSCAN_WALK=narrow)"
+                             : fone ? "one pass, one block per workgroup (TALLY_VULKAN_FSCAN_BLOCKS=1)"
                              : f32_flagged ? "one pass, CPU's block order, ordered look-back; FTZ device: edges flagged"
                                            : "one pass, CPU's block order, ordered look-back");
                 else if (three)
@@ -1002,7 +1002,7 @@ int main(int argc, char **argv)
                     if (had[e]) setenv(vars[vi].env[e], saved[e], 1);
                     else unsetenv(vars[vi].env[e]);
                 }
-                if (fnarrow) unsetenv("TALLY_VULKAN_FSCAN_WALK");
+                if (fone) unsetenv("TALLY_VULKAN_FSCAN_BLOCKS");
                 tally_vulkan_bench_float_scan(g_vk, g_fsc0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);

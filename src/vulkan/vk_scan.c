@@ -329,7 +329,8 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     return TALLY_OK;
 }
 
-/* fscan1.comp over every segment (one dispatch each, a tile per 4096-element block, one tile
+/* fscan1.comp over every segment (one dispatch each, a tile per 4096-element block, up to 4
+ * tiles per workgroup, one tile
  * numbering over the segments, a barrier between them: a segment's first tiles look back into
  * the previous segment's, which all hold P); the edge flag lands in hostres[0..3]. The input
  * must not overlap the output (the fallback reads other tiles' input while their owners write
@@ -375,7 +376,17 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     uint32_t ex = opts->exclusive ? 1 : 0, o = op == TALLY_SUM ? 0 : 1;
     const char *ftz = getenv("TALLY_VULKAN_EMULATE_FTZ"); /* tests: fscan_ops.glsl's op2 */
     uint32_t emu = !preserve && ftz && *ftz && strcmp(ftz, "0") ? 1u : 0u; /* (a specialization) */
-    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : TVK_SH_FSCAN1, type, o, emu, ex, &p)) != TALLY_OK)
+    /* blocks per workgroup, log2: 4 for f32, 2 for f64 (the shader's NBMAX, its shared memory);
+     * TALLY_VULKAN_FSCAN_BLOCKS=1|2|4 (bench, tests) for fewer */
+    uint32_t lnb = es == 4 ? 2 : 1;
+    const char *nbe = getenv("TALLY_VULKAN_FSCAN_BLOCKS");
+    if (nbe && *nbe) {
+        unsigned long v = strtoul(nbe, NULL, 10);
+        uint32_t l = v >= 4 ? 2 : v >= 2 ? 1 : 0;
+        if (l < lnb) lnb = l;
+    }
+    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : TVK_SH_FSCAN1, type, o, emu | (lnb << 1), ex,
+                           &p)) != TALLY_OK)
         return st;
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
     const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */
@@ -399,7 +410,7 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         pc.flags = flags;
         pc.stats_at = (uint32_t)(swords * 2);
         if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
-        s->fd.vkCmdDispatch(s->cb, pc.ntiles, 1, 1);
+        s->fd.vkCmdDispatch(s->cb, (pc.ntiles + (1u << lnb) - 1) >> lnb, 1, 1);
     }
     tvk_barrier(s);
     VkBufferCopy c = {swords * 8, 0, 4};

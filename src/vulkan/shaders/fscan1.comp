@@ -60,13 +60,14 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 64);
 #endif
 
-#define WG 256 /* one block (256 groups of 16) per workgroup, one group per invocation */
+#define WG 256 /* a block is 256 groups of 16; one group per invocation */
 #define LBW 256 /* tile states read per look-back step, at most: one per invocation */
 #define LBW0 32 /* ... at a walk's first step and after a stall (less polling) */
 #define KEEP 512 /* A's kept in shared memory for the fold */
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
-layout(constant_id = 1) const uint VAR = 0;  /* 1 (tests): emulate a flushing device (op2) */
+layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
+                                              * bits 1-2: log2 of the blocks per workgroup */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -81,78 +82,107 @@ layout(push_constant) uniform PC {
     uint64_t n;       /* elements of this segment (its first starts a block) */
     uint64_t start;   /* the start carry's bits (carry_0) */
     uint in_head, out_head;
-    uint ntiles;      /* tiles (workgroups) of this dispatch */
+    uint ntiles;      /* tiles (blocks) of this dispatch, NB per workgroup */
     uint tile0;       /* global index of the segment's first tile */
     uint epoch;       /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;       /* look-back steps without progress before a fallback */
-    uint flags;       /* bit 0 (tests): workgroup i takes tile ntiles - 1 - i; bit 3: every
+    uint flags;       /* bit 0 (tests): workgroups in reverse order (the last first); bit 3: every
                        * invocation runs the L chain and the fold (CPU devices); bit 4 (bench):
                        * narrow look-back steps; bit 5 (tests): keep 16 A's; bits 8-11: sh
                        * (above) */
     uint stats_at;    /* index in stw of the call's edge flag word */
 } pc;
 
-#define FTZ_EMU (VAR != 0u)
+#define FTZ_EMU ((VAR & 1u) != 0u)
+/* blocks per workgroup (the host keeps it within NBMAX: shared memory) */
+#if TSIZE == 4
+#define NBMAX 4u
+#else
+#define NBMAX 2u
+#endif
+const uint NB = 1u << ((VAR >> 1) & 3u);
 #include "fscan_ops.glsl"
 
 uint tid;
 bool all_chain;
 uint keep; /* A's kept: KEEP, or 16 (flags bit 5, tests: the fold's reads again) */
 
-/* Slot 0: this tile's block; 1 and 2: the fallbacks' blocks, alternating (no shared word read
- * before a barrier is written by another invocation right after it: lavapipe). */
-shared FT tots[3][WG]; /* the groups' totals */
-shared FT ls[3][WG];   /* the L chain over them */
+/* Slots 0 .. NBMAX - 1: this workgroup's blocks; NBMAX and NBMAX + 1: the fallbacks' blocks,
+ * alternating (no shared word read before a barrier is written by another invocation right
+ * after it: lavapipe). */
+shared FT tots[NBMAX + 2u][WG]; /* the groups' totals */
+shared FT ls[NBMAX + 2u][WG];   /* the L chain over them */
 shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest first */
 shared FT win_v[2][LBW];
 shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
 shared FT kept[KEEP];      /* the A's passed (see lookback) */
 shared FT carry_out;
 
-/* The L chain over the block's ng group totals in tots[slot] (written by the caller, then a
- * barrier): lprev = L_(tid-1) (0 for group 0, which takes p itself), llast = L_(ng-1). */
-void l_chain(uint slot, uint ng, out FT lprev, out FT llast)
+uint block_len(uint kb) { return uint(min(pc.n - uint64_t(kb) * 4096ul, 4096ul)); }
+
+/* Group tid of block kb of this segment: m of its elements, loaded, and their prefix, in p. */
+void group_load_prefix(uint kb, out FT p[16], out uint m)
 {
-    lprev = FT(0);
-    llast = FT(0);
-    if (all_chain || tid == 0u) {
-        FT l = tots[slot][0];
+    uint len = block_len(kb);
+    m = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
+    load_group(uint64_t(kb) * uint64_t(WG) + uint64_t(tid), m, p);
+    group_prefix(p, m);
+}
+
+/* The L chains of blocks kb0 .. kb0 + nbw - 1 over their group totals in tots[slot0 + b]
+ * (written by the caller, then a barrier): lprev[b] = L_(tid-1) (0 for group 0, which takes p
+ * itself), llast[b] = L_last = the block's A. On GPUs block b's chain runs in invocation 32 b
+ * alone (the chains side by side, one per subgroup), with plain operations, and each step is
+ * checked afterwards by the invocation of its group; on CPU devices every invocation runs every
+ * chain (lavapipe drops stores after a loop one SIMD group ran alone). */
+void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[NBMAX])
+{
+    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+        lprev[b] = FT(0);
+        llast[b] = FT(0);
+    }
+    for (uint b = 0u; b < nbw; b++) {
+        if (!all_chain && !(tid == 32u * b)) continue;
+        uint sl = slot0 + b, ng = (block_len(kb0 + b) + 15u) / 16u;
+        FT l = tots[sl][0];
         for (uint q = 0u; q < uint(WG) / 16u; q++) {
             FT v[16];
-            [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[slot][16u * q + c];
+            [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][16u * q + c];
             [[unroll]] for (uint c = 0u; c < 16u; c++) {
                 uint i = 16u * q + c;
                 if (i > 0u && i < ng) l = all_chain ? op2(l, v[c]) : op_raw(l, v[c]);
                 v[c] = l;
-                if (all_chain && i + 1u == tid) lprev = l;
+                if (all_chain && i + 1u == tid) lprev[b] = l;
             }
-            if (!all_chain) [[unroll]] for (uint c = 0u; c < 16u; c++) ls[slot][16u * q + c] = v[c];
+            if (!all_chain) [[unroll]] for (uint c = 0u; c < 16u; c++) ls[sl][16u * q + c] = v[c];
         }
-        llast = l;
+        llast[b] = l;
     }
     barrier();
     if (!all_chain) {
-        lprev = tid > 0u ? ls[slot][tid - 1u] : FT(0);
-        llast = ls[slot][ng - 1u];
-        /* the chain's step tid, checked here (one per invocation) */
-        if (tid > 0u && tid < ng) op_check(lprev, tots[slot][tid], ls[slot][tid]);
+        [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+            if (b < nbw) {
+                uint sl = slot0 + b, ng = (block_len(kb0 + b) + 15u) / 16u;
+                lprev[b] = tid > 0u ? ls[sl][tid - 1u] : FT(0);
+                llast[b] = ls[sl][ng - 1u];
+                /* the chain's step tid, checked here (one per invocation) */
+                if (tid > 0u && tid < ng) op_check(lprev[b], tots[sl][tid], ls[sl][tid]);
+            }
+        }
     }
 }
 
-/* Block kb of this segment: its groups' prefixes (this invocation's in p, m elements) and the L
- * chain; returns A = L_last, lprev as l_chain's. */
-FT block_reduce(uint kb, uint slot, out FT p[16], out uint m, out FT lprev)
+/* Block kb of this segment reduced (a fallback's): returns its A. */
+FT block_reduce(uint kb, uint slot)
 {
-    uint len = uint(min(pc.n - uint64_t(kb) * 4096ul, 4096ul));
-    uint ng = (len + 15u) / 16u;
-    m = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
-    load_group(uint64_t(kb) * uint64_t(WG) + uint64_t(tid), m, p);
-    group_prefix(p, m);
+    FT p[16];
+    uint m;
+    group_load_prefix(kb, p, m);
     tots[slot][tid] = m > 0u ? p[m - 1u] : FT(0);
     barrier();
-    FT llast;
-    l_chain(slot, ng, lprev, llast);
-    return llast;
+    FT lp[NBMAX], ll[NBMAX];
+    l_chains(kb, slot, 1u, lp, ll);
+    return ll[0];
 }
 
 uint state_of(uint64_t w) { uint f = uint(w >> 32); return (f >> 2) == pc.epoch ? (f & 3u) : 0u; }
@@ -284,9 +314,7 @@ FT lookback(uint g)
              * its A (an earlier segment's tiles all hold P: only this dispatch's can be silent) */
             j = g - 1u - got;
             if (idle > pc.spins && j >= pc.tile0) {
-                FT q[16], lp;
-                uint qm;
-                FT a = block_reduce(j - pc.tile0, 1u + (fb & 1u), q, qm, lp);
+                FT a = block_reduce(j - pc.tile0, NBMAX + (fb & 1u));
                 fb++;
                 if (tid == 0u) {
                     if (j == 0u) publish(0u, 2u, op2(start, a));
@@ -306,45 +334,62 @@ void main()
     tid = gl_LocalInvocationID.x;
     all_chain = (pc.flags & 8u) != 0u;
     keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
-    uint k = (pc.flags & 1u) != 0u ? pc.ntiles - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
-    uint g = pc.tile0 + k;
-    FT lprev, a;
-    uint m;
-    {
-        FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
-        a = block_reduce(k, 0u, p, m, lprev);
+    uint nwg = (pc.ntiles + NB - 1u) / NB;
+    uint w = (pc.flags & 1u) != 0u ? nwg - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
+    uint k0 = w * NB, nbw = min(NB, pc.ntiles - k0); /* this workgroup's blocks of the segment */
+    uint g0 = pc.tile0 + k0;                          /* (global index of the first) */
+    uint m[NBMAX];
+    FT lprev[NBMAX], a[NBMAX];
+    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+        m[b] = 0u;
+        if (b < nbw) {
+            FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
+            group_load_prefix(k0 + b, p, m[b]);
+            tots[b][tid] = m[b] > 0u ? p[m[b] - 1u] : FT(0);
+        }
     }
+    barrier();
+    l_chains(k0, 0u, nbw, lprev, a);
     FT start = FROM_BITS(pc.start);
     edge_note(start);
     FT c = start;
-    if (g == 0u) {
-        if (tid == 0u) publish(0u, 2u, op2(start, a));
-    } else {
-        if (tid == 0u) publish(g, 1u, a);
-        c = lookback(g);
-        if (tid == 0u) publish(g, 2u, op2(c, a));
+    if (g0 != 0u) {
+        if (tid == 0u)
+            [[unroll]] for (uint b = 0u; b < NBMAX; b++)
+                if (b < nbw) publish(g0 + b, 1u, a[b]);
+        c = lookback(g0);
     }
-    if (m > 0u) {
+    /* the blocks' carries, the chain's own steps: carry_(b+1) = carry_b op A_b = P_b */
+    FT cb[NBMAX];
+    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+        cb[b] = c;
+        if (b < nbw) {
+            c = op2(c, a[b]);
+            if (tid == 0u) publish(g0 + b, 2u, c);
+        }
+    }
+    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+        if (b >= nbw || m[b] == 0u) continue;
         /* The group again, from memory (L2, read moments ago: the input never changes during
-         * the dispatch) and its prefix again (the same operations, the same bits): holding it
-         * in registers through the look-back cost more in occupancy than this costs. Then the
-         * local values l = p (first group) or L_(i-1) op p; outputs c op l (inclusive), or c,
-         * then c op (the element before's l) (exclusive). */
+         * the dispatch) and its prefix again (the same operations, the same bits): holding the
+         * groups in registers through the look-back costs more in occupancy than this. Then the
+         * local values l = p (first group) or L_(i-1) op p; outputs carry op l (inclusive), or
+         * carry, then carry op (the element before's l) (exclusive). */
         FT p[16];
-        load_group(uint64_t(k) * uint64_t(WG) + uint64_t(tid), m, p);
-        group_prefix(p, m);
+        uint mm;
+        group_load_prefix(k0 + b, p, mm);
         FT o[16];
-        FT prev = lprev;
+        FT prev = lprev[b];
         [[unroll]] for (uint q = 0u; q < 16u; q++) {
             o[q] = FT(0);
-            if (q < m) {
-                FT l = tid == 0u ? p[q] : op2(lprev, p[q]);
-                if (EXCL != 0u) o[q] = tid == 0u && q == 0u ? c : op2(c, prev);
-                else o[q] = op2(c, l);
+            if (q < mm) {
+                FT l = tid == 0u ? p[q] : op2(lprev[b], p[q]);
+                if (EXCL != 0u) o[q] = tid == 0u && q == 0u ? cb[b] : op2(cb[b], prev);
+                else o[q] = op2(cb[b], l);
                 prev = l;
             }
         }
-        store_group(uint64_t(k) * uint64_t(WG) + uint64_t(tid), m, o);
+        store_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), mm, o);
     }
     if (edge_seen()) atomicOr(stw[pc.stats_at], 1u);
 }
