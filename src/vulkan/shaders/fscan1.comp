@@ -116,7 +116,8 @@ shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest firs
 shared FT win_v[2][LBW];
 shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
 shared FT kept[KEEP];      /* the A's passed (see lookback) */
-shared FT carry_out;
+shared FT cs[KEEP];        /* the fold's steps (GPUs) */
+shared FT c_in;            /* the fold's start there */
 
 uint block_len(uint kb) { return uint(min(pc.n - uint64_t(kb) * 4096ul, 4096ul)); }
 
@@ -145,16 +146,26 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
         if (!all_chain && !(tid == 32u * b)) continue;
         uint sl = slot0 + b, ng = (block_len(kb0 + b) + 15u) / 16u;
         FT l = tots[sl][0];
-        for (uint q = 0u; q < uint(WG) / 16u; q++) {
-            FT v[16];
-            [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][16u * q + c];
-            [[unroll]] for (uint c = 0u; c < 16u; c++) {
-                uint i = 16u * q + c;
-                if (i > 0u && i < ng) l = all_chain ? op2(l, v[c]) : op_raw(l, v[c]);
-                v[c] = l;
-                if (all_chain && i + 1u == tid) lprev[b] = l;
+        if (all_chain) {
+            for (uint q = 0u; q < uint(WG) / 16u; q++) {
+                FT v[16];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][16u * q + c];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) {
+                    uint i = 16u * q + c;
+                    if (i > 0u && i < ng) l = op2(l, v[c]);
+                    if (i + 1u == tid) lprev[b] = l;
+                }
             }
-            if (!all_chain) [[unroll]] for (uint c = 0u; c < 16u; c++) ls[sl][16u * q + c] = v[c];
+        } else {
+            for (uint q = 0u; q < uint(WG) / 16u; q++) {
+                FT v[16];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][16u * q + c];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) {
+                    uint i = 16u * q + c;
+                    if (i > 0u && i < ng) l = op_raw(l, v[c]);
+                    ls[sl][i] = l;
+                }
+            }
         }
         llast[b] = l;
     }
@@ -226,10 +237,10 @@ void publish(uint t, uint s, FT v)
 #endif
 }
 
-/* The fold of the A's passed, kept[d - 1] (the farthest) .. kept[0] (tile g - 1), into c, by
- * the folder(s) (invocation 0, or every invocation on CPU devices); A's beyond KEEP were not
- * kept and are read again from their slots first, LBW at a time (they never change once
- * written). The others' c is not the carry: lookback broadcasts the folder's. */
+/* The fold of the A's passed, kept[d - 1] (the farthest) .. kept[0] (tile g - 1), into c: the
+ * carry of tile g, returned to every invocation. A's beyond KEEP were not kept and are read
+ * again from their slots first, LBW at a time (they never change once written), and folded by
+ * the folder(s) (invocation 0, or every invocation on CPU devices). */
 FT fold(uint g, FT c, uint d, bool folder, uint par)
 {
     uint r = par ^ 1u; /* (the walk's last step read win_v[par]) */
@@ -247,8 +258,10 @@ FT fold(uint g, FT c, uint d, bool folder, uint par)
         hi = lo;
         r ^= 1u;
     }
-    if (folder) {
-        uint i = min(d, keep);
+    uint n = min(d, keep);
+    if (all_chain) {
+        /* CPU devices: every invocation folds, each step checked as it goes */
+        uint i = n;
         for (; i >= 16u; i -= 16u) {
             FT v[16];
             [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[i - 1u - k];
@@ -256,8 +269,33 @@ FT fold(uint g, FT c, uint d, bool folder, uint par)
         }
         [[unroll]] for (uint k = 0u; k < 16u; k++)
             if (k < i) c = op2(c, kept[i - 1u - k]);
+        return c;
     }
-    return c;
+    /* GPUs: invocation 0 folds with plain operations (the fold is the carry chain: every tile
+     * waits on some fold, so its steps must cost no more than an add), keeping each step's
+     * result (cs[x]: the fold through kept[x]); then every invocation checks some steps, and
+     * the last result is everyone's */
+    if (tid == 0u) {
+        c_in = c;
+        uint i = n;
+        for (; i >= 16u; i -= 16u) {
+            FT v[16];
+            [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[i - 1u - k];
+            [[unroll]] for (uint k = 0u; k < 16u; k++) {
+                c = op_raw(c, v[k]);
+                cs[i - 1u - k] = c;
+            }
+        }
+        [[unroll]] for (uint k = 0u; k < 16u; k++) {
+            if (k < i) {
+                c = op_raw(c, kept[i - 1u - k]);
+                cs[i - 1u - k] = c;
+            }
+        }
+    }
+    barrier();
+    for (uint x = tid; x < n; x += uint(WG)) op_check(x + 1u < n ? cs[x + 1u] : c_in, kept[x], cs[x]);
+    return n > 0u ? cs[0] : c_in;
 }
 
 /* carry_g, the fold from the nearest P (see the top): every invocation returns it.
@@ -295,13 +333,7 @@ FT lookback(uint g)
         uint m = min(win_first[s3], w);
         if (m < w && win_f[par][m] != 0u) {
             FT c = win_f[par][m] == 2u ? win_v[par][m] : start;
-            c = fold(g, c, got + m, folder, par);
-            if (!all_chain) {
-                if (tid == 0u) carry_out = c;
-                barrier();
-                c = carry_out;
-            }
-            return c;
+            return fold(g, c, got + m, folder, par);
         }
         got += m;
         if (m == w) {
