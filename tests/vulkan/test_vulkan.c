@@ -398,16 +398,24 @@ static void test_scan_matrix(int full)
      * device that flushes them must flag the call (the CPU redoes it). Then positive sums with
      * subnormal elements among normals near the smallest normal: no sum is zero or subnormal,
      * yet a flushed operand changes it (2^emin-scale sums keep bits down to ~2^(emin-11) for
-     * f32): only the check of the loaded elements flags those calls. */
+     * f32). Then sums that cancel into the subnormals from operands far above them. */
     for (int f = 0; f < 2; f++) {
         tally_type t = f ? TALLY_F64 : TALLY_F32;
         int emin = f ? -1022 : -126;
-        for (int kind = 0; kind < 3; kind++) {
+        for (int kind = 0; kind < 4; kind++) {
             uint64_t n = kind == 1 ? 9001 : 4099;
             for (uint64_t i = 0; i < n; i++) {
                 double v;
                 if (kind == 0) /* products: 2^-20 .. 2^-19, about 7 (f32) or 52 (f64) to underflow */
                     v = (1.0 + urand()) * ldexp(1.0, -20);
+                else if (kind == 3) { /* pairs a, -(a +- 1 ulp), a ~ 2^(emin + p - 4): every sum
+                                       * of a range is ~a or one ulp of it (2^(emin - 3), a
+                                       * subnormal) or zero, the operands three binades below the
+                                       * sums' bound (fscan_ops.glsl's LIMIT) */
+                    double ulp = ldexp(1.0, emin - 3);
+                    double a = (1.0 + 8.0 * ldexp(1.0, f ? -52 : -23)) * ldexp(1.0, emin + (f ? 53 : 24) - 4);
+                    v = i & 1 ? -(a + ((i >> 1) & 1 ? -ulp : ulp)) : a;
+                }
                 else if (kind == 2) /* every 5th a subnormal of 2^(emin-7) .. 2^(emin-1) */
                     v = i % 5 == 3 ? (1.0 + urand()) * ldexp(1.0, emin - 7 + (int)(rnd() % 6))
                                    : (1.0 + urand()) * ldexp(1.0, emin);

@@ -104,7 +104,7 @@ void main()
         uint m = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
         FT p[16];
         load_group(b * uint64_t(WG) + uint64_t(tid), m, p);
-        group_prefix(p, m);
+        group_prefix(p, m, true);
         gp[par][tid] = m > 0u ? p[m - 1u] : FT(0);
         barrier();
         /* the block's chain: L_0 = P_0, L_i = L_(i-1) op P_i (P: the groups' totals); this

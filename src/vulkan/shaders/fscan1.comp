@@ -121,13 +121,14 @@ shared FT c_in;            /* the fold's start there */
 
 uint block_len(uint kb) { return uint(min(pc.n - uint64_t(kb) * 4096ul, 4096ul)); }
 
-/* Group tid of block kb of this segment: m of its elements, loaded, and their prefix, in p. */
-void group_load_prefix(uint kb, out FT p[16], out uint m)
+/* Group tid of block kb of this segment: m of its elements, loaded, and their prefix, in p
+ * (checked: see group_prefix). */
+void group_load_prefix(uint kb, out FT p[16], out uint m, bool checked)
 {
     uint len = block_len(kb);
     m = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
     load_group(uint64_t(kb) * uint64_t(WG) + uint64_t(tid), m, p);
-    group_prefix(p, m);
+    group_prefix(p, m, checked);
 }
 
 /* The L chains of blocks kb0 .. kb0 + nbw - 1 over their group totals in tots[slot0 + b]
@@ -188,7 +189,7 @@ FT block_reduce(uint kb, uint slot)
 {
     FT p[16];
     uint m;
-    group_load_prefix(kb, p, m);
+    group_load_prefix(kb, p, m, true);
     tots[slot][tid] = m > 0u ? p[m - 1u] : FT(0);
     barrier();
     FT lp[NBMAX], ll[NBMAX];
@@ -376,7 +377,7 @@ void main()
         m[b] = 0u;
         if (b < nbw) {
             FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
-            group_load_prefix(k0 + b, p, m[b]);
+            group_load_prefix(k0 + b, p, m[b], true);
             tots[b][tid] = m[b] > 0u ? p[m[b] - 1u] : FT(0);
         }
     }
@@ -409,7 +410,7 @@ void main()
          * carry, then carry op (the element before's l) (exclusive). */
         FT p[16];
         uint mm;
-        group_load_prefix(k0 + b, p, mm);
+        group_load_prefix(k0 + b, p, mm, false); /* (checked the first time) */
         FT o[16];
         FT prev = lprev[b];
         [[unroll]] for (uint q = 0u; q < 16u; q++) {

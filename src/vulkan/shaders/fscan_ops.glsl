@@ -24,25 +24,34 @@
 #define SIGN_BIT 0x8000000000000000ul
 #endif
 
-/* The edge flag of a call (without TVK_DENORM_PRESERVE; vk_scan.c, fscan_on_device): set when
- * any operation meets a subnormal operand or result, or returns zero where IEEE's result is
- * nonzero. Kept cheap, as every element meets ~5 operations: `bad` for the zero results, and
- * sub_min, the least (bits << 1) - 1 over every value noted (unsigned: a zero wraps to the
- * top), for the subnormals: a value is subnormal iff its (bits << 1) - 1 < SUB_LIMIT. op2 notes
- * its result; its operands are noted where they enter (edge_note: each element loaded, the
- * start value) or are earlier results of op2 in this call (group prefixes, L chains, the A's
- * and P's other tiles publish), so every operand of every operation is noted. */
+/* The edge flag of a call (without TVK_DENORM_PRESERVE; vk_scan.c, fscan_on_device): set
+ * whenever a flushing device could give other bits than IEEE's. Kept cheap, as every element
+ * meets ~5 operations: sub_min, the least (bits << 1) - 1 over every value noted (unsigned: a
+ * zero wraps to the top, so zeros never count), flags the call when some noted value is
+ * nonzero and below LIMIT in magnitude; op_check notes each result, and every operand is
+ * noted where it enters (edge_note: each element loaded, the start value) or is an earlier
+ * result in this call (group prefixes, L chains, the A's and P's other tiles publish).
+ *   - Sums: LIMIT = 2^-102 (f32) or 2^-969 (f64), far above the subnormals. A flushed sum (an
+ *     IEEE sum a + b that is nonzero and below the smallest normal 2^emin) needs an operand
+ *     this small: a and b are multiples of 2^(e - p + 1), e the smaller one's exponent and p
+ *     the precision (24, 53), so a nonzero a + b is at least that, and below 2^emin only when
+ *     e < emin + p - 1, i.e. |that operand| < 2^(emin + p - 1). Subnormal operands and results
+ *     are below LIMIT too. (Data with values this small runs on the CPU backend: rare.)
+ *   - Products: LIMIT = the smallest normal (the subnormals), and a zero product of nonzero
+ *     operands sets `bad` (a product underflows from operands of any size). */
 bool bad = false;
 #if TSIZE == 4
 uint sub_min = 0xffffffffu;
 #define SUB_LIMIT 0x00ffffffu /* (smallest normal's bits << 1) - 1 */
+#define SUM_LIMIT 0x18ffffffu /* (2^-102's bits << 1) - 1 */
 #else
 uint64_t sub_min = 0xfffffffffffffffful;
 #define SUB_LIMIT 0x001ffffffffffffful
+#define SUM_LIMIT 0x06bffffffffffffful /* (2^-969's bits << 1) - 1 */
 #endif
 
 void edge_note(FT x) { sub_min = min(sub_min, (E_BITS(x) << 1) - EB(1)); }
-bool edge_seen() { return bad || sub_min < SUB_LIMIT; }
+bool edge_seen() { return bad || sub_min < (OP == 0u ? EB(SUM_LIMIT) : EB(SUB_LIMIT)); }
 
 bool subnormal(EB b) { return (b & EXP_MASK) == EB(0) && (b << 1) != EB(0); }
 
@@ -76,9 +85,8 @@ void op_check(FT a, FT b, FT r)
 {
 #if !TVK_DENORM_PRESERVE
     edge_note(r);
-    /* a result flushed to zero: a sum of non-opposite values, or a product of nonzeros (the
-     * operands are normal or zero here, or noted as subnormal already: compared exactly) */
-    if (r == FT(0) && (OP == 0u ? (a != -b) : (a != FT(0) && b != FT(0)))) bad = true;
+    /* a product flushed to zero (the operands are normal or zero here, or noted already) */
+    if (OP != 0u && r == FT(0) && a != FT(0) && b != FT(0)) bad = true;
 #endif
 }
 
@@ -89,16 +97,18 @@ FT op2(FT a, FT b)
     return r;
 }
 
-/* The group's prefix (m elements, m <= 16): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
+/* The group's prefix (m elements, m <= 16; checked: the operations' edge checks, which a
+ * prefix computed again from the same elements can skip): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
  * k mod 8 >= s (each half of 8 on its own; k descending, so p[k-s] is the step's input), then
  * p[k] = p[7] op p[k] for k >= 8. */
-void group_prefix(inout FT p[16], uint m)
+void group_prefix(inout FT p[16], uint m, bool checked)
 {
     [[unroll]] for (uint s = 1u; s < 8u; s *= 2u)
         [[unroll]] for (int k = 15; k >= 0; k--)
-            if (uint(k) < m && (uint(k) & 7u) >= s) p[k] = op2(p[uint(k) - s], p[k]);
+            if (uint(k) < m && (uint(k) & 7u) >= s)
+                p[k] = checked ? op2(p[uint(k) - s], p[k]) : op_raw(p[uint(k) - s], p[k]);
     [[unroll]] for (uint k = 8u; k < 16u; k++)
-        if (k < m) p[k] = op2(p[7], p[k]);
+        if (k < m) p[k] = checked ? op2(p[7], p[k]) : op_raw(p[7], p[k]);
 }
 
 FT load(uint64_t i);
