@@ -433,24 +433,24 @@ static int fscan_one_pass(const tvk_state *s)
  * and results to zero, NVIDIA's does), when asked for, the shader built without
  * TVK_DENORM_PRESERVE runs, and a call whose edge flag is set is redone on the CPU backend.
  * That gives the CPU's bits on every call, because every place where flushing could change a
- * bit raises the flag (fscan_ops.glsl's op2, the only float arithmetic of fscan.comp and fscan1.comp; everything else moves bits):
- *   - an operand that is subnormal (a flushing device may read it as zero): flagged by its bits,
- *     which no flush touches (loads, stores and bit casts are moves; operands that are earlier
- *     results are covered by the next two cases);
- *   - a result that is subnormal (kept by this device, but it may be flushed elsewhere in the
- *     chain): flagged by its bits;
- *   - a result flushed to zero: the IEEE result is nonzero and below the smallest normal. For a
- *     sum of operands that are normal or zero, the IEEE sum is zero only when a == -b (the exact
- *     sum of two floats is a multiple of the smallest subnormal, and gradual underflow makes a
- *     tiny sum exact), so a zero sum of a != -b is flagged; a zero product of two nonzero
- *     operands is flagged (an IEEE product may round to zero too: the flag is then only a
- *     needless CPU redo). The comparison a != -b meets only normal numbers or zeros here (a
- *     subnormal operand is already flagged), which every device compares exactly. A device that
- *     flushes before rounding (a result that rounds up to the smallest normal) shows a zero
- *     result: flagged too.
- * Infinities and NaNs are not subnormal: the same with or without flushing. The ops are
- * `precise` (no contraction or reassociation), so the device performs the CPU's operations in
- * the CPU's order (tally.h's fixed float scan order), and without a flag each one is IEEE's. */
+ * bit raises the flag (fscan_ops.glsl: op_raw is the only float arithmetic of fscan.comp and
+ * fscan1.comp, everything else moves bits; each result is noted by op_check, each element
+ * where it is loaded, the start value, so every operand of every operation is noted):
+ *   - sums: any noted value that is nonzero and below 2^-102 (f32) or 2^-969 (f64) in
+ *     magnitude. A subnormal operand or result is below that. A sum flushed to zero (IEEE's
+ *     a + b nonzero and below the smallest normal 2^emin) has an operand below that: a and b
+ *     are multiples of 2^(e - p + 1), e the smaller one's exponent, p the precision (24, 53),
+ *     so a nonzero a + b is at least 2^(e - p + 1), below 2^emin only when e < emin + p - 1.
+ *     (A device that flushes before rounding shows the same cases.) Data with such small values
+ *     runs on the CPU backend;
+ *   - products: any noted subnormal, and a zero product of two nonzero operands (an IEEE
+ *     product may round to zero too: the flag is then only a needless CPU redo); its
+ *     comparisons meet only normal numbers or zeros (a subnormal operand is already noted),
+ *     which every device compares exactly.
+ * The bits of a value are read as bits (no flush touches a move), and the bound's comparison
+ * is on integers. Infinities and NaNs are neither: the same with or without flushing. The ops
+ * are `precise` (no contraction or reassociation), so the device performs the CPU's operations
+ * in the CPU's order (tally.h's fixed float scan order), and without a flag each one is IEEE's. */
 static int fscan_on_device(const tvk_state *s, tally_op op, tally_type type, int *preserve)
 {
     *preserve = type == TALLY_F32 ? s->info.denorm_preserve32 : s->info.denorm_preserve64;
