@@ -14,6 +14,13 @@
  *   test_vulkan --only flookback  the one-pass float sum/product scan's tile boundaries and look-back
  *   test_vulkan --only auto       the device list and AUTO's choice of GPU alone
  *
+ * TALLY_TEST_QUICK=1 (CI sets it: the CMake option TALLY_TEST_QUICK): the look-back matrices
+ * (lookback, flookback) keep their types, ops, sizes and data placements but spread the
+ * placements over the sizes (each op and size meets some of them, each placement every
+ * boundary), and the stress repetition runs a third as often. Without it they run whole. (The
+ * other matrices' time on lavapipe is almost all pipeline creation, about a second per op set,
+ * type and path, which fewer combinations would not save.)
+ *
  * With TALLY_VULKAN_VALIDATION=1 the run fails if the validation layer reported anything. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -33,6 +40,8 @@ TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf,
                                                uint64_t bytes, void *dst);
 
 static int g_skip;
+/* TALLY_TEST_QUICK: the look-back matrices' placements spread over their sizes, fewer stress runs */
+static int g_quick;
 
 
 /* ---- random data (tests/support/rng.h) ---------------------------------------------------- */
@@ -473,10 +482,15 @@ static void test_fscan_lookback(void)
             for (int op = 0; op < 2; op++) {
                 int d = op == 1 ? D_NEAR1 : si % 2 ? D_WIDE : D_PRICES;
                 fill(h, t, n, d);
-                compare_scan(t, (tally_op)op, h, n, 1, 0, 0, (n + 4) * es + 16, 0, 0, dname[d]);
-                compare_scan(t, (tally_op)op, h, n, 1, 0, 3 * es, (n + 9) * es, 1, 1, dname[d]);
-                compare_scan(t, (tally_op)op, h, n, 1, 1, es, es, 0, 0, dname[d]);
-                compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 0, dname[d]);
+                /* quick: the four placements take turns, two at each size */
+#define FSCAN_PLACEMENT(k) (!g_quick || (si + (size_t)op + (k)) % 2 == 0)
+                if (FSCAN_PLACEMENT(0))
+                    compare_scan(t, (tally_op)op, h, n, 1, 0, 0, (n + 4) * es + 16, 0, 0, dname[d]);
+                if (FSCAN_PLACEMENT(1))
+                    compare_scan(t, (tally_op)op, h, n, 1, 0, 3 * es, (n + 9) * es, 1, 1, dname[d]);
+                if (FSCAN_PLACEMENT(0)) compare_scan(t, (tally_op)op, h, n, 1, 1, es, es, 0, 0, dname[d]);
+                if (FSCAN_PLACEMENT(1)) compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 0, dname[d]);
+#undef FSCAN_PLACEMENT
             }
         }
     }
@@ -544,9 +558,12 @@ static void test_scan_lookback(void)
             for (int oi = 0; oi < nops; oi++) {
                 /* host (in place on the device), buffer in place at an odd element offset,
                  * buffer out of place with the output's alignment unlike the input's */
-                compare_scan(t, ops[oi], h, n, 0, 0, 0, 0, oi & 1, oi & 1, dname[d]);
-                compare_scan(t, ops[oi], h, n, 1, 1, 3 * es, 3 * es, 1, 1, dname[d]);
-                compare_scan(t, ops[oi], h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
+                /* quick: one placement per op and size, in turn */
+#define LB_PLACEMENT(k) (!g_quick || (si + (size_t)oi + (k)) % 3 == 0)
+                if (LB_PLACEMENT(0)) compare_scan(t, ops[oi], h, n, 0, 0, 0, 0, oi & 1, oi & 1, dname[d]);
+                if (LB_PLACEMENT(1)) compare_scan(t, ops[oi], h, n, 1, 1, 3 * es, 3 * es, 1, 1, dname[d]);
+                if (LB_PLACEMENT(2)) compare_scan(t, ops[oi], h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
+#undef LB_PLACEMENT
             }
         }
         free(h);
@@ -554,6 +571,7 @@ static void test_scan_lookback(void)
     /* stress: one many-tile scan again and again (every run a new schedule), against a loop */
     const char *reps_env = getenv("TALLY_TEST_SCAN_REPS");
     int reps = reps_env && *reps_env ? atoi(reps_env) : 20;
+    if (g_quick) reps = (reps + 2) / 3; /* quick: a third of the repetitions, at least one */
     uint64_t n = (big_tiles + big_tiles / 2) * (SCAN1_TB / 4) + 1001;
     int32_t *x = malloc(n * 4), *ref = malloc(n * 4), *y = malloc(n * 4);
     for (uint64_t i = 0; i < n; i++) x[i] = (int32_t)rnd();
@@ -1179,6 +1197,9 @@ int main(int argc, char **argv)
     o.threads = 1;
     if (tally_create(&g_cpu1, &o) != TALLY_OK) return 1;
     o.threads = 0;
+    const char *quick_env = getenv("TALLY_TEST_QUICK");
+    g_quick = quick_env && *quick_env && strcmp(quick_env, "0");
+    if (g_quick) printf("TALLY_TEST_QUICK: the look-back matrices' placements spread over their sizes\n");
     const char *why = "";
     int ndev = tally_vulkan_device_count(&why);
     if (!tally_backend_available(TALLY_BACKEND_VULKAN)) {
