@@ -11,10 +11,14 @@
  * serial too); outputs carry_b op l (inclusive), or carry_b, then carry_b op (the element
  * before's l) (exclusive).
  *
- * Here one block is one workgroup's tile (global tile g = pc.tile0 + workgroup), one group one
- * invocation (its 16 elements and their prefix in registers). The L chain runs in ONE invocation,
- * 16 totals at a time from shared memory into registers and the L's back (on CPU devices, flags
- * bit 3, every invocation runs it: lavapipe drops stores after a loop one SIMD group ran alone).
+ * Here one block is a tile (global tile g = pc.tile0 + its index in the segment), NB
+ * consecutive tiles are one workgroup's, one group is one invocation (its 16 elements and their
+ * prefix in registers, loaded again for the outputs). Each block's L chain runs in ONE
+ * invocation (32 b for the workgroup's block b: the chains side by side), 16 totals at a time
+ * from shared memory into registers and the L's back, plain operations checked afterwards by
+ * every invocation (on CPU devices, flags bit 3, every invocation runs every chain: lavapipe
+ * drops stores after a loop one SIMD group ran alone). The workgroup publishes its blocks' A's,
+ * looks back once for its first block's carry, and publishes their P's.
  *
  * The carry chain is an ORDERED-FOLD look-back, the CUDA backend's (src/cuda/scan_lookback.cuh):
  * a tile publishes A_g as soon as its block is reduced and its inclusive prefix P_g =
