@@ -391,8 +391,6 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
     const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */
     if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
-    const char *wk = getenv("TALLY_VULKAN_FSCAN_WALK"); /* bench: "narrow", 32 states a step */
-    if (wk && !strcmp(wk, "narrow")) flags |= 16u;
     const char *kp = getenv("TALLY_VULKAN_FSCAN_KEEP"); /* tests: "16", the fold reads A's again */
     if (kp && !strcmp(kp, "16")) flags |= 32u;
     for (uint64_t k = 0; k < nseg; k++) {

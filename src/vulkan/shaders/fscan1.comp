@@ -91,8 +91,8 @@ layout(push_constant) uniform PC {
     uint epoch;       /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;       /* look-back steps without progress before a fallback */
     uint flags;       /* bit 0 (tests): workgroups in reverse order (the last first); bit 3: every
-                       * invocation runs the L chain and the fold (CPU devices); bit 4 (bench):
-                       * narrow look-back steps; bit 5 (tests): keep 16 A's; bits 8-11: sh
+                       * invocation runs the L chain and the fold (CPU devices); bit 5 (tests):
+                       * keep 16 A's; bits 8-11: sh
                        * (above) */
     uint stats_at;    /* index in stw of the call's edge flag word */
 } pc;
@@ -305,7 +305,7 @@ FT fold(uint g, FT c, uint d, bool folder, uint par)
 
 /* carry_g, the fold from the nearest P (see the top): every invocation returns it.
  * The walk reads LBW0 states at its first step and after a stall, then LBW (one per
- * invocation; flags bit 4, a bench knob: LBW0 always), so that a walk past many A's costs few
+ * invocation), so that a walk past many A's costs few
  * round trips; the A's it passes are kept in shared memory (kept[i] = A of tile g - 1 - i) for
  * the fold, which then reads nothing from memory (up to KEEP of them). */
 FT lookback(uint g)
@@ -315,7 +315,6 @@ FT lookback(uint g)
     uint w = uint(LBW0);
     uint idle = 0u, par = 0u, s3 = 0u;
     uint fb = 0u;
-    bool narrow = (pc.flags & 16u) != 0u;
     bool folder = all_chain || tid == 0u;
     if (tid == 0u) win_first[0] = uint(LBW);
     for (;;) {
@@ -342,7 +341,7 @@ FT lookback(uint g)
         }
         got += m;
         if (m == w) {
-            w = narrow ? uint(LBW0) : uint(LBW);
+            w = uint(LBW);
             idle = 0u;
         } else {
             w = uint(LBW0);

@@ -31,6 +31,7 @@
  * nonzero and below LIMIT in magnitude; op_check notes each result, and every operand is
  * noted where it enters (edge_note: each element loaded, the start value) or is an earlier
  * result in this call (group prefixes, L chains, the A's and P's other tiles publish).
+ * (edge_note on the elements: group_prefix, checked, right after their load.)
  *   - Sums: LIMIT = 2^-102 (f32) or 2^-969 (f64), far above the subnormals. A flushed sum (an
  *     IEEE sum a + b that is nonzero and below the smallest normal 2^emin) needs an operand
  *     this small: a and b are multiples of 2^(e - p + 1), e the smaller one's exponent and p
@@ -97,12 +98,15 @@ FT op2(FT a, FT b)
     return r;
 }
 
-/* The group's prefix (m elements, m <= 16; checked: the operations' edge checks, which a
- * prefix computed again from the same elements can skip): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
+/* The group's prefix (m elements, m <= 16; checked: the elements' and the operations' edge
+ * checks, which a prefix computed again from the same elements can skip): p[k] = p[k-s] op p[k] for s = 1, 2, 4 where
  * k mod 8 >= s (each half of 8 on its own; k descending, so p[k-s] is the step's input), then
  * p[k] = p[7] op p[k] for k >= 8. */
 void group_prefix(inout FT p[16], uint m, bool checked)
 {
+#if !TVK_DENORM_PRESERVE
+    if (checked) [[unroll]] for (uint k = 0u; k < 16u; k++) edge_note(p[k]); /* the elements */
+#endif
     [[unroll]] for (uint s = 1u; s < 8u; s *= 2u)
         [[unroll]] for (int k = 15; k >= 0; k--)
             if (uint(k) < m && (uint(k) & 7u) >= s)
@@ -136,9 +140,6 @@ void load_group(uint64_t gi, uint m, out FT p[16])
     } else {
         [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = k < m ? load(e + uint64_t(k)) : FT(0);
     }
-#if !TVK_DENORM_PRESERVE
-    [[unroll]] for (uint k = 0u; k < 16u; k++) edge_note(p[k]);
-#endif
 }
 
 void store_group(uint64_t gi, uint m, FT o[16])
