@@ -933,7 +933,12 @@ int main(int argc, char **argv)
                 const char *fce = getenv("TALLY_BENCH_VK_FCPU");
                 int fone = isf && ex >= 2 && g_fsc0 == 0 && !(fce && *fce && strcmp(fce, "0"));
                 int fcpu = isf && ((ex >= 2 && !fone) || g_fsc0 == 1);
-                if (fone) setenv("TALLY_VULKAN_FSCAN_BLOCKS", "1", 1);
+                char fblk[16] = "";
+                if (fone) {
+                    const char *old = getenv("TALLY_VULKAN_FSCAN_BLOCKS"); /* (restored after the row) */
+                    if (old) snprintf(fblk, sizeof fblk, "%s", old);
+                    setenv("TALLY_VULKAN_FSCAN_BLOCKS", "1", 1);
+                }
                 int f3 = isf && ex < 2 && g_fsc0 == 2;
                 char saved[2][64] = {"", ""};
                 int had[2] = {0, 0};
@@ -1002,7 +1007,8 @@ int main(int argc, char **argv)
                     if (had[e]) setenv(vars[vi].env[e], saved[e], 1);
                     else unsetenv(vars[vi].env[e]);
                 }
-                if (fone) unsetenv("TALLY_VULKAN_FSCAN_BLOCKS");
+                if (fone && fblk[0]) setenv("TALLY_VULKAN_FSCAN_BLOCKS", fblk, 1);
+                else if (fone) unsetenv("TALLY_VULKAN_FSCAN_BLOCKS");
                 tally_vulkan_bench_float_scan(g_vk, g_fsc0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);
