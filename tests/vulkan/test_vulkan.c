@@ -42,6 +42,13 @@ TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf,
 static int g_skip;
 /* TALLY_TEST_QUICK: the look-back matrices' placements spread over their sizes, fewer stress runs */
 static int g_quick;
+/* Quick mode's turns: placement k of `period` runs at size index si and op index op when its
+ * turn comes (always without quick mode), so each op and size meets some placements and each
+ * placement every size. */
+static int quick_turn(size_t si, size_t op, size_t k, size_t period)
+{
+    return !g_quick || (si + op + k) % period == 0;
+}
 
 
 /* ---- random data (tests/support/rng.h) ---------------------------------------------------- */
@@ -483,14 +490,12 @@ static void test_fscan_lookback(void)
                 int d = op == 1 ? D_NEAR1 : si % 2 ? D_WIDE : D_PRICES;
                 fill(h, t, n, d);
                 /* quick: the four placements take turns, two at each size */
-#define FSCAN_PLACEMENT(k) (!g_quick || (si + (size_t)op + (k)) % 2 == 0)
-                if (FSCAN_PLACEMENT(0))
+                if (quick_turn(si, (size_t)op, 0, 2))
                     compare_scan(t, (tally_op)op, h, n, 1, 0, 0, (n + 4) * es + 16, 0, 0, dname[d]);
-                if (FSCAN_PLACEMENT(1))
+                if (quick_turn(si, (size_t)op, 1, 2))
                     compare_scan(t, (tally_op)op, h, n, 1, 0, 3 * es, (n + 9) * es, 1, 1, dname[d]);
-                if (FSCAN_PLACEMENT(0)) compare_scan(t, (tally_op)op, h, n, 1, 1, es, es, 0, 0, dname[d]);
-                if (FSCAN_PLACEMENT(1)) compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 0, dname[d]);
-#undef FSCAN_PLACEMENT
+                if (quick_turn(si, (size_t)op, 0, 2)) compare_scan(t, (tally_op)op, h, n, 1, 1, es, es, 0, 0, dname[d]);
+                if (quick_turn(si, (size_t)op, 1, 2)) compare_scan(t, (tally_op)op, h, n, 0, 1, 0, 0, 1, 0, dname[d]);
             }
         }
     }
@@ -559,11 +564,9 @@ static void test_scan_lookback(void)
                 /* host (in place on the device), buffer in place at an odd element offset,
                  * buffer out of place with the output's alignment unlike the input's */
                 /* quick: one placement per op and size, in turn */
-#define LB_PLACEMENT(k) (!g_quick || (si + (size_t)oi + (k)) % 3 == 0)
-                if (LB_PLACEMENT(0)) compare_scan(t, ops[oi], h, n, 0, 0, 0, 0, oi & 1, oi & 1, dname[d]);
-                if (LB_PLACEMENT(1)) compare_scan(t, ops[oi], h, n, 1, 1, 3 * es, 3 * es, 1, 1, dname[d]);
-                if (LB_PLACEMENT(2)) compare_scan(t, ops[oi], h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
-#undef LB_PLACEMENT
+                if (quick_turn(si, (size_t)oi, 0, 3)) compare_scan(t, ops[oi], h, n, 0, 0, 0, 0, oi & 1, oi & 1, dname[d]);
+                if (quick_turn(si, (size_t)oi, 1, 3)) compare_scan(t, ops[oi], h, n, 1, 1, 3 * es, 3 * es, 1, 1, dname[d]);
+                if (quick_turn(si, (size_t)oi, 2, 3)) compare_scan(t, ops[oi], h, n, 1, 0, es, (n + 37) * es + 16, 0, 0, dname[d]);
             }
         }
         free(h);
