@@ -22,7 +22,8 @@
 #                reduce_sum_batch rows: 64 calls per command buffer; VK_BENCH_ARGS its sizes);
 #                VK_SHARES="reduce:50 scan:25 batch:20" adds the batch/segment tests, "big:60" the > 2^32-element
 #                i8 reduce and scan (test_vulkan --big), "flookback:30" the one-pass float scan's
-#                look-backs (whole segments; TALLY_TEST_FLOOKBACK_TILES); then the one-pass scan's
+#                look-backs (whole segments; TALLY_TEST_FLOOKBACK_TILES), "flookkeep:30" the same with
+#                16 A's kept (the fold's reads beyond KEEP; VK_FLOOK_TILES); then the one-pass scan's
 #                look-back test (long chains, VK_SCAN_REPS stress runs; VK_LOOKBACK seconds, 0:
 #                none); VK_LAB=1 builds tally-lab and runs seed 004's kernels on Vulkan (tally
 #                bench --backend vulkan, lab-vulkan.txt); bench_cuda's reduce/scan rows at
@@ -296,8 +297,13 @@ if want vulkan && [ $VK = ON ]; then
     log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
     # part "big": the > 2^32-element i8 reduce and in-place scan (--big), with whole segments;
     # part "flookback": the one-pass float scan's long look-backs, whole segments too
-    timeout "$c" env $(case "${part%%:*}" in big|flookback) echo -u TALLY_VULKAN_SEGMENT_BYTES;; esac) \
-      "$B/tests/vulkan/test_vulkan" --only "${part%%:*}" $([ "${part%%:*}" = big ] && echo --big) \
+    # part "flookkeep": the same with 16 A's kept (the fold reads the rest again: its path
+    # beyond KEEP, which only long walks take) over VK_FLOOK_TILES tiles (default 600)
+    timeout "$c" env $(case "${part%%:*}" in big|flookback) echo -u TALLY_VULKAN_SEGMENT_BYTES;;
+                         flookkeep) echo -u TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FSCAN_KEEP=16 \
+                           TALLY_TEST_FLOOKBACK_TILES=${VK_FLOOK_TILES:-600};; esac) \
+      "$B/tests/vulkan/test_vulkan" --only "$(echo "${part%%:*}" | sed s/flookkeep/flookback/)" \
+      $([ "${part%%:*}" = big ] && echo --big) \
       >"$L/test_vulkan-${part%%:*}.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     grep '^FAIL' "$L/test_vulkan-${part%%:*}.log" | head -5

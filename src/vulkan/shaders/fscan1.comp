@@ -67,7 +67,13 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 #define WG 256 /* a block is 256 groups of 16; one group per invocation */
 #define LBW 256 /* tile states read per look-back step, at most: one per invocation */
 #define LBW0 32 /* ... at a walk's first step and after a stall (less polling) */
-#define KEEP 512 /* A's kept in shared memory for the fold */
+/* A's kept in shared memory for the fold (a walk at the frontier passes ~the blocks in flight,
+ * ~1000-2000 on an H200); f64 within lavapipe's 32 KiB of shared memory */
+#if TSIZE == 4
+#define KEEP 1024
+#else
+#define KEEP 512
+#endif
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
@@ -122,6 +128,8 @@ shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in
 shared FT kept[KEEP];      /* the A's passed (see lookback) */
 shared FT cs[KEEP];        /* the fold's steps (GPUs) */
 shared FT c_in;            /* the fold's start there */
+shared FT cw_in;           /* the start of the fold's steps beyond KEEP (in cs[0 .. LBW - 1],
+                            * one look-back window at a time: f64's 32 KiB on lavapipe) */
 
 uint block_len(uint kb) { return uint(min(pc.n - uint64_t(kb) * 4096ul, 4096ul)); }
 
@@ -245,8 +253,8 @@ void publish(uint t, uint s, FT v)
 /* The fold of the A's passed, kept[d - 1] (the farthest) .. kept[0] (tile g - 1), into c: the
  * carry of tile g, returned to every invocation. A's beyond KEEP were not kept and are read
  * again from their slots first, LBW at a time (they never change once written), and folded by
- * the folder(s) (invocation 0, or every invocation on CPU devices). */
-FT fold(uint g, FT c, uint d, bool folder, uint par)
+ * invocation 0 (every invocation on CPU devices), its steps checked afterwards by all. */
+FT fold(uint g, FT c, uint d, uint par)
 {
     uint r = par ^ 1u; /* (the walk's last step read win_v[par]) */
     for (uint hi = d; hi > keep;) {
@@ -258,11 +266,35 @@ FT fold(uint g, FT c, uint d, bool folder, uint par)
             win_v[r][tid] = v;
         }
         barrier();
-        if (folder)
-            for (uint q = 0u; q < hi - lo; q++) c = op2(c, win_v[r][q]);
+        uint cnt = hi - lo;
+        if (all_chain) {
+            for (uint q = 0u; q < cnt; q++) c = op2(c, win_v[r][q]);
+        } else {
+            /* GPUs: as the kept part below. These steps are the carry chain's too: one read
+             * from shared memory and one op2 per step cost ~40 cycles, and a walk at the
+             * frontier's distance (~the blocks in flight, more than KEEP) paid that for most
+             * of its steps, which set the scan's pace at one block per such step */
+            if (tid == 0u) {
+                cw_in = c;
+                for (uint q = 0u; q < cnt; q += 16u) {
+                    FT v[16];
+                    [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = win_v[r][q + k];
+                    [[unroll]] for (uint k = 0u; k < 16u; k++) {
+                        if (q + k < cnt) {
+                            c = op_raw(c, v[k]);
+                            cs[q + k] = c;
+                        }
+                    }
+                }
+            }
+            barrier();
+            if (tid < cnt) op_check(tid > 0u ? cs[tid - 1u] : cw_in, win_v[r][tid], cs[tid]);
+            c = cs[cnt - 1u];
+        }
         hi = lo;
         r ^= 1u;
     }
+    if (d > keep) barrier(); /* (cs read above, written below) */
     uint n = min(d, keep);
     if (all_chain) {
         /* CPU devices: every invocation folds, each step checked as it goes */
@@ -315,7 +347,6 @@ FT lookback(uint g)
     uint w = uint(LBW0);
     uint idle = 0u, par = 0u, s3 = 0u;
     uint fb = 0u;
-    bool folder = all_chain || tid == 0u;
     if (tid == 0u) win_first[0] = uint(LBW);
     for (;;) {
         barrier(); /* win_*[par] are free (read two steps ago); win_first[s3] is set */
@@ -337,7 +368,7 @@ FT lookback(uint g)
         uint m = min(win_first[s3], w);
         if (m < w && win_f[par][m] != 0u) {
             FT c = win_f[par][m] == 2u ? win_v[par][m] : start;
-            return fold(g, c, got + m, folder, par);
+            return fold(g, c, got + m, par);
         }
         got += m;
         if (m == w) {
