@@ -20,6 +20,8 @@
 #                against CUB, 2^24 .. 2^30 (BENCH_ARGS=--min-log2 10 for all sizes)
 #   vulkan       test_vulkan and the harness on the NVIDIA Vulkan driver, then bench_vulkan (its
 #                reduce_sum_batch rows: 64 calls per command buffer; VK_BENCH_ARGS its sizes);
+#                VK_PROBE=1 first times the one-pass f32 scan's phases by the shader clock
+#                (bench/probe_fscan.c; VK_PROBE_LOG2 sizes);
 #                VK_SHARES="reduce:50 scan:25 batch:20" adds the batch/segment tests, "big:60" the > 2^32-element
 #                i8 reduce and scan (test_vulkan --big), "flookback:30" the one-pass float scan's
 #                look-backs (whole segments; TALLY_TEST_FLOOKBACK_TILES), "flookkeep:30" the same with
@@ -167,7 +169,7 @@ elif want build; then
   gen=""
   command -v ninja >/dev/null && gen="-G Ninja"
   targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
-  [ $VK = ON ] && targets="$targets test_vulkan test_vulkan_spec tally_bench_vulkan"
+  [ $VK = ON ] && targets="$targets test_vulkan test_vulkan_spec tally_bench_vulkan probe_fscan"
   [ $VK = ON ] && [ "${VK_LAB:-0}" = 1 ] && targets="$targets tally-lab"   # the lab's Vulkan kernels
   want python && targets="$targets tally tally_python"
   want seg && targets="$targets test_cuda_segments"
@@ -358,6 +360,15 @@ if want vulkan && [ $VK = ON ]; then
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
   tail -20 "$L/adversarial-vulkan.log"
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
+  # VK_PROBE=1: where the one-pass f32 scan's time goes, by the shader clock (probe_fscan at
+  # 2^VK_PROBE_LOG2, default "26 28"), each table in probe-fscan-N.md
+  if [ "${VK_PROBE:-0}" = 1 ] && [ -x "$B/bench/probe_fscan" ]; then
+    for lg in ${VK_PROBE_LOG2:-26 28}; do
+      TALLY_VULKAN_FSCAN_PROBE=1 timeout 60 "$B/bench/probe_fscan" --log2 "$lg" --reps 3 >"$OUT/probe-fscan-$lg.md" 2>&1
+      r=$?; [ "$r" = 0 ] || rc=1
+      log "probe_fscan 2^$lg exit $r: $(head -2 "$OUT/probe-fscan-$lg.md" | tr '\n' ' ')"
+    done
+  fi
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
   log "bench_vulkan (at most ${c}s)"
   # the SM clock during the run (nvidia-smi dmon, once a second): the GPU's clocks fall while it idles

@@ -23,7 +23,7 @@
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
 #define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
 #define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp) \
-    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec) X(PROBE, probe)
+    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec) X(PROBE, probe) X(FSCAN1_CLK, fscan1_clk)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
@@ -31,7 +31,8 @@
     TVK_EXTERN(reduce, name) TVK_EXTERN(scan, name) TVK_EXTERN(scan1, name)
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name) \
-    TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name) TVK_EXTERN(spec, name) TVK_EXTERN(probe, name)
+    TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name) TVK_EXTERN(spec, name) TVK_EXTERN(probe, name) \
+    TVK_EXTERN(fscan1_clk, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
 TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
 
@@ -63,6 +64,7 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
 #define TVK_CASE_probe(E, name, C, i, s, W) TVK_CASE_T(probe, E, name)
 #define TVK_CASE_fscan1(E, name, C, i, s, W) TVK_CASE_T(fscan1, E, name)
 #define TVK_CASE_fscan1_dp(E, name, C, i, s, W) TVK_CASE_T(fscan1_dp, E, name)
+#define TVK_CASE_fscan1_clk(E, name, C, i, s, W) TVK_CASE_T(fscan1_clk, E, name)
         TVK_ALL_SHADERS(TVK_SHADER_ALL)
         TVK_FLOAT_SHADERS(TVK_SHADER_FLOAT)
     }
@@ -786,19 +788,32 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     a64.shaderSharedInt64Atomics = VK_TRUE;
     a64.shaderBufferInt64Atomics = VK_TRUE;
     /* optional: pushed descriptors (no descriptor sets to allocate per dispatch) */
-    const char *exts[1];
+    const char *exts[2];
     uint32_t next = 0;
     {
         uint32_t ne = 0;
         s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, NULL);
         VkExtensionProperties *ep = calloc(ne ? ne : 1, sizeof *ep);
         if (ep && s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, ep) == VK_SUCCESS)
-            for (uint32_t i = 0; i < ne; i++)
+            for (uint32_t i = 0; i < ne; i++) {
                 if (!strcmp(ep[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) s->push_desc = 1;
+                if (!strcmp(ep[i].extensionName, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) s->shader_clock = 1;
+            }
         free(ep);
         const char *pd = getenv("TALLY_VULKAN_NO_PUSH_DESCRIPTORS"); /* tests: descriptor sets */
         if (pd && *pd && strcmp(pd, "0")) s->push_desc = 0;
         if (s->push_desc) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+        /* bench/probe_fscan.c: the one-pass float scan's clock variant (TALLY_VULKAN_FSCAN_PROBE=1) */
+        const char *fp = getenv("TALLY_VULKAN_FSCAN_PROBE");
+        s->fscan_probe = s->shader_clock && fp && *fp && strcmp(fp, "0") && s->fi.vkGetPhysicalDeviceFeatures2;
+        if (s->fscan_probe) {
+            VkPhysicalDeviceShaderClockFeaturesKHR q = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+            VkPhysicalDeviceFeatures2 q2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &q};
+            s->fi.vkGetPhysicalDeviceFeatures2(s->phys, &q2);
+            s->fscan_probe = q.shaderSubgroupClock && q.shaderDeviceClock;
+        }
+        s->shader_clock = s->fscan_probe;
+        if (s->shader_clock) exts[next++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
     }
     /* optional: Vulkan's memory model at device scope (Vulkan 1.2), which the one-pass scan's
      * look-back (scan1.comp) is written in; without it scans are reduce-then-scan */
@@ -837,7 +852,14 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         const char *ss = getenv("TALLY_VULKAN_SCAN_STATS"); /* bench: look-back counters */
         s->scan_stats = ss && *ss && strcmp(ss, "0") != 0;
     }
+    VkPhysicalDeviceShaderClockFeaturesKHR clk = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    clk.shaderSubgroupClock = VK_TRUE;
+    clk.shaderDeviceClock = VK_TRUE;
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
+    if (s->shader_clock) {
+        clk.pNext = f2.pNext;
+        f2.pNext = &clk;
+    }
     f2.features.shaderInt64 = VK_TRUE;
     f2.features.shaderFloat64 = VK_TRUE;
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qi};

@@ -29,7 +29,7 @@
  * support it */
 enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_SCAN1, TVK_SH_FPROD, TVK_SH_FSCAN,
        TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_FSCAN1, TVK_SH_FSCAN1_DP, TVK_SH_SPEC,
-       TVK_SH_PROBE, TVK_SH_COUNT };
+       TVK_SH_PROBE, TVK_SH_FSCAN1_CLK, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
 typedef struct tvk_partial {
@@ -120,6 +120,9 @@ typedef struct tvk_state {
     tvk_buf sval, sflag;      /* device: scan1.comp's tile values and flags (flags zeroed when
                                  made; a call's epoch tells its states from earlier calls') */
     uint64_t scan_stats_at;   /* bench: byte offset of scan1's counters in sflag (0: none) */
+    int fscan_probe;          /* bench: fscan1.comp's clock variant (needs shader_clock) */
+    int shader_clock;         /* VK_KHR_shader_clock enabled (subgroup and device clocks) */
+    uint32_t fscan_probe_wg;  /* workgroups of the last probed call (sval: 8 words each) */
     uint32_t scan_epoch;      /* the last scan1 call's epoch (0: sflag must be cleared first) */
     int scan1;                /* scans of the associative ops in one pass (scan1.comp); else
                                  reduce-then-scan (scan.comp) */

@@ -363,7 +363,10 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
                                (unsigned long long)n);
     uint64_t swords = total << shift;
-    tally_status st = tvk_buf_ensure(ctx, s, &s->sval, total * 16, 0, fn);
+    /* bench/probe_fscan.c (f32, the clock variant): 8 words of times per workgroup in sval */
+    int probe = s->fscan_probe && es == 4 && !preserve;
+    uint64_t vbytes = probe ? total * 64 : total * 16;
+    tally_status st = tvk_buf_ensure(ctx, s, &s->sval, vbytes, 0, fn);
     if (st != TALLY_OK) return st;
     if ((st = tvk_buf_ensure(ctx, s, &s->hostres, 1024, 1, fn)) != TALLY_OK) return st;
     const VkDeviceSize flag_bytes = swords * 8 + 16; /* the states, then the edge flag word */
@@ -385,8 +388,8 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         uint32_t l = v >= 4 ? 2 : v >= 2 ? 1 : 0;
         if (l < lnb) lnb = l;
     }
-    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : TVK_SH_FSCAN1, type, o, emu | (lnb << 1), ex,
-                           &p)) != TALLY_OK)
+    if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
+                           emu | (lnb << 1), ex, &p)) != TALLY_OK)
         return st;
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
     const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */
@@ -398,7 +401,7 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         scan_pc pc;
         tvk_range b[4];
         uint64_t e0 = seg_window(s, in, out, out_off, es, per, n, k, b, &pc);
-        b[2] = (tvk_range){s->sval.buf, 0, total * 16};
+        b[2] = (tvk_range){s->sval.buf, 0, vbytes};
         b[3] = (tvk_range){s->sflag.buf, 0, flag_bytes};
         pc.start = tally_scan_start_bits(op, type, opts);
         pc.tile0 = (uint32_t)(e0 / FSCAN_BLOCK);
@@ -409,6 +412,7 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         pc.stats_at = (uint32_t)(swords * 2);
         if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
         s->fd.vkCmdDispatch(s->cb, (pc.ntiles + (1u << lnb) - 1) >> lnb, 1, 1);
+        if (probe) s->fscan_probe_wg = (pc.ntiles + (1u << lnb) - 1) >> lnb; /* (the last segment's) */
     }
     tvk_barrier(s);
     VkBufferCopy c = {swords * 8, 0, 4};
@@ -653,6 +657,20 @@ TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_
                                    "tally_vulkan_bench_scan_stats");
     if (st == TALLY_OK) memcpy(out, view, 16);
     return st;
+}
+
+/* Benchmarks (bench/probe_fscan.c): the times fscan1.comp's clock variant wrote in the last
+ * f32 call with TALLY_VULKAN_FSCAN_PROBE=1, 8 words per workgroup of its last segment (see the
+ * shader's end), at most max_wg of them into out; returns the workgroups written (0: none). */
+TALLY_API uint64_t tally_vulkan_bench_fscan_probe(tally_context *ctx, uint64_t *out, uint64_t max_wg)
+{
+    tvk_state *s = tvk_state_of(ctx);
+    if (!s || !s->fscan_probe || !s->fscan_probe_wg) return 0;
+    uint64_t w = s->fscan_probe_wg < max_wg ? s->fscan_probe_wg : max_wg;
+    const void *view;
+    if (tvk_download(ctx, s, s->sval.buf, 0, w * 64, &view, "tally_vulkan_bench_fscan_probe") != TALLY_OK) return 0;
+    memcpy(out, view, w * 64);
+    return w;
 }
 
 /* Benchmarks: float sum/product scans in the shaders even on a device without IEEE subnormals

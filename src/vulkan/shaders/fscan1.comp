@@ -57,6 +57,11 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_spirv_intrinsics : require
 #extension GL_EXT_control_flow_attributes : require
+#if TVK_CLOCK
+/* the probe variant (fscan1_clk, bench/probe_fscan.c): each workgroup's phases timed */
+#extension GL_EXT_shader_realtime_clock : require
+#extension GL_ARB_shader_clock : require
+#endif
 #include "common.glsl"
 #if TVK_DENORM_PRESERVE && TSIZE == 4
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
@@ -116,6 +121,11 @@ const uint NB = 1u << ((VAR >> 1) & 3u);
 uint tid;
 bool all_chain;
 uint keep; /* A's kept: KEEP, or 16 (flags bit 5, tests: the fold's reads again) */
+#if TVK_CLOCK
+uint pr_d = 0u, pr_steps = 0u; /* the walk's A's folded and its steps */
+uint64_t clk() { return packUint2x32(clock2x32ARB()); }
+uint64_t rt() { return packUint2x32(clockRealtime2x32EXT()); }
+#endif
 
 /* Slots 0 .. NBMAX - 1: this workgroup's blocks; NBMAX and NBMAX + 1: the fallbacks' blocks,
  * alternating (no shared word read before a barrier is written by another invocation right
@@ -366,6 +376,10 @@ FT lookback(uint g)
         /* nearest first: m A's, then (m < w) a P or the start, which ends the walk, or a tile
          * without a state, which stops this step */
         uint m = min(win_first[s3], w);
+#if TVK_CLOCK
+        pr_steps++;
+        pr_d = got + m;
+#endif
         if (m < w && win_f[par][m] != 0u) {
             FT c = win_f[par][m] == 2u ? win_v[par][m] : start;
             return fold(g, c, got + m, par);
@@ -405,6 +419,9 @@ void main()
     uint w = (pc.flags & 1u) != 0u ? nwg - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint k0 = w * NB, nbw = min(NB, pc.ntiles - k0); /* this workgroup's blocks of the segment */
     uint g0 = pc.tile0 + k0;                          /* (global index of the first) */
+#if TVK_CLOCK
+    uint64_t r0 = rt(), c0 = clk();
+#endif
     uint m[NBMAX];
     FT lprev[NBMAX], a[NBMAX];
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
@@ -416,7 +433,13 @@ void main()
         }
     }
     barrier();
+#if TVK_CLOCK
+    uint64_t c1 = clk();
+#endif
     l_chains(k0, 0u, nbw, lprev, a);
+#if TVK_CLOCK
+    uint64_t c2 = clk(), r2 = rt();
+#endif
     FT start = FROM_BITS(pc.start);
     edge_note(start);
     FT c = start;
@@ -426,6 +449,9 @@ void main()
                 if (b < nbw) publish(g0 + b, 1u, a[b]);
         c = lookback(g0);
     }
+#if TVK_CLOCK
+    uint64_t c3 = clk(), r3 = rt();
+#endif
     /* the blocks' carries, the chain's own steps: carry_(b+1) = carry_b op A_b = P_b */
     FT cb[NBMAX];
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
@@ -459,4 +485,19 @@ void main()
         store_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), mm, o);
     }
     if (edge_seen()) atomicOr(stw[pc.stats_at], 1u);
+#if TVK_CLOCK
+    /* (f32: the val slots are free; the host sized them for 8 words per workgroup) */
+    if (tid == 0u) {
+        uint64_t c4 = clk(), r4 = rt();
+        uint b8 = 8u * gl_WorkGroupID.x;
+        val[b8] = r0;
+        val[b8 + 1u] = r2;
+        val[b8 + 2u] = r3;
+        val[b8 + 3u] = r4;
+        val[b8 + 4u] = c1 - c0;
+        val[b8 + 5u] = c2 - c1;
+        val[b8 + 6u] = c3 - c2;
+        val[b8 + 7u] = (c4 - c3) | (uint64_t(pr_d) << 32) | (uint64_t(min(pr_steps, 255u)) << 56);
+    }
+#endif
 }

@@ -1,0 +1,168 @@
+/* Where the one-pass float scan's time goes (fscan1.comp, issue 20): its clock variant
+ * (TALLY_VULKAN_FSCAN_PROBE=1, VK_KHR_shader_clock) has each workgroup record the device clock
+ * (ns) at its start, when its blocks' A's are ready, when its carry is known and at its end,
+ * and the SM clock (cycles) of four phases: the loads and group prefixes, the L chains, the
+ * look-back with its fold, and the outputs; plus the A's its fold took and its walk's steps.
+ * This prints their distributions and what they imply: the workgroups resident at once, the
+ * pace at which carries become known, and how long each phase holds a workgroup.
+ *
+ *   TALLY_VULKAN_FSCAN_PROBE=1 probe_fscan [--log2 N] [--reps R]
+ *
+ * The scans are checked against the CPU backend (bit for bit) before anything is printed. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tally.h"
+#include "tally_vulkan.h"
+
+TALLY_API int tally_vulkan_bench_timing(tally_context *ctx, int on);
+TALLY_API double tally_vulkan_bench_gpu_us(tally_context *ctx);
+TALLY_API int tally_vulkan_bench_float_shaders(tally_context *ctx, int on);
+TALLY_API tally_status tally_vulkan_bench_buffer(tally_context *ctx, int slot, const void *data,
+                                                 uint64_t bytes, VkBuffer *out);
+TALLY_API tally_status tally_vulkan_bench_read(tally_context *ctx, VkBuffer buf, uint64_t off,
+                                               uint64_t bytes, void *dst);
+TALLY_API uint64_t tally_vulkan_bench_fscan_probe(tally_context *ctx, uint64_t *out, uint64_t max_wg);
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* mean, 10th, 50th, 90th percentile and max of v[0..n) (sorts v) */
+static void dist(const char *name, const char *unit, double *v, uint64_t n)
+{
+    double s = 0;
+    for (uint64_t i = 0; i < n; i++) s += v[i];
+    qsort(v, n, sizeof *v, cmp_d);
+    printf("| %-34s | %-6s | %10.1f | %10.1f | %10.1f | %10.1f | %10.1f |\n", name, unit, s / n, v[n / 10],
+           v[n / 2], v[n * 9 / 10], v[n - 1]);
+}
+
+int main(int argc, char **argv)
+{
+    int lg = 26, reps = 3;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--log2") && i + 1 < argc) lg = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: TALLY_VULKAN_FSCAN_PROBE=1 %s [--log2 N] [--reps R]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (lg < 12 || lg > 30 || reps < 1) {
+        fprintf(stderr, "probe_fscan: --log2 must be 12..30 and --reps at least 1\n");
+        return 2;
+    }
+    tally_options o;
+    tally_options_init(&o);
+    o.backend = TALLY_BACKEND_VULKAN;
+    tally_context *vk, *cpu;
+    if (tally_create(&vk, &o) != TALLY_OK) {
+        printf("SKIP: no Vulkan context: %s\n", tally_create_error());
+        return 77;
+    }
+    o.backend = TALLY_BACKEND_CPU;
+    if (tally_create(&cpu, &o) != TALLY_OK) return 1;
+    tally_vulkan_bench_float_shaders(vk, 1);
+    uint64_t n = 1ull << lg;
+    float *x = malloc(n * 4), *want = malloc(n * 4), *got = malloc(n * 4);
+    uint64_t maxwg = n / 4096 + 1;
+    uint64_t *rec = malloc(maxwg * 64);
+    if (!x || !want || !got || !rec) {
+        fprintf(stderr, "probe_fscan: out of memory for 2^%d floats\n", lg);
+        return 1;
+    }
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (uint64_t i = 0; i < n; i++) { /* price-like: cents between 1 and 1000 */
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        x[i] = (float)((double)(100 + r % 99900) / 100.0);
+    }
+    VkBuffer in, out;
+    if (tally_vulkan_bench_buffer(vk, 0, x, n * 4, &in) != TALLY_OK ||
+        tally_vulkan_bench_buffer(vk, 1, NULL, n * 4, &out) != TALLY_OK) {
+        fprintf(stderr, "probe_fscan: buffers: %s\n", tally_last_error(vk));
+        return 1;
+    }
+    tally_scan_options so;
+    memset(&so, 0, sizeof so); /* inclusive, no start value */
+    if (tally_scan(cpu, TALLY_SUM, TALLY_F32, x, want, n, &so) != TALLY_OK) return 1;
+    int timing = tally_vulkan_bench_timing(vk, 1);
+    double best = 1e30;
+    uint64_t w = 0;
+    for (int k = 0; k < reps; k++) {
+        if (tally_vulkan_scan_buffer(vk, TALLY_SUM, TALLY_F32, in, 0, out, 0, n, &so) != TALLY_OK) {
+            fprintf(stderr, "probe_fscan: scan: %s\n", tally_last_error(vk));
+            return 1;
+        }
+        double us = timing ? tally_vulkan_bench_gpu_us(vk) : 0;
+        if (us < best || !w) { /* keep the fastest run's records */
+            best = us;
+            w = tally_vulkan_bench_fscan_probe(vk, rec, maxwg);
+        }
+    }
+    if (tally_vulkan_bench_read(vk, out, 0, n * 4, got) != TALLY_OK || memcmp(got, want, n * 4)) {
+        printf("VALIDATION FAILED: the scan differs from the CPU backend's\n");
+        return 1;
+    }
+    if (!w) {
+        printf("SKIP: no probe records (TALLY_VULKAN_FSCAN_PROBE=1 and VK_KHR_shader_clock's device and "
+               "subgroup clocks needed)\n");
+        return 77;
+    }
+    /* rec[8 i + ...]: 0 start, 1 A's ready, 2 carry known, 3 end (device clock); 4 loads and
+     * prefixes, 5 L chains, 6 look-back and fold (SM cycles); 7: outputs' cycles (low 32 bits),
+     * the A's folded (bits 32-55), the walk's steps (56-63, capped at 255) */
+    double *v = malloc(w * sizeof *v);
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    for (uint64_t i = 0; i < w; i++) {
+        if (rec[8 * i] < t0) t0 = rec[8 * i];
+        if (rec[8 * i + 3] > t1) t1 = rec[8 * i + 3];
+    }
+    double span = (double)(t1 - t0), life = 0;
+    for (uint64_t i = 0; i < w; i++) life += (double)(rec[8 * i + 3] - rec[8 * i]);
+    printf("probe_fscan: 2^%d f32 sum scan, %llu workgroups (4 blocks each), fastest of %d: %.1f µs by the "
+           "timestamps, %.1f µs from the first start to the last end by the device clock\n",
+           lg, (unsigned long long)w, reps, best, span / 1e3);
+    printf("workgroups resident on average (sum of lifetimes / span): %.1f\n\n", life / span);
+    printf("| per workgroup                      | unit   |       mean |        p10 |        p50 |        p90 |        max |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|\n");
+#define DIST(name, unit, expr)                                     \
+    do {                                                            \
+        for (uint64_t i = 0; i < w; i++) v[i] = (double)(expr);      \
+        dist(name, unit, v, w);                                     \
+    } while (0)
+    const uint64_t *q = rec;
+    DIST("lifetime (start to end)", "ns", q[8 * i + 3] - q[8 * i]);
+    DIST("start to A's ready", "ns", q[8 * i + 1] - q[8 * i]);
+    DIST("A's ready to carry known", "ns", q[8 * i + 2] - q[8 * i + 1]);
+    DIST("carry known to end (outputs)", "ns", q[8 * i + 3] - q[8 * i + 2]);
+    DIST("loads and prefixes", "cycles", q[8 * i + 4]);
+    DIST("L chains (and their checks)", "cycles", q[8 * i + 5]);
+    DIST("look-back and fold", "cycles", q[8 * i + 6]);
+    DIST("outputs", "cycles", q[8 * i + 7] & 0xffffffffu);
+    DIST("A's folded (walk distance)", "tiles", (q[8 * i + 7] >> 32) & 0xffffffu);
+    DIST("walk steps", "steps", q[8 * i + 7] >> 56);
+    /* the pace: when consecutive workgroups started and learned their carries (device clock) */
+    DIST("start - previous workgroup's", "ns", i ? (double)q[8 * i] - (double)q[8 * (i - 1)] : 0);
+    DIST("carry known - previous's", "ns", i ? (double)q[8 * i + 2] - (double)q[8 * (i - 1) + 2] : 0);
+    DIST("start, from the first start", "µs", (q[8 * i] - t0) / 1e3);
+    printf("\nThe middle workgroups' timeline (device clock, µs from the first start):\n");
+    printf("| wg | start | A's ready | carry known | end | folded | steps |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (uint64_t i = w / 2; i < w / 2 + 12 && i < w; i++)
+        printf("| %llu | %.2f | %.2f | %.2f | %.2f | %llu | %llu |\n", (unsigned long long)i, (q[8 * i] - t0) / 1e3,
+               (q[8 * i + 1] - t0) / 1e3, (q[8 * i + 2] - t0) / 1e3, (q[8 * i + 3] - t0) / 1e3,
+               (unsigned long long)((q[8 * i + 7] >> 32) & 0xffffffu), (unsigned long long)(q[8 * i + 7] >> 56));
+    free(v);
+    free(rec);
+    free(x);
+    free(want);
+    free(got);
+    tally_destroy(vk);
+    tally_destroy(cpu);
+    return 0;
+}
