@@ -362,11 +362,19 @@ if want vulkan && [ $VK = ON ]; then
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   # VK_PROBE=1: where the one-pass f32 scan's time goes, by the shader clock (probe_fscan at
   # 2^VK_PROBE_LOG2, default "26 28"), each table in probe-fscan-N.md
+  # (VK_PROBE_ENVS: settings separated by ";", one run each, e.g. "TALLY_VULKAN_FSCAN_OUT=1;
+  # TALLY_VULKAN_FSCAN_OUT=2"; default: one run as is)
   if [ "${VK_PROBE:-0}" = 1 ] && [ -x "$B/bench/probe_fscan" ]; then
-    for lg in ${VK_PROBE_LOG2:-26 28}; do
-      TALLY_VULKAN_FSCAN_PROBE=1 timeout 60 "$B/bench/probe_fscan" --log2 "$lg" --reps 3 >"$OUT/probe-fscan-$lg.md" 2>&1
-      r=$?; [ "$r" = 0 ] || rc=1
-      log "probe_fscan 2^$lg exit $r: $(head -2 "$OUT/probe-fscan-$lg.md" | tr '\n' ' ')"
+    for lg in ${VK_PROBE_LOG2:-26}; do
+      i=0
+      IFS=';' read -ra pes <<<"${VK_PROBE_ENVS:- }"
+      for pe in "${pes[@]}"; do
+        i=$((i + 1))
+        env $pe TALLY_VULKAN_FSCAN_PROBE=1 timeout 60 "$B/bench/probe_fscan" --log2 "$lg" --reps 5 \
+          >"$OUT/probe-fscan-$lg-$i.md" 2>&1
+        r=$?; [ "$r" = 0 ] || rc=1
+        log "probe_fscan 2^$lg [$pe] exit $r: $(head -2 "$OUT/probe-fscan-$lg-$i.md" | tr '\n' ' ')"
+      done
     done
   fi
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")

@@ -82,11 +82,12 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
-                                              * bits 1-2: log2 of the blocks per workgroup */
+                                              * bits 1-2: log2 of the blocks per workgroup;
+                                              * bits 3-4: the outputs' groups (OUTM) */
 layout(constant_id = 2) const uint EXCL = 0;
 
-layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
-layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
+layout(std430, binding = 0) restrict readonly buffer InW { uint inw[]; };
+layout(std430, binding = 0) restrict readonly buffer InV { uvec4 inv[]; };
 layout(std430, binding = 1) buffer OutW { uint outw[]; };
 layout(std430, binding = 1) buffer OutV { uvec4 outv[]; };
 layout(std430, binding = 2) buffer Val { uint64_t val[]; };
@@ -116,6 +117,12 @@ layout(push_constant) uniform PC {
 #define NBMAX 2u
 #endif
 const uint NB = 1u << ((VAR >> 1) & 3u);
+/* Where the outputs' groups come from: 0, loaded again block by block (the prefix again);
+ * 1, loaded again, every block's at once (their loads in flight together); 2, held in registers
+ * from the first load through the look-back (no second read). A workgroup holds the
+ * multiprocessor through its whole life, so its memory phases cost what they wait: the first
+ * loads are issued for every block at once in every mode. */
+const uint OUTM = (VAR >> 3) & 3u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -424,12 +431,20 @@ void main()
 #endif
     uint m[NBMAX];
     FT lprev[NBMAX], a[NBMAX];
+    FT pg[NBMAX][16]; /* the groups, every block's loaded at once; then their prefixes */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
+        [[unroll]] for (uint k = 0u; k < 16u; k++) pg[b][k] = FT(0);
         if (b < nbw) {
-            FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
-            group_load_prefix(k0 + b, p, m[b], true);
-            tots[b][tid] = m[b] > 0u ? p[m[b] - 1u] : FT(0);
+            uint len = block_len(k0 + b);
+            m[b] = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
+            load_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), m[b], pg[b]);
+        }
+    }
+    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+        if (b < nbw) {
+            group_prefix(pg[b], m[b], true);
+            tots[b][tid] = m[b] > 0u ? pg[b][m[b] - 1u] : FT(0);
         }
     }
     barrier();
@@ -461,16 +476,24 @@ void main()
             if (tid == 0u) publish(g0 + b, 2u, c);
         }
     }
+    if (OUTM == 1u) {
+        /* every block's group again, loads first (from L2 if it still holds them: the input
+         * never changes during the dispatch), then the prefixes again (the same operations,
+         * the same bits; checked the first time) */
+        [[unroll]] for (uint b = 0u; b < NBMAX; b++)
+            if (b < nbw && m[b] > 0u) load_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), m[b], pg[b]);
+        [[unroll]] for (uint b = 0u; b < NBMAX; b++)
+            if (b < nbw && m[b] > 0u) group_prefix(pg[b], m[b], false);
+    }
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         if (b >= nbw || m[b] == 0u) continue;
-        /* The group again, from memory (L2, read moments ago: the input never changes during
-         * the dispatch) and its prefix again (the same operations, the same bits): holding the
-         * groups in registers through the look-back costs more in occupancy than this. Then the
-         * local values l = p (first group) or L_(i-1) op p; outputs carry op l (inclusive), or
-         * carry, then carry op (the element before's l) (exclusive). */
+        /* The group's prefix p: held (OUTM 2), loaded again above (1), or here, block by block
+         * (0). Then the local values l = p (first group) or L_(i-1) op p; outputs carry op l
+         * (inclusive), or carry, then carry op (the element before's l) (exclusive). */
         FT p[16];
-        uint mm;
-        group_load_prefix(k0 + b, p, mm, false); /* (checked the first time) */
+        uint mm = m[b];
+        if (OUTM == 0u) group_load_prefix(k0 + b, p, mm, false); /* (checked the first time) */
+        else [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = pg[b][k];
         FT o[16];
         FT prev = lprev[b];
         [[unroll]] for (uint q = 0u; q < 16u; q++) {
