@@ -388,14 +388,8 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         uint32_t l = v >= 4 ? 2 : v >= 2 ? 1 : 0;
         if (l < lnb) lnb = l;
     }
-    /* where the outputs' groups come from (fscan1.comp's OUTM): TALLY_VULKAN_FSCAN_OUT=0 (loaded
-     * again block by block), 1 (loaded again, all blocks at once) or 2 (held in registers) */
-    uint32_t outm = 0;
-    const char *oe = getenv("TALLY_VULKAN_FSCAN_OUT");
-    if (oe && *oe) outm = (uint32_t)strtoul(oe, NULL, 10) & 3u;
-    if (outm == 3) outm = 0;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
-                           emu | (lnb << 1) | (outm << 3), ex, &p)) != TALLY_OK)
+                           emu | (lnb << 1), ex, &p)) != TALLY_OK)
         return st;
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
     const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */
