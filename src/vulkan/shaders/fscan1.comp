@@ -82,7 +82,8 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
-                                              * bits 1-2: log2 of the blocks per workgroup */
+                                              * bits 1-2: log2 of the blocks per workgroup;
+                                              * bit 3: CHAIN_PF */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) restrict readonly buffer InW { uint inw[]; };
@@ -116,6 +117,8 @@ layout(push_constant) uniform PC {
 #define NBMAX 2u
 #endif
 const uint NB = 1u << ((VAR >> 1) & 3u);
+/* bit 3: a whole block's L chain without bounds and with its totals read ahead (GPUs) */
+const bool CHAIN_PF = (VAR & 8u) != 0u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -262,6 +265,20 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
                     if (i > 0u && i < ng) l = op2(l, v[c]);
                     if (i + 1u == tid) lprev[b] = l;
                 }
+            }
+        } else if (CHAIN_PF && ng == uint(WG)) {
+            /* a whole block's chain: no bounds, the next 16 totals read while these are added */
+            FT v[16];
+            [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][c];
+            for (uint q = 0u; q < uint(WG) / 16u; q++) {
+                FT nv[16];
+                uint qn = min(q + 1u, uint(WG) / 16u - 1u);
+                [[unroll]] for (uint c = 0u; c < 16u; c++) nv[c] = tots[sl][16u * qn + c];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) {
+                    if (c > 0u || q > 0u) l = op_raw(l, v[c]);
+                    ls[sl][16u * q + c] = l;
+                }
+                [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = nv[c];
             }
         } else {
             for (uint q = 0u; q < uint(WG) / 16u; q++) {
