@@ -388,10 +388,10 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         uint32_t l = v >= 4 ? 2 : v >= 2 ? 1 : 0;
         if (l < lnb) lnb = l;
     }
-    /* TALLY_VULKAN_FSCAN_CHAIN_PF=0|1: whole blocks' L chains with their totals read ahead
-     * (fscan1.comp's CHAIN_PF) */
+    /* whole blocks' L chains with their totals read ahead (fscan1.comp's CHAIN_PF): on by
+     * default; TALLY_VULKAN_FSCAN_CHAIN_PF=0 for the bounded loop */
     const char *pfe = getenv("TALLY_VULKAN_FSCAN_CHAIN_PF");
-    uint32_t pf = pfe && *pfe && strcmp(pfe, "0") ? 8u : 0u;
+    uint32_t pf = pfe && *pfe && !strcmp(pfe, "0") ? 0u : 8u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf, ex, &p)) != TALLY_OK)
         return st;

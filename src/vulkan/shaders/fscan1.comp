@@ -13,7 +13,7 @@
  *
  * Here one block is a tile (global tile g = pc.tile0 + its index in the segment), NB
  * consecutive tiles are one workgroup's, one group is one invocation (its 16 elements and their
- * prefix in registers, loaded again for the outputs). Each block's L chain runs in ONE
+ * prefix in registers, held through the look-back for the outputs). Each block's L chain runs in ONE
  * invocation (32 b for the workgroup's block b: the chains side by side), 16 totals at a time
  * from shared memory into registers and the L's back, plain operations checked afterwards by
  * every invocation (on CPU devices, flags bit 3, every invocation runs every chain: lavapipe
@@ -138,28 +138,8 @@ shared FT ls[NBMAX + 2u][WG];   /* the L chain over them */
 shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest first */
 shared FT win_v[2][LBW];
 shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
-/* ks: the A's passed (kept, see lookback: ks[0 .. 255]) and the fold's steps (cs: ks[256 ..
- * 511]) during the look-back; the staging of the blocks' vectors (two buffers of 256, see
- * stage_in) before and after it. 8 KiB in either type: within lavapipe's 32 KiB. */
-shared uvec4 ks[512];
-#if TSIZE == 4
-FT kept(uint i) { return uintBitsToFloat(ks[i >> 2u][i & 3u]); }
-void kept_set(uint i, FT v) { ks[i >> 2u][i & 3u] = floatBitsToUint(v); }
-FT cs(uint i) { return uintBitsToFloat(ks[256u + (i >> 2u)][i & 3u]); }
-void cs_set(uint i, FT v) { ks[256u + (i >> 2u)][i & 3u] = floatBitsToUint(v); }
-#else
-FT ks_get(uint j, uint h) { return packDouble2x32(h == 0u ? ks[j].xy : ks[j].zw); }
-void ks_set(uint j, uint h, FT v)
-{
-    uvec2 u = unpackDouble2x32(v); /* (component stores: no other invocation's half rewritten) */
-    ks[j][2u * h] = u.x;
-    ks[j][2u * h + 1u] = u.y;
-}
-FT kept(uint i) { return ks_get(i >> 1u, i & 1u); }
-void kept_set(uint i, FT v) { ks_set(i >> 1u, i & 1u, v); }
-FT cs(uint i) { return ks_get(256u + (i >> 1u), i & 1u); }
-void cs_set(uint i, FT v) { ks_set(256u + (i >> 1u), i & 1u, v); }
-#endif
+shared FT kept[KEEP];      /* the A's passed (see lookback) */
+shared FT cs[KEEP];        /* the fold's steps (GPUs) */
 shared FT c_in;            /* the fold's start there */
 shared FT cw_in;           /* the start of the fold's steps beyond KEEP (in cs[0 .. LBW - 1],
                             * one look-back window at a time: f64's 32 KiB on lavapipe) */
@@ -174,70 +154,6 @@ void group_load_prefix(uint kb, out FT p[16], out uint m, bool checked)
     m = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
     load_group(uint64_t(kb) * uint64_t(WG) + uint64_t(tid), m, p);
     group_prefix(p, m, checked);
-}
-
-/* Striped loads and stores (whole blocks, 16-byte aligned data): a group of 16 is VPG 16-byte
- * vectors, one invocation's (the order's unit), so that loading it directly would have each
- * subgroup instruction touch a vector every 16 * VPG bytes; instead chunk c of a block (its
- * vectors c * 256 .. c * 256 + 255) is loaded by all 256 invocations, one vector each, side by
- * side (coalesced), and passed through shared memory (ks, two buffers of 256 vectors in turn,
- * one barrier a chunk) to the GPC invocations whose groups it holds. Positions are swizzled
- * (vector v at v ^ ((v >> 3) & 7)) so that neither the side-by-side writes nor the
- * group-by-group reads of 8 invocations meet in a bank. */
-const uint VPG = uint(TSIZE);  /* 16-byte vectors per group */
-const uint GPC = 256u / VPG;   /* groups per chunk */
-uint swz(uint v) { return v ^ ((v >> 3u) & 7u); }
-
-void stage_load(uint kb, out uvec4 r[VPG])
-{
-    uint v0 = uint((uint64_t(pc.in_head) >> 4) + uint64_t(kb) * uint64_t(256u * VPG));
-    [[unroll]] for (uint c = 0u; c < VPG; c++) r[c] = inv[v0 + c * 256u + tid];
-}
-
-/* the block's chunks r (stage_load) into this invocation's group p */
-void stage_in(uvec4 r[VPG], inout FT p[16], inout uint rnd)
-{
-    [[unroll]] for (uint c = 0u; c < VPG; c++) {
-        uint buf = (rnd & 1u) * 256u;
-        rnd++;
-        ks[buf + swz(tid)] = r[c];
-        barrier();
-        if (tid / GPC == c) {
-            uint v0 = (tid % GPC) * VPG;
-            [[unroll]] for (uint q = 0u; q < VPG; q++) {
-                uvec4 v = ks[buf + swz(v0 + q)];
-#if TSIZE == 4
-                [[unroll]] for (uint j = 0u; j < 4u; j++) p[4u * q + j] = uintBitsToFloat(v[j]);
-#else
-                p[2u * q] = packDouble2x32(v.xy);
-                p[2u * q + 1u] = packDouble2x32(v.zw);
-#endif
-            }
-        }
-    }
-}
-
-/* this invocation's group of outputs o into block kb's vectors, chunk by chunk, side by side */
-void stage_out(uint kb, FT o[16], inout uint rnd)
-{
-    uint w0 = uint((uint64_t(pc.out_head) >> 4) + uint64_t(kb) * uint64_t(256u * VPG));
-    [[unroll]] for (uint c = 0u; c < VPG; c++) {
-        uint buf = (rnd & 1u) * 256u;
-        rnd++;
-        if (tid / GPC == c) {
-            uint v0 = (tid % GPC) * VPG;
-            [[unroll]] for (uint q = 0u; q < VPG; q++) {
-#if TSIZE == 4
-                ks[buf + swz(v0 + q)] = uvec4(floatBitsToUint(o[4u * q]), floatBitsToUint(o[4u * q + 1u]),
-                                              floatBitsToUint(o[4u * q + 2u]), floatBitsToUint(o[4u * q + 3u]));
-#else
-                ks[buf + swz(v0 + q)] = uvec4(unpackDouble2x32(o[2u * q]), unpackDouble2x32(o[2u * q + 1u]));
-#endif
-            }
-        }
-        barrier();
-        outv[w0 + c * 256u + tid] = ks[buf + swz(tid)];
-    }
 }
 
 /* The L chains of blocks kb0 .. kb0 + nbw - 1 over their group totals in tots[slot0 + b]
@@ -267,7 +183,8 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
                 }
             }
         } else if (CHAIN_PF && ng == uint(WG)) {
-            /* a whole block's chain: no bounds, the next 16 totals read while these are added */
+            /* a whole block's chain: no bounds, the next 16 totals read while these are added
+             * (the chains' phase 6,700 -> 4,000 cycles per workgroup on the H200) */
             FT v[16];
             [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][c];
             for (uint q = 0u; q < uint(WG) / 16u; q++) {
@@ -393,14 +310,14 @@ FT fold(uint g, FT c, uint d, uint par)
                     [[unroll]] for (uint k = 0u; k < 16u; k++) {
                         if (q + k < cnt) {
                             c = op_raw(c, v[k]);
-                            cs_set(q + k, c);
+                            cs[q + k] = c;
                         }
                     }
                 }
             }
             barrier();
-            if (tid < cnt) op_check(tid > 0u ? cs(tid - 1u) : cw_in, win_v[r][tid], cs(tid));
-            c = cs(cnt - 1u);
+            if (tid < cnt) op_check(tid > 0u ? cs[tid - 1u] : cw_in, win_v[r][tid], cs[tid]);
+            c = cs[cnt - 1u];
         }
         hi = lo;
         r ^= 1u;
@@ -412,11 +329,11 @@ FT fold(uint g, FT c, uint d, uint par)
         uint i = n;
         for (; i >= 16u; i -= 16u) {
             FT v[16];
-            [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept(i - 1u - k);
+            [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[i - 1u - k];
             [[unroll]] for (uint k = 0u; k < 16u; k++) c = op2(c, v[k]);
         }
         [[unroll]] for (uint k = 0u; k < 16u; k++)
-            if (k < i) c = op2(c, kept(i - 1u - k));
+            if (k < i) c = op2(c, kept[i - 1u - k]);
         return c;
     }
     /* GPUs: invocation 0 folds with plain operations (the fold is the carry chain: every tile
@@ -428,22 +345,22 @@ FT fold(uint g, FT c, uint d, uint par)
         uint i = n;
         for (; i >= 16u; i -= 16u) {
             FT v[16];
-            [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept(i - 1u - k);
+            [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[i - 1u - k];
             [[unroll]] for (uint k = 0u; k < 16u; k++) {
                 c = op_raw(c, v[k]);
-                cs_set(i - 1u - k, c);
+                cs[i - 1u - k] = c;
             }
         }
         [[unroll]] for (uint k = 0u; k < 16u; k++) {
             if (k < i) {
-                c = op_raw(c, kept(i - 1u - k));
-                cs_set(i - 1u - k, c);
+                c = op_raw(c, kept[i - 1u - k]);
+                cs[i - 1u - k] = c;
             }
         }
     }
     barrier();
-    for (uint x = tid; x < n; x += uint(WG)) op_check(x + 1u < n ? cs(x + 1u) : c_in, kept(x), cs(x));
-    return n > 0u ? cs(0u) : c_in;
+    for (uint x = tid; x < n; x += uint(WG)) op_check(x + 1u < n ? cs[x + 1u] : c_in, kept[x], cs[x]);
+    return n > 0u ? cs[0] : c_in;
 }
 
 /* carry_g, the fold from the nearest P (see the top): every invocation returns it.
@@ -470,7 +387,7 @@ FT lookback(uint g)
             if (tid <= j) s = read_state(j - tid, v);
             win_f[par][tid] = s;
             win_v[par][tid] = v;
-            if (s == 1u && got + tid < keep) kept_set(got + tid, v);
+            if (s == 1u && got + tid < keep) kept[got + tid] = v;
             if (s != 1u) atomicMin(win_first[s3], tid);
         }
         barrier();
@@ -524,25 +441,18 @@ void main()
     uint64_t r0 = rt(), c0 = clk();
 #endif
     uint m[NBMAX];
-    bool wh[NBMAX]; /* whole blocks with aligned input: striped loads (stage_in) */
     FT lprev[NBMAX], a[NBMAX];
-    FT pg[NBMAX][16]; /* the groups, loaded for every block at once, then their prefixes, held
-                       * through the look-back for the outputs */
-    uvec4 rv[NBMAX][VPG];
+    FT pg[NBMAX][16]; /* the groups, every block's loaded at once; then their prefixes */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
         [[unroll]] for (uint k = 0u; k < 16u; k++) pg[b][k] = FT(0);
-        wh[b] = b < nbw && block_len(k0 + b) == 4096u && (pc.in_head & 15u) == 0u;
         if (b < nbw) {
             uint len = block_len(k0 + b);
             m[b] = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
-            if (wh[b]) stage_load(k0 + b, rv[b]);
-            else load_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), m[b], pg[b]);
+            load_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), m[b], pg[b]);
         }
     }
-    uint rnd = 0u; /* staging rounds so far (their buffer: rnd & 1) */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-        if (wh[b]) stage_in(rv[b], pg[b], rnd);
         if (b < nbw) {
             group_prefix(pg[b], m[b], true);
             tots[b][tid] = m[b] > 0u ? pg[b][m[b] - 1u] : FT(0);
@@ -577,26 +487,29 @@ void main()
             if (tid == 0u) publish(g0 + b, 2u, c);
         }
     }
-    barrier(); /* (ks: the look-back's until here, the staging's below) */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-        if (b >= nbw) continue;
-        /* From the group's prefix p (held): the local values l = p (first group) or L_(i-1) op
-         * p; outputs carry op l (inclusive), or carry, then carry op (the element before's l)
-         * (exclusive). */
+        if (b >= nbw || m[b] == 0u) continue;
+        /* The group's prefix p, held in registers from the first load through the look-back
+         * (a workgroup holds its multiprocessor for its whole life, so a second read from L2
+         * cost more than the registers: 481 against 402 µs at 2^26 f32 on the H200, and
+         * loading the groups again all at once 504). Then the local values l = p (first
+         * group) or L_(i-1) op p; outputs carry op l (inclusive), or carry, then carry op (the
+         * element before's l) (exclusive). */
         uint mm = m[b];
+        FT p[16];
+        [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = pg[b][k];
         FT o[16];
         FT prev = lprev[b];
         [[unroll]] for (uint q = 0u; q < 16u; q++) {
             o[q] = FT(0);
             if (q < mm) {
-                FT l = tid == 0u ? pg[b][q] : op2(lprev[b], pg[b][q]);
+                FT l = tid == 0u ? p[q] : op2(lprev[b], p[q]);
                 if (EXCL != 0u) o[q] = tid == 0u && q == 0u ? cb[b] : op2(cb[b], prev);
                 else o[q] = op2(cb[b], l);
                 prev = l;
             }
         }
-        if (wh[b] && (pc.out_head & 15u) == 0u) stage_out(k0 + b, o, rnd);
-        else if (mm > 0u) store_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), mm, o);
+        store_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), mm, o);
     }
     if (edge_seen()) atomicOr(stw[pc.stats_at], 1u);
 #if TVK_CLOCK
