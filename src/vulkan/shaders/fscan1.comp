@@ -13,7 +13,7 @@
  *
  * Here one block is a tile (global tile g = pc.tile0 + its index in the segment), NB
  * consecutive tiles are one workgroup's, one group is one invocation (its 16 elements and their
- * prefix in registers, held through the look-back for the outputs). Each block's L chain runs in ONE
+ * prefix in registers, loaded again for the outputs). Each block's L chain runs in ONE
  * invocation (32 b for the workgroup's block b: the chains side by side), 16 totals at a time
  * from shared memory into registers and the L's back, plain operations checked afterwards by
  * every invocation (on CPU devices, flags bit 3, every invocation runs every chain: lavapipe
@@ -86,8 +86,8 @@ layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushin
                                               * bit 3: CHAIN_PF */
 layout(constant_id = 2) const uint EXCL = 0;
 
-layout(std430, binding = 0) restrict readonly buffer InW { uint inw[]; };
-layout(std430, binding = 0) restrict readonly buffer InV { uvec4 inv[]; };
+layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
+layout(std430, binding = 0) readonly buffer InV { uvec4 inv[]; };
 layout(std430, binding = 1) buffer OutW { uint outw[]; };
 layout(std430, binding = 1) buffer OutV { uvec4 outv[]; };
 layout(std430, binding = 2) buffer Val { uint64_t val[]; };
@@ -184,7 +184,7 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
             }
         } else if (CHAIN_PF && ng == uint(WG)) {
             /* a whole block's chain: no bounds, the next 16 totals read while these are added
-             * (the chains' phase 6,700 -> 4,000 cycles per workgroup on the H200) */
+             * (the chains' phase ~6,700 -> ~4,000 cycles per workgroup on the H200) */
             FT v[16];
             [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][c];
             for (uint q = 0u; q < uint(WG) / 16u; q++) {
@@ -442,20 +442,12 @@ void main()
 #endif
     uint m[NBMAX];
     FT lprev[NBMAX], a[NBMAX];
-    FT pg[NBMAX][16]; /* the groups, every block's loaded at once; then their prefixes */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
-        [[unroll]] for (uint k = 0u; k < 16u; k++) pg[b][k] = FT(0);
         if (b < nbw) {
-            uint len = block_len(k0 + b);
-            m[b] = tid * 16u < len ? min(len - tid * 16u, 16u) : 0u;
-            load_group(uint64_t(k0 + b) * uint64_t(WG) + uint64_t(tid), m[b], pg[b]);
-        }
-    }
-    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-        if (b < nbw) {
-            group_prefix(pg[b], m[b], true);
-            tots[b][tid] = m[b] > 0u ? pg[b][m[b] - 1u] : FT(0);
+            FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
+            group_load_prefix(k0 + b, p, m[b], true);
+            tots[b][tid] = m[b] > 0u ? p[m[b] - 1u] : FT(0);
         }
     }
     barrier();
@@ -489,15 +481,17 @@ void main()
     }
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         if (b >= nbw || m[b] == 0u) continue;
-        /* The group's prefix p, held in registers from the first load through the look-back
-         * (a workgroup holds its multiprocessor for its whole life, so a second read from L2
-         * cost more than the registers: 481 against 402 µs at 2^26 f32 on the H200, and
-         * loading the groups again all at once 504). Then the local values l = p (first
-         * group) or L_(i-1) op p; outputs carry op l (inclusive), or carry, then carry op (the
-         * element before's l) (exclusive). */
-        uint mm = m[b];
+        /* The group again, from memory (L2, read moments ago: the input never changes during
+         * the dispatch) and its prefix again (the same operations, the same bits): holding the
+         * groups in registers through the look-back costs more (H200, 2^26: f32 exclusive 392
+         * against 365 µs, f64 1,148 against 1,059; f32 inclusive 391 against 405), and so
+         * did loading every block's group at once, or side by side through shared memory
+         * (docs/performance.md, "Vulkan: where the float scan's time goes"). Then the
+         * local values l = p (first group) or L_(i-1) op p; outputs carry op l (inclusive), or
+         * carry, then carry op (the element before's l) (exclusive). */
         FT p[16];
-        [[unroll]] for (uint k = 0u; k < 16u; k++) p[k] = pg[b][k];
+        uint mm;
+        group_load_prefix(k0 + b, p, mm, false); /* (checked the first time) */
         FT o[16];
         FT prev = lprev[b];
         [[unroll]] for (uint q = 0u; q < 16u; q++) {
