@@ -72,8 +72,8 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 #define WG 256 /* a block is 256 groups of 16; one group per invocation */
 #define LBW 256 /* tile states read per look-back step, at most: one per invocation */
 #define LBW0 32 /* ... at a walk's first step and after a stall (less polling) */
-/* A's kept in shared memory for the fold (a walk at the frontier passes ~the blocks in flight,
- * ~1000-2000 on an H200); f64 within lavapipe's 32 KiB of shared memory */
+/* A's kept in shared memory for the fold (walks on the H200 passed ~90-160 A's, at most ~900:
+ * bench/probe_fscan); f64 within lavapipe's 32 KiB of shared memory */
 #if TSIZE == 4
 #define KEEP 1024
 #else
@@ -298,10 +298,9 @@ FT fold(uint g, FT c, uint d, uint par)
         if (all_chain) {
             for (uint q = 0u; q < cnt; q++) c = op2(c, win_v[r][q]);
         } else {
-            /* GPUs: as the kept part below. These steps are the carry chain's too: one read
-             * from shared memory and one op2 per step cost ~40 cycles, and a walk at the
-             * frontier's distance (~the blocks in flight, more than KEEP) paid that for most
-             * of its steps, which set the scan's pace at one block per such step */
+            /* GPUs: as the kept part below (a step here used to cost a read from shared
+             * memory and an op2, ~40 cycles; walks this long are rare, so the scan's pace did
+             * not move, but a long walk should not cost more per step than a short one) */
             if (tid == 0u) {
                 cw_in = c;
                 for (uint q = 0u; q < cnt; q += 16u) {
