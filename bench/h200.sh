@@ -361,9 +361,9 @@ if want vulkan && [ $VK = ON ]; then
   tail -20 "$L/adversarial-vulkan.log"
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
   # VK_PROBE=1: where the one-pass f32 scan's time goes, by the shader clock (probe_fscan at
-  # 2^VK_PROBE_LOG2, default "26 28"), each table in probe-fscan-N.md
-  # (VK_PROBE_ENVS: settings separated by ";", one run each, e.g. "TALLY_VULKAN_FSCAN_OUT=1;
-  # TALLY_VULKAN_FSCAN_OUT=2"; default: one run as is)
+  # 2^VK_PROBE_LOG2, default 26: one segment), each table in probe-fscan-N-I.md
+  # (VK_PROBE_ENVS: settings separated by ";", one run each, e.g.
+  # "TALLY_VULKAN_FSCAN_CHAIN_PF=0;TALLY_VULKAN_FSCAN_BLOCKS=2"; default: one run as is)
   if [ "${VK_PROBE:-0}" = 1 ] && [ -x "$B/bench/probe_fscan" ]; then
     for lg in ${VK_PROBE_LOG2:-26}; do
       i=0

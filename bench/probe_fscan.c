@@ -114,6 +114,18 @@ int main(int argc, char **argv)
                "subgroup clocks needed)\n");
         return 77;
     }
+    /* blocks per workgroup (4 by default, TALLY_VULKAN_FSCAN_BLOCKS for fewer): the one that
+     * gives w workgroups; none when the call took several dispatches (segments), as the records
+     * are then the last dispatch's only */
+    uint64_t blocks = n / 4096, bpw = 0;
+    for (uint64_t b = 4; b >= 1 && !bpw; b /= 2)
+        if ((blocks + b - 1) / b == w) bpw = b;
+    if (!bpw) {
+        fprintf(stderr, "probe_fscan: 2^%d elements took several dispatches (segments): the records hold "
+                "only the last one's %llu workgroups; use a smaller --log2 (26 fits on the H200)\n",
+                lg, (unsigned long long)w);
+        return 2;
+    }
     /* rec[8 i + ...]: 0 start, 1 A's ready, 2 carry known, 3 end (device clock); 4 loads and
      * prefixes, 5 L chains, 6 look-back and fold (SM cycles); 7: outputs' cycles (low 32 bits),
      * the A's folded (bits 32-55), the walk's steps (56-63, capped at 255) */
@@ -125,9 +137,9 @@ int main(int argc, char **argv)
     }
     double span = (double)(t1 - t0), life = 0;
     for (uint64_t i = 0; i < w; i++) life += (double)(rec[8 * i + 3] - rec[8 * i]);
-    printf("probe_fscan: 2^%d f32 sum scan, %llu workgroups (4 blocks each), fastest of %d: %.1f µs by the "
+    printf("probe_fscan: 2^%d f32 sum scan, %llu workgroups (%llu blocks each), fastest of %d: %.1f µs by the "
            "timestamps, %.1f µs from the first start to the last end by the device clock\n",
-           lg, (unsigned long long)w, reps, best, span / 1e3);
+           lg, (unsigned long long)w, (unsigned long long)bpw, reps, best, span / 1e3);
     printf("workgroups resident on average (sum of lifetimes / span): %.1f\n\n", life / span);
     printf("| per workgroup                      | unit   |       mean |        p10 |        p50 |        p90 |        max |\n");
     printf("|---|---|---:|---:|---:|---:|---:|\n");

@@ -792,12 +792,13 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     uint32_t next = 0;
     {
         uint32_t ne = 0;
+        int has_clock = 0;
         s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, NULL);
         VkExtensionProperties *ep = calloc(ne ? ne : 1, sizeof *ep);
         if (ep && s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, ep) == VK_SUCCESS)
             for (uint32_t i = 0; i < ne; i++) {
                 if (!strcmp(ep[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) s->push_desc = 1;
-                if (!strcmp(ep[i].extensionName, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) s->shader_clock = 1;
+                if (!strcmp(ep[i].extensionName, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) has_clock = 1;
             }
         free(ep);
         const char *pd = getenv("TALLY_VULKAN_NO_PUSH_DESCRIPTORS"); /* tests: descriptor sets */
@@ -805,15 +806,14 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         if (s->push_desc) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
         /* bench/probe_fscan.c: the one-pass float scan's clock variant (TALLY_VULKAN_FSCAN_PROBE=1) */
         const char *fp = getenv("TALLY_VULKAN_FSCAN_PROBE");
-        s->fscan_probe = s->shader_clock && fp && *fp && strcmp(fp, "0") && s->fi.vkGetPhysicalDeviceFeatures2;
+        s->fscan_probe = has_clock && fp && *fp && strcmp(fp, "0") && s->fi.vkGetPhysicalDeviceFeatures2;
         if (s->fscan_probe) {
             VkPhysicalDeviceShaderClockFeaturesKHR q = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
             VkPhysicalDeviceFeatures2 q2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &q};
             s->fi.vkGetPhysicalDeviceFeatures2(s->phys, &q2);
             s->fscan_probe = q.shaderSubgroupClock && q.shaderDeviceClock;
         }
-        s->shader_clock = s->fscan_probe;
-        if (s->shader_clock) exts[next++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+        if (s->fscan_probe) exts[next++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
     }
     /* optional: Vulkan's memory model at device scope (Vulkan 1.2), which the one-pass scan's
      * look-back (scan1.comp) is written in; without it scans are reduce-then-scan */
@@ -856,7 +856,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     clk.shaderSubgroupClock = VK_TRUE;
     clk.shaderDeviceClock = VK_TRUE;
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &a64};
-    if (s->shader_clock) {
+    if (s->fscan_probe) { /* VK_KHR_shader_clock's features, enabled for the probe only */
         clk.pNext = f2.pNext;
         f2.pNext = &clk;
     }

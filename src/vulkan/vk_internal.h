@@ -120,8 +120,7 @@ typedef struct tvk_state {
     tvk_buf sval, sflag;      /* device: scan1.comp's tile values and flags (flags zeroed when
                                  made; a call's epoch tells its states from earlier calls') */
     uint64_t scan_stats_at;   /* bench: byte offset of scan1's counters in sflag (0: none) */
-    int fscan_probe;          /* bench: fscan1.comp's clock variant (needs shader_clock) */
-    int shader_clock;         /* VK_KHR_shader_clock enabled (subgroup and device clocks) */
+    int fscan_probe;          /* bench: fscan1.comp's clock variant (VK_KHR_shader_clock enabled) */
     uint32_t fscan_probe_wg;  /* workgroups of the last probed call (sval: 8 words each) */
     uint32_t scan_epoch;      /* the last scan1 call's epoch (0: sflag must be cleared first) */
     int scan1;                /* scans of the associative ops in one pass (scan1.comp); else
