@@ -294,7 +294,8 @@ if want vulkan && [ $VK = ON ]; then
   # the reduce's cross-dispatch ordering shows) and float scans in shaders (no IEEE subnormals
   # here); the reduce matrix first, then the scans, each within its share
   export TALLY_VULKAN_SEGMENT_BYTES=65536 TALLY_VULKAN_FLOAT_SHADERS=1
-  for part in ${VK_SHARES:-reduce:50 scan:25}; do   # VK_SHARES: "part:seconds ..."
+  for part in ${VK_SHARES:-reduce:50 scan:25}; do   # VK_SHARES: "part:seconds ..." (none: no part)
+    [ "$part" = none ] && continue
     c=$(cap "${part#*:}" "$(( $(rest mpi cpu) + 30 ))")
     log "test_vulkan --only ${part%%:*} on the NVIDIA driver (at most ${c}s)"
     # part "big": the > 2^32-element i8 reduce and in-place scan (--big), with whole segments;
@@ -312,7 +313,7 @@ if want vulkan && [ $VK = ON ]; then
     log "test_vulkan ${part%%:*} exit $r$([ "$r" = 124 ] && echo ' (timed out)'): $(grep -E 'passed' "$L/test_vulkan-${part%%:*}.log" | tail -1)"
   done
   # the speculative f32/f64 sums (spec.comp; =2, the default, set explicitly): answers, midpoint traps, declines (VK_SPEC_S seconds)
-  if [ -x "$B/tests/vulkan/test_vulkan_spec" ]; then
+  if [ -x "$B/tests/vulkan/test_vulkan_spec" ] && [ "${VK_SPEC_S:-60}" -gt 0 ]; then
     TALLY_VULKAN_SPEC=2 timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     grep '^FAIL' "$L/test_vulkan-spec.log" | head -5
@@ -349,13 +350,31 @@ if want vulkan && [ $VK = ON ]; then
   done
   va=${VK_ADV:-35}
   log "the adversarial harness on Vulkan (at most ${va}s)"
-  # VK_ADV_JOBS shards (run_gpu.sh; default 1: 15 processes, each compiling its pipelines, ran 76
-  # arrays in 40 s where one ran 1,019 in 110 s), shards 2, 6, ... with the f32 tier off
-  # (TALLY_VULKAN_SPEC=1: the exact fold); VK_ADV_ARRAYS arrays, VK_ADV_MAX_N elements at most
-  ADV_JOBS=${VK_ADV_JOBS:-1} ADV_BACKENDS=vulkan ADV_ODD_ENV= ADV_SPEC_ENV=TALLY_VULKAN_SPEC=1 ADV_BIN=$ADV OUT=$L/vkadv \
+  # VK_ADV_JOBS shards (run_gpu.sh; default 1), shards 2, 6, ... with the f32 tier off
+  # (TALLY_VULKAN_SPEC=1: the exact fold); VK_ADV_ARRAYS arrays, VK_ADV_MAX_N elements at most.
+  # Shards started on an empty pipeline cache each compile every pipeline at once (15 of them ran
+  # 76 arrays in 40 s where one process ran 1,019 in 110 s), so with more than one shard a single
+  # process first fills the cache file (TALLY_VULKAN_PIPELINE_CACHE), once as the even shards run
+  # and once as the spec shards do (VK_ADV_WARM seconds each, default 20), and the shards load it
+  export TALLY_VULKAN_PIPELINE_CACHE=${TALLY_VULKAN_PIPELINE_CACHE:-/tmp/tally-pcache}
+  vj=${VK_ADV_JOBS:-1}
+  if [ "$vj" -gt 1 ]; then
+    for we in "" TALLY_VULKAN_SPEC=1; do
+      tw=$(date +%s)
+      # --seconds is checked between arrays and a first array compiles its pipelines: the timeout
+      # leaves room for one, so that the process ends by itself and writes the cache
+      env $we timeout $(( ${VK_ADV_WARM:-20} + 30 )) "$ADV" --backends vulkan --seed 7 --arrays 400 --max-n 65536 \
+        --seconds "${VK_ADV_WARM:-20}" >"$L/adversarial-vulkan-warm.log" 2>&1
+      log "pipeline cache warmed [${we:-default}]: exit $?, $(tail -1 "$L/adversarial-vulkan-warm.log"), $(( $(date +%s) - tw ))s"
+      va=$(( va - $(date +%s) + tw ))
+    done
+  fi
+  ta=$(date +%s)
+  ADV_JOBS=$vj ADV_BACKENDS=vulkan ADV_ODD_ENV= ADV_SPEC_ENV=TALLY_VULKAN_SPEC=1 ADV_BIN=$ADV OUT=$L/vkadv \
     timeout "$va" bash tests/adversarial/run_gpu.sh "${VK_ADV_ARRAYS:-100000}" $((va - 10)) \
     --max-n "${VK_ADV_MAX_N:-1048576}" >"$L/adversarial-vulkan.log" 2>&1
   r=$?; [ "$r" = 0 ] || rc=1
+  log "adversarial on Vulkan: $vj shards, $(( $(date +%s) - ta ))s"
   cp "$L/vkadv/adversarial.log" "$L/adversarial-vulkan-shards.log" 2>/dev/null
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
   tail -20 "$L/adversarial-vulkan.log"
@@ -378,6 +397,8 @@ if want vulkan && [ $VK = ON ]; then
     done
   fi
   c=$(cap "${VK_BENCH:-45}" "$(rest mpi cpu)")
+  [ "${VK_BENCH:-45}" = 0 ] && c=0   # VK_BENCH=0: no bench_vulkan (nor bench_cuda's rows beside it)
+  if [ "$c" -gt 0 ]; then
   log "bench_vulkan (at most ${c}s)"
   # the SM clock during the run (nvidia-smi dmon, once a second): the GPU's clocks fall while it idles
   nvidia-smi dmon -s pc -d 1 >"$L/bench-vulkan-dmon.log" 2>&1 & dm=$!
@@ -400,6 +421,7 @@ if want vulkan && [ $VK = ON ]; then
     timeout "$c" "$BC" --min-log2 ${VK_CUDA_MIN_LOG2:-22} --max-log2 30 --filter reduce_sum,reduce_max,scan_incl_sum,scan_excl_sum \
       --deadline $((c * 2 / 3)) --out "$L/bench-cuda-vk.md" >"$L/bench-cuda-vk.log" 2>&1
     awk -F'|' -f bench/vulkan_join.awk "$L/bench-cuda-vk.md" "$OUT/bench-vulkan.md" >"$OUT/vulkan-vs-cuda.md" 2>/dev/null
+  fi
   fi
   if [ "${VK_LAB:-0}" = 1 ] && [ -x "$B/tools/tally-lab" ]; then   # seed 004's kernels on Vulkan
     log "tally bench --backend vulkan (at most 40s)"
