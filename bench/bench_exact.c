@@ -109,8 +109,10 @@ static uint64_t read_plain(const void *p, size_t bytes) {
 
 enum { D_PRICE, D_PM40, D_FULL, D_PM20, D_FULLFIN, D_COUNT };
 static const char *dnames[] = {"price", "pm40", "full", "pm20", "fullfin"};
-enum { K_SUM, K_FUSED, K_SQ, K_SPEC, K_COUNT };
-static const char *knames[] = {"sum", "sum+min+max", "sqdev", "spec"};
+enum { K_SUM, K_FUSED, K_SQ, K_SPEC, K_SPEC2, K_COUNT };
+/* spec2: the same speculative pass by SPEC's TwoSum step (tally_exact_set_spec_fast(0)) where
+ * spec is SPECF (exact_impl.h): the before / after of that change in one run */
+static const char *knames[] = {"sum", "sum+min+max", "sqdev", "spec", "spec2"};
 static uint64_t g_spec_declined; /* spec calls that fell back to the sum kernel */
 static const char *inames[] = {"", "scalar", "avx2", "avx512"};
 
@@ -147,7 +149,7 @@ static double call(const tally_exact_kernels *k, int kern, int f32, const float 
     } else if (kern == K_FUSED) {
         if (f32) k->sum_minmax_f32(f, n, 0, &a, mm);
         else k->sum_minmax_f64(x, n, 0, &a, mm);
-    } else if (kern == K_SPEC) { /* as tally_reduce does it: the speculative pass, decided */
+    } else if (kern == K_SPEC || kern == K_SPEC2) { /* as tally_reduce does it: the speculative pass, decided */
         double D = 0, r;
         if (f32) k->spec_sum_f32(f, n, &a, &D);
         else k->spec_sum_f64(x, n, &a, &D);
@@ -350,7 +352,7 @@ int main(int argc, char **argv) {
             tally_exact_set_prefetch((uint32_t)far, (uint32_t)near);
         } else {
             fprintf(stderr, "usage: %s [-s] [-n ELEMENTS] [-r RUNS] [-i scalar|avx2|avx512] "
-                            "[-d price|pm40|full|pm20|fullfin] [-k sum|sum+min+max|sqdev|spec] [-p FAR,NEAR]\n", argv[0]);
+                            "[-d price|pm40|full|pm20|fullfin] [-k sum|sum+min+max|sqdev|spec|spec2] [-p FAR,NEAR]\n", argv[0]);
             return 2;
         }
     }
@@ -401,6 +403,7 @@ int main(int argc, char **argv) {
                 for (tally_isa isa = TALLY_ISA_SCALAR; isa <= TALLY_ISA_AVX512; isa++) {
                     if (!isa_ok(isa) || (only_isa && (int)isa != only_isa)) continue;
                     const tally_exact_kernels *k = tally_exact_kernels_for(isa);
+                    tally_exact_set_spec_fast(kern != K_SPEC2);
                     tally_xminmax mm;
                     uint64_t cnt[4];
                     tally_exact_method_counts(cnt, 1);
@@ -428,7 +431,7 @@ int main(int argc, char **argv) {
                     if (tot == 0) tot = 1;
                     best /= reps;
                     bestr /= reps;
-                    if (kern == K_SPEC) {
+                    if (kern == K_SPEC || kern == K_SPEC2) {
                         printf("| %s | %s | %s | %s | %.3f | %.1f | %.1f | %.2f | %s%s |\n",
                                dnames[d], knames[kern], f32 ? "f32" : "f64", inames[isa],
                                best / (double)n * 1e9, (double)bytes / best / 1e9,

@@ -170,6 +170,9 @@ static inline uint64_t tally_xpf_near_get_(void) {
 /* SMALL's f32 method and its SPEC (exact_kernels.h: tally_exact_set_small_w32w, _spec), read
  * once per call. */
 extern _Atomic int tally_xsmall_w32w_, tally_xsmall_spec_;
+/* The large sums' speculative pass: SPECF where the ISA has it (1, the default), else SPEC
+ * (exact_kernels.h: tally_exact_set_spec_fast), read once per call. */
+extern _Atomic int tally_xspec_fast_;
 #if !(defined(__x86_64__) || defined(__i386__))
 #include <fenv.h>
 #endif
@@ -1763,10 +1766,163 @@ XINLINE void XFN(spec_)(const void *x, uint64_t n, int kind, tally_exact *acc, d
     *Dout += dsum;
     tally_xfenv_leave_(&fenv);
 }
+#if XV_SAE && defined(XS_DMAX)
+/* ---- SPECF: the speculative sum in 5 vector ops per XW elements (ISAs with XV_SAE) ------------
+ * SPEC above spends 6 of its 8 ops per vector on TwoSum, which is exact for any S and x. Here
+ * each lane's running sum S starts at a bias B = 1.5 * 2^E far above the data, and one step is
+ *      s = S + x (no flags);  q = s - S;  r = x - q;  C' = fl(C + r) (no flags);
+ *      M = max(M, |C'|);  S = s
+ * Claim: if neither q's nor r's operation raised the inexact or invalid flag, s + r = S + x
+ * exactly. Proof: q = s - S and r = x - q hold exactly, so r = x - s + S. No bound on x is needed
+ * for this: the bias only makes the flags stay clear (Fast2Sum: q and r are exact whenever
+ * |S| >= |x|, which E = m + XSF_T + 3 keeps for 2^XSF_T adds of |x| <= 2^m, as LEV's proof
+ * shows), and the flags, read once per block, are what the result rests on. So over a block
+ * whose flags stay clear, sum(x) = (S_end - S_start) + sum(r), and C holds sum(r) but for its
+ * roundings, each at most 2^-53 |C'|: over kc adds per lane at most 2^-53 * kc * max |C'|, the
+ * D of SPEC's XS_DMAX form (M = max |C'| over the lane's adds, given as kc * M at the end).
+ * After every block, S and -B go into the second level by SPEC's rule (TwoSum triples S2, C2,
+ * D2 with D2 = fl(D2 + |C2'|): exact whatever S is), and S restarts at B. A block whose flags
+ * were raised is undone (S, C, M as before it) and run again with E from its own max; if that
+ * fails too (a NaN, an inf, a max beyond 2^1009) or failures are frequent, it goes through
+ * SPEC's step into the second level, exactly. An inf or NaN input or an overflow leaves a
+ * non-finite S2, C2, C or D, so the caller declines, as for SPEC. At the end the lanes' C, S2
+ * and C2 go exactly into *acc and kc * M + D2 into *D: SPEC's invariant, |delta| <= 2^-53 * D. */
+#define XSF_T 10 /* adds per lane in a block: 2^XSF_T (a block, 32 Ki elements, stays in L2) */
+XINLINE int XFN(specf_bias_)(double maxabs, XV *vB) {
+    if (!(maxabs <= 0x1p1009)) return 0; /* NaN, inf, or too large for a bias: SPEC's step */
+    int e = (maxabs > 0 ? tally_xceil_log2_(maxabs) : -1100) + XSF_T + 3;
+    if (e < -1022) e = -1022;
+    *vB = XV_SET1(tally_xgrid_(e));
+    return 1;
+}
+XINLINE double XFN(specf_maxabs_)(const void *x, uint64_t i0, uint64_t len, int kind) {
+    XV a = XV_ZERO();
+    uint64_t i = 0;
+    for (; i + XW <= len; i += XW) a = XV_MAXABS(a, XFN(load)(x, i0 + i, kind));
+    if (i < len) a = XV_MAXABS(a, XFN(load_part)(x, i0 + i, (int)(len - i), kind));
+    double l[XW], m = 0.0;
+    XV_STORE(l, a);
+    for (int j = 0; j < XW; j++) {
+        if (l[j] != l[j]) return l[j]; /* NaN */
+        if (l[j] > m) m = l[j];
+    }
+    return m;
+}
+XINLINE void XFN(specf_)(const void *x, uint64_t n, int kind, tally_exact *acc, double *Dout) {
+    tally_xfenv fenv;
+    tally_xfenv_enter_(&fenv);
+    const XV zero = XV_ZERO();
+    XV S[XS_U], C[XS_U], M[XS_U], S2[XS_U], C2[XS_U], D2[XS_U], vB = zero;
+    for (int u = 0; u < XS_U; u++) C[u] = M[u] = S2[u] = C2[u] = D2[u] = zero;
+    const uint64_t es = kind == XK_SUM_F32 ? 4 : 8, set = (uint64_t)XS_U * XW;
+    const uint64_t pfd = tally_xpf_far_get_();
+    uint64_t kc = 0; /* fast steps kept, per lane (every lane alike) */
+    unsigned fails = 0, blocks = 0;
+    /* the first bias from a sample (a wrong guess costs one rerun of the first block) */
+    int fast = XFN(specf_bias_)(4.0 * XFN(specf_maxabs_)(x, 0, n < 256 ? n : 256, kind), &vB);
+    for (int u = 0; u < XS_U; u++) S[u] = vB;
+#define XSF_STEP(u, v)                                                                           \
+    do {                                                                                         \
+        const XV x_ = (v);                                                                       \
+        const XV s_ = XV_ADD_NX(S[u], x_);                                                       \
+        const XV q_ = XV_SUB(s_, S[u]);                                                          \
+        C[u] = XV_ADD_NX(C[u], XV_FEED_SUBR(x_, q_));                                            \
+        M[u] = XS_DMAX(M[u], C[u]);                                                              \
+        S[u] = s_;                                                                               \
+    } while (0)
+#define XSF_TWO(u, v) /* SPEC's step into the second level, raising no flag (the blocks' check) */ \
+    do {                                                                                         \
+        const XV x_ = (v);                                                                       \
+        const XV s_ = XV_ADD_NX(S2[u], x_);                                                      \
+        const XV b_ = XV_SUB_NX(s_, S2[u]);                                                      \
+        const XV a_ = XV_SUB_NX(s_, b_);                                                         \
+        const XV e_ = XV_ADD_NX(XV_SUB_NX(S2[u], a_), XV_SUB_NX(x_, b_));                        \
+        S2[u] = s_;                                                                              \
+        C2[u] = XV_ADD_NX(C2[u], e_);                                                            \
+        D2[u] = XV_ADD_NX(D2[u], XS_ABS(C2[u]));                                                 \
+    } while (0)
+    const uint64_t whole = n / set * set;
+    uint64_t i = 0;
+    while (i < whole) {
+        const uint64_t len = whole - i < (set << XSF_T) ? whole - i : (set << XSF_T);
+        int done = 0;
+        for (int attempt = 0; attempt < 2 && fast && !done; attempt++) {
+            XV sC[XS_U], sM[XS_U];
+            for (int u = 0; u < XS_U; u++) sC[u] = C[u], sM[u] = M[u];
+            for (uint64_t j = 0; j < len; j += set) {
+                if (pfd)
+                    for (uint64_t b = 0; b < set * es; b += 64)
+                        XPREFETCH((const char *)x + (i + j) * es + pfd + b);
+                for (int u = 0; u < XS_U; u++) XSF_STEP(u, XFN(load)(x, i + j + (uint64_t)u * XW, kind));
+            }
+            if (!tally_xfenv_raised_()) {
+                kc += len / set;
+                done = 1;
+                break;
+            }
+            /* undone: C and M as before, S back to the bias; E again from this block's max */
+            tally_xfenv_clear_();
+            for (int u = 0; u < XS_U; u++) C[u] = sC[u], M[u] = sM[u], S[u] = vB;
+            fails++;
+            if (attempt == 0) {
+                fast = XFN(specf_bias_)(XFN(specf_maxabs_)(x, i, len, kind), &vB);
+                for (int u = 0; u < XS_U; u++) S[u] = vB;
+            }
+        }
+        if (!done) /* SPEC's step, exact for any data */
+            for (uint64_t j = 0; j < len; j += set)
+                for (int u = 0; u < XS_U; u++) XSF_TWO(u, XFN(load)(x, i + j + (uint64_t)u * XW, kind));
+        /* S - B into the second level, exactly, as two inputs; S restarts at B */
+        for (int u = 0; u < XS_U; u++) {
+            XSF_TWO(u, S[u]);
+            XSF_TWO(u, XV_SUB_NX(zero, vB));
+            S[u] = vB;
+        }
+        i += len;
+        /* blocks keep failing (magnitudes that keep growing): SPEC's step from here on */
+        if (++blocks >= 8 && fails * 4 > blocks) fast = 0;
+    }
+    for (int u = 0; i < n; i += XW, u++) {
+        const uint64_t k = n - i < XW ? n - i : XW;
+        XSF_TWO(u % XS_U, k == XW ? XFN(load)(x, i, kind) : XFN(load_part)(x, i, (int)k, kind));
+    }
+#undef XSF_STEP
+#undef XSF_TWO
+    double lc[XW], lm[XW], ls2[XW], lc2[XW], ld2[XW], dsum = 0.0;
+    const double adds = (double)kc; /* exact: < 2^53 */
+    for (int u = 0; u < XS_U; u++) {
+        XV_STORE(lc, C[u]);
+        XV_STORE(lm, M[u]);
+        XV_STORE(ls2, S2[u]);
+        XV_STORE(lc2, C2[u]);
+        XV_STORE(ld2, D2[u]);
+        for (int j = 0; j < XW; j++) {
+            tally_exact_add(acc, lc[j]);
+            tally_exact_add(acc, ls2[j]);
+            tally_exact_add(acc, lc2[j]);
+            dsum += adds * lm[j] + ld2[j]; /* >= the lane's bound (roundings covered as SPEC's) */
+        }
+    }
+    *Dout += dsum;
+    tally_xfenv_leave_(&fenv);
+}
+#endif
 XENTRY void XFN(spec_sum_f32)(const float *x, uint64_t n, tally_exact *acc, double *D) {
+#if XV_SAE && defined(XS_DMAX)
+    if (atomic_load_explicit(&tally_xspec_fast_, memory_order_relaxed)) {
+        XFN(specf_)(x, n, XK_SUM_F32, acc, D);
+        return;
+    }
+#endif
     XFN(spec_)(x, n, XK_SUM_F32, acc, D);
 }
 XENTRY void XFN(spec_sum_f64)(const double *x, uint64_t n, tally_exact *acc, double *D) {
+#if XV_SAE && defined(XS_DMAX)
+    if (atomic_load_explicit(&tally_xspec_fast_, memory_order_relaxed)) {
+        XFN(specf_)(x, n, XK_SUM_F64, acc, D);
+        return;
+    }
+#endif
     XFN(spec_)(x, n, XK_SUM_F64, acc, D);
 }
 

@@ -112,6 +112,12 @@ int tally_exact_get_small_w32w(void);
  * exact_impl.h; TALLY_CPU_TUNE's small_spec): 1 (the default) on, 0 off (the general path). */
 void tally_exact_set_small_spec(int on);
 int tally_exact_get_small_spec(void);
+/* The large sums' speculative pass (spec_sum_f32/f64) where the ISA has SAE (AVX-512), process-
+ * wide (TALLY_CPU_TUNE's spec_fast): 1 (the default) SPECF, 5 vector ops per 8 doubles with a
+ * bias and the flags, 0 SPEC, 8 with TwoSum (exact_impl.h). Either gives the same answers; they
+ * may differ in which rare sums they decline. */
+void tally_exact_set_spec_fast(int on);
+int tally_exact_get_spec_fast(void);
 
 /* Per-ISA tables (internal; only the x86 ones exist where TALLY_X86 is defined). */
 extern const tally_exact_kernels tally_exact_kernels_scalar;

@@ -75,7 +75,14 @@ void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes) {
     *near_bytes = atomic_load_explicit(&tally_xpf_near_, memory_order_relaxed);
 }
 
-_Atomic int tally_xsmall_w32w_ = 1, tally_xsmall_spec_ = 1;
+_Atomic int tally_xsmall_w32w_ = 1, tally_xsmall_spec_ = 1, tally_xspec_fast_ = 1;
+
+void tally_exact_set_spec_fast(int on) {
+    atomic_store_explicit(&tally_xspec_fast_, on != 0, memory_order_relaxed);
+}
+int tally_exact_get_spec_fast(void) {
+    return atomic_load_explicit(&tally_xspec_fast_, memory_order_relaxed);
+}
 
 void tally_exact_set_small_spec(int on) {
     atomic_store_explicit(&tally_xsmall_spec_, on != 0, memory_order_relaxed);

@@ -43,7 +43,8 @@ void tally_cpu_set_reduce_chunks(tally_context *ctx, uint64_t bytes, int interle
  * and scan_fkv (1: the fused float min/max scans test each vector for NaN, as before) (see
  * state.h); xpf_dist and
  * xpf_near: the exact kernels' prefetch distances, small_w32w (0: short f32 sums by the older
- * W32 method), small_spec (0: no speculative sum for short ones) (process-wide, exact_kernels.h). */
+ * W32 method), small_spec (0: no speculative sum for short ones), spec_fast (0: the large sums'
+ * speculative pass by TwoSum, SPEC, instead of SPECF) (process-wide, exact_kernels.h). */
 static void tune_from_env(tally_cpu_state *st)
 {
     const char *e = getenv("TALLY_CPU_TUNE");
@@ -71,6 +72,7 @@ static void tune_from_env(tally_cpu_state *st)
             else if (!strcmp(name, "xpf_near") && v <= (1u << 20)) xnear = (uint32_t)v / 64 * 64, xset = 1;
             else if (!strcmp(name, "small_w32w")) tally_exact_set_small_w32w(v != 0);
             else if (!strcmp(name, "small_spec")) tally_exact_set_small_spec(v != 0);
+            else if (!strcmp(name, "spec_fast")) tally_exact_set_spec_fast(v != 0);
         }
         e = strchr(e, ',');
         if (e) e++;
