@@ -453,6 +453,16 @@ tally_status tvk_begin(tally_context *ctx, tvk_state *s, const char *fn)
 
 tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
 {
+    if (!s->host_every) {
+        /* every write of the command buffer (a record, a copy into the host-visible buffer)
+         * visible to the host once the fence is waited for: the only barrier with the host
+         * in its second scope (tvk_barrier) */
+        VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                              VK_ACCESS_HOST_READ_BIT};
+        s->fd.vkCmdPipelineBarrier(s->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                   VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    }
     if (s->timing) s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 1);
     TVK_TRY(ctx, fn, s->fd.vkEndCommandBuffer(s->cb));
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -485,17 +495,21 @@ tally_status tvk_submit_wait(tally_context *ctx, tvk_state *s, const char *fn)
     return TALLY_OK;
 }
 
+/* Shaders and copies after the barrier see what those before it wrote. The host is in its
+ * second scope only with host_every (TALLY_VULKAN_BARRIERS=host, as before): a barrier toward
+ * the host may make the driver write its caches back, and only the one tvk_submit_wait records
+ * last needs to (the host reads nothing before the fence). */
 void tvk_barrier(tvk_state *s)
 {
     VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
                           VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                               VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                              VK_ACCESS_HOST_READ_BIT};
+                              (s->host_every ? VK_ACCESS_HOST_READ_BIT : 0)};
     s->fd.vkCmdPipelineBarrier(s->cb,
                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                                   VK_PIPELINE_STAGE_HOST_BIT,
+                                   (s->host_every ? VK_PIPELINE_STAGE_HOST_BIT : 0),
                                0, 1, &mb, 0, NULL, 0, NULL);
 }
 
@@ -972,6 +986,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
     s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
+    s->host_every = getenv("TALLY_VULKAN_BARRIERS") && !strcmp(getenv("TALLY_VULKAN_BARRIERS"), "host");
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,
              VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), s->info.driver, s->info.subgroup_size);

@@ -160,6 +160,8 @@ typedef struct tvk_state {
     tally_context *cpu;       /* the CPU fallback */
     int timing;               /* benchmarks: timestamps around every submission */
     double poll_us;           /* poll a submission's fence this long before sleeping on it */
+    int host_every;           /* every barrier also makes writes visible to the host (as before;
+                                 TALLY_VULKAN_BARRIERS=host), not only the last one (vk_backend.c) */
     VkQueryPool qpool;
     double gpu_ns;            /* summed over the submissions since the last read */
     double split_ns;          /* the same, start to the end of the first reduce pass's folds */
