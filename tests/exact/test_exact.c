@@ -631,6 +631,50 @@ static double g_spec_cancel(uint64_t i, int f32) {
     spec_hist[i & mask] = v;
     return v;
 }
+/* SMALL's SPECF (a bias 2^12 above the sample's max under each lane's sum, the flags as the
+ * check). specf_above: a sample over [2^-100, 2) (too wide for W32 and TWO, so SPECF runs with
+ * its bias near 2^(13 + T + 3)), then [1, 2) values with one near +-2^40 in every 128 and its
+ * negation 32 later in the same lane (far above the bias: q = s - S inexact, the flag raised, so
+ * the call must fall back; S comes back near B, so only the flag tells, and without its check
+ * the sums come out wrong). specf_cancel: lanes 0 and 1 start with +-2^68 (so the bias is near
+ * 2^91, its ulp 2^39), lane 2 with 2^39 (on that grid: it stays out of C) and lane 15 with a
+ * value near 2^-20 (a fine bit in the sample, so that no exact method takes the array): a sum
+ * near 2^39, ulp 2^-13. Then lane 0 takes runs of t near 2^38 (C gets t - 2^39, of magnitude
+ * 2^37..2^38), e near 2^-17 (below half of C's ulp: lost when added), -t, the other lanes
+ * zeros. Over the 85 runs of 8,192 elements the e lost come to several ulps of the sum: more
+ * than max |C| * 2^-53 ~ 2^-15, less than k * max |C| * 2^-53: a bound without k answers a
+ * wrong rounding, the right bound declines. */
+static double specf_big;
+static double g_specf_above(uint64_t i, int f32) {
+    if (i < 16) return i & 1 ? ldexp(1.0 + unif(), -100) : 1.0 + unif();
+    if (i % 128 == 16) { /* and its negation 32 later, in the same lane: S comes back to B */
+        specf_big = (rnd() & 1 ? 1 : -1) * ldexp(1.0 + unif(), 40);
+        if (f32) specf_big = (float)specf_big;
+        return specf_big;
+    }
+    if (i % 128 == 48) return -specf_big;
+    return 1.0 + unif();
+}
+static double specf_hist[1 << 17];
+static double g_specf_cancel(uint64_t i, int f32) {
+    const uint64_t lane = i % 32, p = i / 32, mask = (1u << 17) - 1;
+    double v;
+    if (p == 0) v = lane == 0 ? 0x1p68 : lane == 1 ? -0x1p68 : lane == 2 ? 0x1p39 : lane == 15 ? ldexp(1.0 + unif(), -20) : 0.0;
+    else if (lane != 0) v = 0.0;
+    else if (p % 3 == 1) v = ldexp(1.0 + 0.5 * unif(), 38);
+    else if (p % 3 == 2) v = ldexp(1.0 + 0.98 * unif(), -17);
+    else v = -specf_hist[(i - 64) & mask];
+    if (f32) v = (float)v;
+    specf_hist[i & mask] = v;
+    return v;
+}
+static void test_specf_small(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("specf_above", g_specf_above, 1, 8192);
+    run_shape("specf_cancel", g_specf_cancel, 1, 8192);
+    rng_state = keep;
+}
 /* These leave the generator's state as they found it: the later tests' data stay the same. */
 static void test_sample_lies(void **s) {
     (void)s;
@@ -1489,7 +1533,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
         cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_spec_cancel),
+        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_spec_cancel), cmocka_unit_test(test_specf_small),
         cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
         cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
