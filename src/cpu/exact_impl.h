@@ -1788,13 +1788,28 @@ XINLINE void XFN(spec_)(const void *x, uint64_t n, int kind, tally_exact *acc, d
  * non-finite S2, C2, C or D, so the caller declines, as for SPEC. At the end the lanes' C, S2
  * and C2 go exactly into *acc and kc * M + D2 into *D: SPEC's invariant, |delta| <= 2^-53 * D. */
 #define XSF_T 10 /* adds per lane in a block: 2^XSF_T (a block, 32 Ki elements, stays in L2) */
-XINLINE int XFN(specf_bias_)(double maxabs, XV *vB) {
-    if (!(maxabs <= 0x1p1009)) return 0; /* NaN, inf, or too large for a bias: SPEC's step */
-    int e = (maxabs > 0 ? tally_xceil_log2_(maxabs) : -1100) + XSF_T + 3;
+/* The bias 1.5 * 2^E, E = ceil(log2(maxabs)) + room (at least -1022), in every lane of *vB;
+ * 0 where maxabs is NaN or inf or E would pass 1023 (no bias: SPEC's step). Shared with SMALL's
+ * SPECF below. */
+XINLINE int XFN(specf_bias_)(double maxabs, int room, XV *vB) {
+    if (!(maxabs <= 0x1.fffffffffffffp1023)) return 0; /* NaN, inf */
+    int e = (maxabs > 0 ? tally_xceil_log2_(maxabs) : -1100) + room;
+    if (e > 1023) return 0;
     if (e < -1022) e = -1022;
     *vB = XV_SET1(tally_xgrid_(e));
     return 1;
 }
+/* SPECF's step for lane set u of the arrays S, C, M (no flags but from q and r: see above);
+ * shared with SMALL's SPECF below, #undef'd after it. */
+#define XSF_STEP(S, C, M, u, v)                                                                  \
+    do {                                                                                         \
+        const XV x_ = (v);                                                                       \
+        const XV s_ = XV_ADD_NX((S)[u], x_);                                                     \
+        const XV q_ = XV_SUB(s_, (S)[u]);                                                        \
+        (C)[u] = XV_ADD_NX((C)[u], XV_FEED_SUBR(x_, q_));                                        \
+        (M)[u] = XS_DMAX((M)[u], (C)[u]);                                                        \
+        (S)[u] = s_;                                                                             \
+    } while (0)
 XINLINE double XFN(specf_maxabs_)(const void *x, uint64_t i0, uint64_t len, int kind) {
     XV a = XV_ZERO();
     uint64_t i = 0;
@@ -1819,17 +1834,8 @@ XINLINE void XFN(specf_)(const void *x, uint64_t n, int kind, tally_exact *acc, 
     uint64_t kc = 0; /* fast steps kept, per lane (every lane alike) */
     unsigned fails = 0, blocks = 0;
     /* the first bias from a sample (a wrong guess costs one rerun of the first block) */
-    int fast = XFN(specf_bias_)(4.0 * XFN(specf_maxabs_)(x, 0, n < 256 ? n : 256, kind), &vB);
+    int fast = XFN(specf_bias_)(4.0 * XFN(specf_maxabs_)(x, 0, n < 256 ? n : 256, kind), XSF_T + 3, &vB);
     for (int u = 0; u < XS_U; u++) S[u] = vB;
-#define XSF_STEP(u, v)                                                                           \
-    do {                                                                                         \
-        const XV x_ = (v);                                                                       \
-        const XV s_ = XV_ADD_NX(S[u], x_);                                                       \
-        const XV q_ = XV_SUB(s_, S[u]);                                                          \
-        C[u] = XV_ADD_NX(C[u], XV_FEED_SUBR(x_, q_));                                            \
-        M[u] = XS_DMAX(M[u], C[u]);                                                              \
-        S[u] = s_;                                                                               \
-    } while (0)
 #define XSF_TWO(u, v) /* SPEC's step into the second level, raising no flag (the blocks' check) */ \
     do {                                                                                         \
         const XV x_ = (v);                                                                       \
@@ -1853,7 +1859,7 @@ XINLINE void XFN(specf_)(const void *x, uint64_t n, int kind, tally_exact *acc, 
                 if (pfd)
                     for (uint64_t b = 0; b < set * es; b += 64)
                         XPREFETCH((const char *)x + (i + j) * es + pfd + b);
-                for (int u = 0; u < XS_U; u++) XSF_STEP(u, XFN(load)(x, i + j + (uint64_t)u * XW, kind));
+                for (int u = 0; u < XS_U; u++) XSF_STEP(S, C, M, u, XFN(load)(x, i + j + (uint64_t)u * XW, kind));
             }
             if (!tally_xfenv_raised_()) {
                 kc += len / set;
@@ -1865,7 +1871,7 @@ XINLINE void XFN(specf_)(const void *x, uint64_t n, int kind, tally_exact *acc, 
             for (int u = 0; u < XS_U; u++) C[u] = sC[u], M[u] = sM[u], S[u] = vB;
             fails++;
             if (attempt == 0) {
-                fast = XFN(specf_bias_)(XFN(specf_maxabs_)(x, i, len, kind), &vB);
+                fast = XFN(specf_bias_)(XFN(specf_maxabs_)(x, i, len, kind), XSF_T + 3, &vB);
                 for (int u = 0; u < XS_U; u++) S[u] = vB;
             }
         }
@@ -1886,7 +1892,6 @@ XINLINE void XFN(specf_)(const void *x, uint64_t n, int kind, tally_exact *acc, 
         const uint64_t k = n - i < XW ? n - i : XW;
         XSF_TWO(u % XS_U, k == XW ? XFN(load)(x, i, kind) : XFN(load_part)(x, i, (int)k, kind));
     }
-#undef XSF_STEP
 #undef XSF_TWO
     double lc[XW], lm[XW], ls2[XW], lc2[XW], ld2[XW], dsum = 0.0;
     const double adds = (double)kc; /* exact: < 2^53 */
@@ -2113,30 +2118,20 @@ static __attribute__((noinline)) int XFN(small_specf_)(const void *x, int n, int
     const int set = XU * XW, per = (n + set - 1) / set;
     int T = 0;
     while ((1 << T) < per) T++;
-    if (!(smax <= 0x1p1000)) return 0;
-    int e = (smax > 0 ? tally_xceil_log2_(smax) : -1100) + 12 + T + 3;
-    if (e < -1022) e = -1022;
-    const double B = tally_xgrid_(e);
-    const XV vB = XV_SET1(B);
+    XV vB;
+    if (!XFN(specf_bias_)(smax, 12 + T + 3, &vB)) return 0;
+    double lb[XW];
+    XV_STORE(lb, vB);
+    const double B = lb[0];
     XV S[XU], C[XU], M[XU];
     for (int u = 0; u < XU; u++) S[u] = vB, C[u] = M[u] = XV_ZERO();
-#define XSMF_STEP(u, v)                                                                          \
-    do {                                                                                         \
-        const XV x_ = (v);                                                                       \
-        const XV s_ = XV_ADD_NX(S[u], x_);                                                       \
-        const XV q_ = XV_SUB(s_, S[u]);                                                          \
-        C[u] = XV_ADD_NX(C[u], XV_FEED_SUBR(x_, q_));                                            \
-        M[u] = XS_DMAX(M[u], C[u]);                                                              \
-        S[u] = s_;                                                                               \
-    } while (0)
     int i = 0;
     for (; i + set <= n; i += set)
-        for (int u = 0; u < XU; u++) XSMF_STEP(u, XFN(load)(x, (uint64_t)(i + u * XW), kind));
+        for (int u = 0; u < XU; u++) XSF_STEP(S, C, M, u, XFN(load)(x, (uint64_t)(i + u * XW), kind));
     for (int u = 0; i < n; i += XW, u++) {
         const int k = n - i < XW ? n - i : XW;
-        XSMF_STEP(u, k == XW ? XFN(load)(x, (uint64_t)i, kind) : XFN(load_part)(x, (uint64_t)i, k, kind));
+        XSF_STEP(S, C, M, u, k == XW ? XFN(load)(x, (uint64_t)i, kind) : XFN(load_part)(x, (uint64_t)i, k, kind));
     }
-#undef XSMF_STEP
     if (tally_xfenv_raised_()) return 0;
     const double adds = (double)per; /* every lane's adds, at most */
     double ls[XU][XW], lc[XU][XW], lm[XU][XW];
@@ -2160,6 +2155,7 @@ static __attribute__((noinline)) int XFN(small_specf_)(const void *x, int n, int
     tally_exact_add_finite_(&V, c);
     return tally_exact_round_within(&V, tally_exact_spec_bound(d), out);
 }
+#undef XSF_STEP
 #endif
 #endif
 #if defined(XW32) && defined(XP_ADD_NX)
