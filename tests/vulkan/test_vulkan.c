@@ -464,7 +464,8 @@ static void test_scan_matrix(int full)
 
 /* ---- the one-pass float sum/product scan's look-back (fscan1.comp) -------------------------- */
 /* Sizes at and around every multiple of the 4096-element block (a tile) up to look-backs that
- * pass several 32-tile windows (TALLY_TEST_FLOOKBACK_TILES, 80 by default; at least 34), f32
+ * pass several 32-tile windows (TALLY_TEST_FLOOKBACK_TILES, 80 by default; below 34 the walks
+ * stay shorter), f32
  * and f64, sums (wide and price-like data) and products (near 1), inclusive, exclusive with
  * init, in place and at odd offsets, bit for bit against the CPU backend; run without small
  * segments, so that one dispatch holds every tile (ctest runs it with TALLY_VULKAN_FLOAT_SCAN=
@@ -474,9 +475,12 @@ static void test_fscan_lookback(void)
 {
     const char *te = getenv("TALLY_TEST_FLOOKBACK_TILES");
     uint64_t big = te && *te ? strtoull(te, NULL, 10) : 80;
+    if (big < 1) big = 1; /* (big * 4096 - 3 below) */
     uint64_t sizes[] = {1, 4095, 4096, 4097, 2 * 4096 - 1, 3 * 4096 + 5, 33 * 4096 - 1, 33 * 4096 + 1,
                         big * 4096 - 3, big * 4096, big * 4096 + 4097};
-    unsigned char *h = malloc((big * 4096 + 4097) * 8 + 64);
+    uint64_t most = 0;
+    for (size_t si = 0; si < sizeof sizes / 8; si++) most = sizes[si] > most ? sizes[si] : most;
+    unsigned char *h = malloc(most * 8 + 64); /* the 33-tile sizes pass big * 4096 + 4097 when big < 32 */
     for (int f = 0; f < 2; f++) {
         tally_type t = f ? TALLY_F64 : TALLY_F32;
         size_t es = tally_type_size(t);
