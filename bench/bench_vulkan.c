@@ -15,8 +15,9 @@
  * one-pass row noting its look-back's counters from one more call (tiles, steps, steps without
  * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 and f64 sum scans run fscan1.comp (one
  * pass in the CPU's block order with an ordered look-back; on a device without IEEE subnormals
- * a flagged call is redone on the CPU), and, inclusive, the same with one block per workgroup
- * (TALLY_VULKAN_FSCAN_BLOCKS=1), or with TALLY_BENCH_VK_FCPU=1 the same call on the CPU
+ * a flagged call is redone on the CPU), and, inclusive, the same in the quad layout
+ * (TALLY_VULKAN_FSCAN_QUAD=1; TALLY_BENCH_VK_FROW3="NAME=VALUE;..." sets other variables
+ * instead, one inclusive row each), or with TALLY_BENCH_VK_FCPU=1 the same call on the CPU
  * backend (TALLY_VULKAN_FLOAT_SCAN=cpu: download, scan, upload). Reduce rows note where the fold dispatches end (GPU
  * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
  * "reduce_sum_poll" rows (2^10-2^16): one call per submit with its fence polled (up to 1 ms)
@@ -266,16 +267,49 @@ static tally_status run_scan(void *a)
 #define BATCH_CALLS 64
 typedef struct bcase {
     rcase *c;
+    int calls; /* (0: BATCH_CALLS) */
     tally_result r[BATCH_CALLS];
 } bcase;
 static tally_status run_batch(void *a)
 {
     bcase *b = a;
+    int calls = b->calls ? b->calls : BATCH_CALLS;
     tally_status st = tally_vulkan_batch_begin(g_vk);
-    for (int j = 0; j < BATCH_CALLS && st == TALLY_OK; j++)
+    for (int j = 0; j < calls && st == TALLY_OK; j++)
         st = tally_vulkan_reduce_buffer(g_vk, b->c->t, b->c->buf, 0, b->c->n, &b->c->op, 1, NULL, &b->r[j]);
     tally_status se = tally_vulkan_batch_end(g_vk);
     return st != TALLY_OK ? st : se;
+}
+
+/* Large reductions back to back: BATCH_BIG calls of case c in one command buffer, per call, the
+ * way bench_cuda times our CUDA backend and CUB (launches back to back on a stream, per launch),
+ * where a row of one submit each also holds the command buffer's start and drain. Validated
+ * against want (the CPU backend's record) first; the row's note names it. 0 rows when
+ * TALLY_BENCH_VK_BATCH_BIG=0. */
+#define BATCH_BIG 8
+static void batch_big_row(const char *name, rcase *c, const tally_result *want, double one_call_gpu, double cpu,
+                          double bytes, const char *shape, const char *what)
+{
+    const char *e = getenv("TALLY_BENCH_VK_BATCH_BIG");
+    if (e && !strcmp(e, "0")) return;
+    static bcase b;
+    memset(&b, 0, sizeof b);
+    b.c = c;
+    b.calls = BATCH_BIG;
+    int ok = run_batch(&b) == TALLY_OK;
+    for (int j = 0; j < BATCH_BIG && ok; j++) ok = b.r[j].status == TALLY_OK && b.r[j].value.u64 == want->value.u64;
+    if (!ok) {
+        printf("VALIDATION FAILED: batched %s %s n=%llu (%s)\n", name, tally_type_name(c->t),
+               (unsigned long long)c->n, tally_last_error(g_vk));
+        g_fail++;
+        return;
+    }
+    double bgpu, bcall;
+    timeit(run_batch, &b, &bgpu, &bcall);
+    char note[200];
+    snprintf(note, sizeof note, "%s%s%d calls back to back in one command buffer, per call (one submit: %.1f µs)",
+             shape, what, BATCH_BIG, one_call_gpu);
+    row(name, c->t, c->n, bgpu / BATCH_BIG, bcall / BATCH_BIG, cpu, bytes, note);
 }
 
 /* tally_reduce_rows: the sum of every row */
@@ -843,9 +877,11 @@ int main(int argc, char **argv)
                 double cpu = cpu_us[k % 2];
                 char note[200];
                 int fsum = t != TALLY_I32 && k % 2 == 0;
+                int big = l >= 24 && k < 2; /* (the first shape's rows) */
                 if (!fsum) {
                     snprintf(note, sizeof note, "%sfolds end at %.1f µs", shape, g_fold);
                     row(rnames[k % 2], t, n, gpu, call, cpu, (double)bytes, note);
+                    if (big) batch_big_row(rnames[k % 2], &c, &cc.r, gpu, cpu, (double)bytes, shape, "");
                     continue;
                 }
                 /* the correctly rounded sum: the speculative tier (spec.comp, TALLY_VULKAN_SPEC)
@@ -871,6 +907,9 @@ int main(int argc, char **argv)
                          (unsigned long long)(ans1 - ans0), (unsigned long long)(dec1 - dec0),
                          egpu > 0 && gpu > 0 ? egpu / gpu : 0.0);
                 row(rnames[k % 2], t, n, gpu, call, cpu, (double)bytes, note);
+                if (big)
+                    batch_big_row(rnames[k % 2], &c, &cc.r, gpu, cpu, (double)bytes, shape,
+                                  "correctly rounded; exact path (a batch takes no speculative tier); ");
                 if (egpu > 0) {
                     snprintf(note, sizeof note, "%scorrectly rounded; exact path (tier off); folds end at %.1f µs",
                              shape, efold);
@@ -912,9 +951,16 @@ int main(int argc, char **argv)
             int passes = (t == TALLY_I32 && one_pass) || (isf && g_fsc0 == 0) ? 2 : 1;
             int nvar = t == TALLY_I32 && one_pass && l >= 22 ? nvars : 0;
             const char *want = getenv("TALLY_BENCH_VK_SCAN_VARS");
-            for (int ex = 0; ex < 2 * passes + nvar; ex++) {
+            /* floats' further rows, inclusive: one per item of TALLY_BENCH_VK_FROW3 (below) */
+            const char *r3list = getenv("TALLY_BENCH_VK_FROW3");
+            if (!r3list || !*r3list) r3list = "TALLY_VULKAN_FSCAN_QUAD=1";
+            int nr3 = 1;
+            for (const char *q = r3list; *q; q++) nr3 += *q == ';';
+            const char *fce0 = getenv("TALLY_BENCH_VK_FCPU");
+            if (fce0 && *fce0 && strcmp(fce0, "0")) nr3 = 1;
+            int nex = isf ? (passes == 2 ? 2 + nr3 : 2) : 2 * passes + nvar;
+            for (int ex = 0; ex < nex; ex++) {
                 int three = !isf && ((ex >= 2 && ex < 4) || !one_pass);
-                if (isf && ex == 3) continue; /* (the CPU backend: inclusive only) */
                 int vi = ex >= 4 ? ex - 4 : -1;
                 if (vi >= 0 && want && *want) {
                     /* the name as a whole item of the comma list */
@@ -927,17 +973,33 @@ int main(int argc, char **argv)
                     }
                     if (!hit) continue;
                 }
-                int excl = vi < 0 && (ex & 1);
-                /* floats' third row: the one pass with one block per workgroup
-                 * (TALLY_VULKAN_FSCAN_BLOCKS=1), or with TALLY_BENCH_VK_FCPU=1 the CPU backend */
+                int excl = vi < 0 && (ex & 1) && !(isf && ex >= 2); /* (floats' further rows: inclusive) */
+                /* floats' further rows: the one pass with other settings (TALLY_BENCH_VK_FROW3, the
+                 * quad layout by default), or with TALLY_BENCH_VK_FCPU=1 the CPU backend */
                 const char *fce = getenv("TALLY_BENCH_VK_FCPU");
                 int fone = isf && ex >= 2 && g_fsc0 == 0 && !(fce && *fce && strcmp(fce, "0"));
                 int fcpu = isf && ((ex >= 2 && !fone) || g_fsc0 == 1);
-                char fblk[16] = "";
+                /* the further rows' settings: TALLY_BENCH_VK_FROW3="NAME=VALUE;NAME=VALUE..." (one
+                 * inclusive row each), by default the quad layout (TALLY_VULKAN_FSCAN_QUAD=1) */
+                char fblk[64] = "", r3name[64] = "TALLY_VULKAN_FSCAN_QUAD", r3val[64] = "1";
+                int r3had = 0;
                 if (fone) {
-                    const char *old = getenv("TALLY_VULKAN_FSCAN_BLOCKS"); /* (restored after the row) */
-                    if (old) snprintf(fblk, sizeof fblk, "%s", old);
-                    setenv("TALLY_VULKAN_FSCAN_BLOCKS", "1", 1);
+                    /* item ex - 2 of the list: NAME=VALUE */
+                    const char *r3 = r3list;
+                    for (int k = 0; k < ex - 2 && r3; k++) {
+                        r3 = strchr(r3, ';');
+                        if (r3) r3++;
+                    }
+                    const char *eq = r3 ? strchr(r3, '=') : NULL;
+                    const char *end = r3 ? strchr(r3, ';') : NULL;
+                    if (!end && r3) end = r3 + strlen(r3);
+                    if (eq && eq > r3 && eq < end && (size_t)(eq - r3) < sizeof r3name) {
+                        snprintf(r3name, sizeof r3name, "%.*s", (int)(eq - r3), r3);
+                        snprintf(r3val, sizeof r3val, "%.*s", (int)(end - eq - 1), eq + 1);
+                    }
+                    const char *old = getenv(r3name); /* (restored after the row) */
+                    if (old) snprintf(fblk, sizeof fblk, "%s", old), r3had = 1;
+                    setenv(r3name, r3val, 1);
                 }
                 int f3 = isf && ex < 2 && g_fsc0 == 2;
                 char saved[2][64] = {"", ""};
@@ -962,11 +1024,14 @@ int main(int argc, char **argv)
                 c.hout = ho;
                 rcase cc = c;
                 cc.ctx = g_cpu;
-                char note[192];
+                char note[192], r3note[160];
                 if (isf)
                     snprintf(note, sizeof note, "%s", fcpu ? "float scan on the CPU backend (TALLY_VULKAN_FLOAT_SCAN=cpu)"
                              : f3 ? "three passes, CPU's block order (TALLY_VULKAN_FLOAT_SCAN=3pass)"
-                             : fone ? "one pass, one block per workgroup (TALLY_VULKAN_FSCAN_BLOCKS=1)"
+                             : fone ? (snprintf(r3note, sizeof r3note, "one pass, %s=%s%s", r3name, r3val,
+                                                strcmp(r3name, "TALLY_VULKAN_FSCAN_QUAD") ? ""
+                                                : strcmp(r3val, "0") ? " (the quad layout)"
+                                                : " (a group per invocation)"), r3note)
                              : f32_flagged ? "one pass, CPU's block order, ordered look-back; FTZ device: edges flagged"
                                            : "one pass, CPU's block order, ordered look-back");
                 else if (three)
@@ -1007,8 +1072,8 @@ int main(int argc, char **argv)
                     if (had[e]) setenv(vars[vi].env[e], saved[e], 1);
                     else unsetenv(vars[vi].env[e]);
                 }
-                if (fone && fblk[0]) setenv("TALLY_VULKAN_FSCAN_BLOCKS", fblk, 1);
-                else if (fone) unsetenv("TALLY_VULKAN_FSCAN_BLOCKS");
+                if (fone && r3had) setenv(r3name, fblk, 1);
+                else if (fone) unsetenv(r3name);
                 tally_vulkan_bench_float_scan(g_vk, g_fsc0);
             }
             tally_vulkan_bench_scan_one_pass(g_vk, one_pass);

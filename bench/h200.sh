@@ -349,6 +349,7 @@ if want vulkan && [ $VK = ON ]; then
     log "AUTO with CUDA $cv: exit $r, $(echo "$a" | grep -E '^(auto:|FAIL)' | tr '\n' ' ')"
   done
   va=${VK_ADV:-35}
+  if [ "$va" -gt 0 ]; then   # VK_ADV=0: no harness run (timeout 0 would mean no limit)
   log "the adversarial harness on Vulkan (at most ${va}s)"
   # VK_ADV_JOBS shards (run_gpu.sh; default 1), shards 2, 6, ... with the f32 tier off
   # (TALLY_VULKAN_SPEC=1: the exact fold); VK_ADV_ARRAYS arrays, VK_ADV_MAX_N elements at most.
@@ -379,6 +380,7 @@ if want vulkan && [ $VK = ON ]; then
   grep '^FAIL' "$L/adversarial-vulkan.log" | head -5
   tail -20 "$L/adversarial-vulkan.log"
   log "adversarial on Vulkan exit $r: $(tail -1 "$L/adversarial-vulkan.log")"
+  fi
   # VK_PROBE=1: where the one-pass f32 scan's time goes, by the shader clock (probe_fscan at
   # 2^VK_PROBE_LOG2, default 26: one segment), each table in probe-fscan-N-I.md
   # (VK_PROBE_ENVS: settings separated by ";", one run each, e.g.

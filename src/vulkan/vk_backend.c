@@ -380,6 +380,42 @@ tally_status tvk_buf_ensure(tally_context *ctx, tvk_state *s, tvk_buf *b, VkDevi
 }
 
 /* ---- pipelines ---------------------------------------------------------------------------- */
+/* TALLY_VULKAN_PIPELINE_STATS=1: the driver's statistics of a new pipeline on stderr, one line
+ * (e.g. NVIDIA's register count, which sets how many workgroups an SM holds). */
+static void print_pipeline_stats(tvk_state *s, VkPipeline pipe, int shader, tally_type t, const uint32_t spec[3])
+{
+    static const char *const names[] = {
+#define TVK_SH_NAME(sh, name) #name,
+        TVK_ALL_SHADERS(TVK_SH_NAME) TVK_FLOAT_SHADERS(TVK_SH_NAME)
+#undef TVK_SH_NAME
+    };
+    VkPipelineInfoKHR pi = {VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, NULL, pipe};
+    uint32_t ne = 0;
+    if (s->get_exec_props(s->dev, &pi, &ne, NULL) != VK_SUCCESS || ne == 0) return;
+    for (uint32_t e = 0; e < ne && e < 4; e++) {
+        VkPipelineExecutableInfoKHR ei = {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, NULL, pipe, e};
+        VkPipelineExecutableStatisticKHR st[32];
+        uint32_t ns = 32;
+        for (uint32_t k = 0; k < ns; k++) st[k] = (VkPipelineExecutableStatisticKHR){VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        VkResult r = s->get_exec_stats(s->dev, &ei, &ns, st);
+        if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
+        fprintf(stderr, "tally vulkan pipeline %s %s spec (%u, %u, %u):",
+                shader >= 0 && (size_t)shader < sizeof names / sizeof names[0] ? names[shader] : "?",
+                tally_type_name(t), spec[0], spec[1], spec[2]);
+        for (uint32_t k = 0; k < ns; k++) {
+            fprintf(stderr, " %s=", st[k].name);
+            switch (st[k].format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, "%u", st[k].value.b32); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, "%lld", (long long)st[k].value.i64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(stderr, "%llu", (unsigned long long)st[k].value.u64); break;
+            default: fprintf(stderr, "%g", st[k].value.f64); break;
+            }
+            fputc(';', stderr);
+        }
+        fputc('\n', stderr);
+    }
+}
+
 tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_type t,
                           uint32_t spec0, uint32_t spec1, uint32_t spec2, VkPipeline *out)
 {
@@ -415,9 +451,11 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &si;
     ci.layout = s->layout;
+    if (s->get_exec_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline pipe;
     TVK_TRY(ctx, fn, s->fd.vkCreateComputePipelines(s->dev, s->pcache, 1, &ci, NULL, &pipe));
     s->pcache_new++;
+    if (s->get_exec_stats) print_pipeline_stats(s, pipe, shader, t, spec);
     tvk_pipe *p = &s->pipes[s->npipes++];
     p->shader = shader;
     p->type = t;
@@ -802,17 +840,20 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     a64.shaderSharedInt64Atomics = VK_TRUE;
     a64.shaderBufferInt64Atomics = VK_TRUE;
     /* optional: pushed descriptors (no descriptor sets to allocate per dispatch) */
-    const char *exts[2];
+    const char *exts[3];
     uint32_t next = 0;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pexf = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
     {
         uint32_t ne = 0;
-        int has_clock = 0;
+        int has_clock = 0, has_pexec = 0;
         s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, NULL);
         VkExtensionProperties *ep = calloc(ne ? ne : 1, sizeof *ep);
         if (ep && s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, ep) == VK_SUCCESS)
             for (uint32_t i = 0; i < ne; i++) {
                 if (!strcmp(ep[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) s->push_desc = 1;
                 if (!strcmp(ep[i].extensionName, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) has_clock = 1;
+                if (!strcmp(ep[i].extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) has_pexec = 1;
             }
         free(ep);
         const char *pd = getenv("TALLY_VULKAN_NO_PUSH_DESCRIPTORS"); /* tests: descriptor sets */
@@ -828,6 +869,14 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
             s->fscan_probe = q.shaderSubgroupClock && q.shaderDeviceClock;
         }
         if (s->fscan_probe) exts[next++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+        /* benchmarks: the compiler's statistics of each pipeline (TALLY_VULKAN_PIPELINE_STATS=1) */
+        const char *ps = getenv("TALLY_VULKAN_PIPELINE_STATS");
+        if (has_pexec && ps && *ps && strcmp(ps, "0") && s->fi.vkGetPhysicalDeviceFeatures2) {
+            VkPhysicalDeviceFeatures2 q2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &pexf};
+            s->fi.vkGetPhysicalDeviceFeatures2(s->phys, &q2);
+            pexf.pNext = NULL;
+            if (pexf.pipelineExecutableInfo) exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+        }
     }
     /* optional: Vulkan's memory model at device scope (Vulkan 1.2), which the one-pass scan's
      * look-back (scan1.comp) is written in; without it scans are reduce-then-scan */
@@ -874,6 +923,10 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         clk.pNext = f2.pNext;
         f2.pNext = &clk;
     }
+    if (pexf.pipelineExecutableInfo) { /* (asked for above) */
+        pexf.pNext = f2.pNext;
+        f2.pNext = &pexf;
+    }
     f2.features.shaderInt64 = VK_TRUE;
     f2.features.shaderFloat64 = VK_TRUE;
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qi};
@@ -888,6 +941,13 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         return tally_set_error(ctx, TALLY_ERR_BACKEND_FAILURE, "%s: the Vulkan device lacks core functions", fn);
     }
     s->fd.vkGetDeviceQueue(s->dev, s->qfam, 0, &s->queue);
+    if (pexf.pipelineExecutableInfo) {
+        s->get_exec_props = (PFN_vkGetPipelineExecutablePropertiesKHR)s->fi.vkGetDeviceProcAddr(
+            s->dev, "vkGetPipelineExecutablePropertiesKHR");
+        s->get_exec_stats = (PFN_vkGetPipelineExecutableStatisticsKHR)s->fi.vkGetDeviceProcAddr(
+            s->dev, "vkGetPipelineExecutableStatisticsKHR");
+        if (!s->get_exec_props || !s->get_exec_stats) s->get_exec_props = NULL, s->get_exec_stats = NULL;
+    }
     if (s->push_desc) {
         s->push_fn = (PFN_vkCmdPushDescriptorSetKHR)s->fi.vkGetDeviceProcAddr(s->dev, "vkCmdPushDescriptorSetKHR");
         if (!s->push_fn) s->push_desc = 0;

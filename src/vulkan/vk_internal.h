@@ -134,6 +134,10 @@ typedef struct tvk_state {
     int scan_stats;           /* bench: TALLY_VULKAN_SCAN_STATS=1, scan1 counts its look-back steps */
     int acc_zeroed;           /* acc's reduce slots were cleared since it was (re)made */
     int push_desc;            /* VK_KHR_push_descriptor: descriptors pushed, no sets */
+    /* TALLY_VULKAN_PIPELINE_STATS=1 (benchmarks; VK_KHR_pipeline_executable_properties): each new
+     * pipeline's compiler statistics (registers, ...) printed on stderr */
+    PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
+    PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats;
     PFN_vkCmdPushDescriptorSetKHR push_fn;
     VkDeviceSize align;       /* storage-buffer offset alignment (>= 16) */
     uint64_t seg_bytes;       /* bytes per dispatch segment (one binding's range) */

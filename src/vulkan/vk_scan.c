@@ -329,6 +329,14 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     return TALLY_OK;
 }
 
+/* fscan1.comp's quad layout (TALLY_VULKAN_FSCAN_QUAD=1, read per call; off by default until its
+ * bits and its speed are shown on a GPU driver: lavapipe's tests pass in both layouts) */
+static int fscan_quad(void)
+{
+    const char *e = getenv("TALLY_VULKAN_FSCAN_QUAD");
+    return e && *e && strcmp(e, "0");
+}
+
 /* fscan1.comp over every segment (one dispatch each, a tile per 4096-element block, up to 4
  * tiles per workgroup, one tile
  * numbering over the segments, a barrier between them: a segment's first tiles look back into
@@ -392,8 +400,14 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
      * default; TALLY_VULKAN_FSCAN_CHAIN_PF=0 for the bounded loop */
     const char *pfe = getenv("TALLY_VULKAN_FSCAN_CHAIN_PF");
     uint32_t pf = pfe && *pfe && !strcmp(pfe, "0") ? 0u : 8u;
+    /* the quad layout (coalesced loads and stores, a group over 4 lanes; the shader keeps the
+     * group-per-invocation layout where its subgroups are not full or have fewer than 4 lanes):
+     * TALLY_VULKAN_FSCAN_QUAD=1 (fscan_quad) */
+    uint32_t qd = fscan_quad() ? 16u : 0u;
+    const char *sq = getenv("TALLY_VULKAN_FSCAN_SEQ"); /* bench: the first loads block by block */
+    if (sq && *sq && strcmp(sq, "0")) qd |= 32u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
-                           emu | (lnb << 1) | pf, ex, &p)) != TALLY_OK)
+                           emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
     const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */

@@ -12,8 +12,10 @@
  * before's l) (exclusive).
  *
  * Here one block is a tile (global tile g = pc.tile0 + its index in the segment), NB
- * consecutive tiles are one workgroup's, one group is one invocation (its 16 elements and their
- * prefix in registers, loaded again for the outputs). Each block's L chain runs in ONE
+ * consecutive tiles are one workgroup's. A group lies on a quad of lanes (the quad layout,
+ * below: coalesced loads and stores) or, where the subgroups do not allow that, on one
+ * invocation (its 16 elements and their prefix in registers); either way the groups are loaded
+ * again for the outputs. Each block's L chain runs in ONE
  * invocation (32 b for the workgroup's block b: the chains side by side), 16 totals at a time
  * from shared memory into registers and the L's back, plain operations checked afterwards by
  * every invocation (on CPU devices, flags bit 3, every invocation runs every chain: lavapipe
@@ -57,6 +59,8 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_spirv_intrinsics : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #if TVK_CLOCK
 /* the probe variant (fscan1_clk, bench/probe_fscan.c): each workgroup's phases timed */
 #extension GL_EXT_shader_realtime_clock : require
@@ -83,7 +87,7 @@ layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
-                                              * bit 3: CHAIN_PF */
+                                              * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1 */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -119,10 +123,17 @@ layout(push_constant) uniform PC {
 const uint NB = 1u << ((VAR >> 1) & 3u);
 /* bit 3: a whole block's L chain without bounds and with its totals read ahead (GPUs) */
 const bool CHAIN_PF = (VAR & 8u) != 0u;
+/* bit 4: the quad layout (below) where the subgroups allow it */
+const bool QUAD_REQ = (VAR & 16u) != 0u;
+/* bit 5 (benchmarks): the first loads block by block, a barrier between (fewer registers held,
+ * so perhaps more workgroups resident, against fewer loads in flight per invocation) */
+const bool SEQ1 = (VAR & 32u) != 0u;
 #include "fscan_ops.glsl"
 
 uint tid;
 bool all_chain;
+bool quad; /* the quad layout: QUAD_REQ, and full subgroups of 4 lanes or more */
+uint mt;   /* this invocation's place in that layout (subgroup by subgroup, lane by lane) */
 uint keep; /* A's kept: KEEP, or 16 (flags bit 5, tests: the fold's reads again) */
 #if TVK_CLOCK
 uint pr_d = 0u, pr_steps = 0u; /* the walk's A's folded and its steps */
@@ -156,6 +167,131 @@ void group_load_prefix(uint kb, out FT p[16], out uint m, bool checked)
     group_prefix(p, m, checked);
 }
 
+/* ---- the quad layout (GPUs; VAR bit 4 and full subgroups of at least 4 lanes) ----
+ * A block's 4096 elements are 4 chunks of 1024; in chunk c the invocation at place mt holds
+ * elements c * 1024 + 4 mt .. + 3 (one 16-byte vector for f32, two for f64), so that each row
+ * of a subgroup is one coalesced load or store, where the group-per-invocation layout's
+ * invocations each read 64 bytes of their own (f32). Group c * 64 + mt / 4 then lies on the 4
+ * lanes of a quad, lane q = mt & 3 holding its positions 4q .. 4q + 3. Its prefix is
+ * group_prefix's, the same operations on the same operands; the steps that cross lanes take
+ * the neighbour's values by shuffles. Everything else (the totals in tots, the L chains, the
+ * look-back) is the same for both layouts. */
+FT sh_xor1(FT x)
+{
+#if TSIZE == 4
+    return uintBitsToFloat(subgroupShuffleXor(floatBitsToUint(x), 1u));
+#else
+    return uint64BitsToDouble(pack64(subgroupShuffleXor(unpack32(doubleBitsToUint64(x)), 1u)));
+#endif
+}
+/* x of lane src of this invocation's quad */
+FT sh_quad(FT x, uint src)
+{
+    uint l = (gl_SubgroupInvocationID & ~3u) | src;
+#if TSIZE == 4
+    return uintBitsToFloat(subgroupShuffle(floatBitsToUint(x), l));
+#else
+    return uint64BitsToDouble(pack64(subgroupShuffle(unpack32(doubleBitsToUint64(x)), l)));
+#endif
+}
+FT qop(FT a, FT b, bool checked) { return checked ? op2(a, b) : op_raw(a, b); }
+FT pick4(FT p[4], uint i) { return i == 0u ? p[0] : i == 1u ? p[1] : i == 2u ? p[2] : p[3]; }
+
+/* group_prefix on a quad: p holds positions 4q .. 4q + 3 of a group of m elements. Position
+ * k's step partner k - s is in the same lane, or (q odd, the half's second lane) in lane q - 1,
+ * which is lane q ^ 1; p[7] is lane 1's p[3]. Every lane runs every shuffle (uniform control
+ * flow); only positions below m are computed, as there. */
+void quad_prefix(inout FT p[4], uint q, uint m, bool checked)
+{
+#if !TVK_DENORM_PRESERVE
+    if (checked) [[unroll]] for (uint j = 0u; j < 4u; j++) edge_note(p[j]); /* the elements */
+#endif
+    uint k0 = 4u * q;
+    bool odd = (q & 1u) != 0u;
+    /* s = 1: k mod 8 >= 1 */
+    FT x3 = sh_xor1(p[3]);
+    [[unroll]] for (int j = 3; j >= 1; j--)
+        if (k0 + uint(j) < m) p[j] = qop(p[j - 1], p[j], checked);
+    if (odd && k0 < m) p[0] = qop(x3, p[0], checked);
+    /* s = 2: k mod 8 >= 2 */
+    FT x2 = sh_xor1(p[2]);
+    x3 = sh_xor1(p[3]);
+    [[unroll]] for (int j = 3; j >= 2; j--)
+        if (k0 + uint(j) < m) p[j] = qop(p[j - 2], p[j], checked);
+    if (odd && k0 + 1u < m) p[1] = qop(x3, p[1], checked);
+    if (odd && k0 < m) p[0] = qop(x2, p[0], checked);
+    /* s = 4: k mod 8 >= 4, the odd lanes' positions */
+    FT x[4];
+    [[unroll]] for (uint j = 0u; j < 4u; j++) x[j] = sh_xor1(p[j]);
+    if (odd) [[unroll]] for (uint j = 0u; j < 4u; j++)
+        if (k0 + j < m) p[j] = qop(x[j], p[j], checked);
+    /* k >= 8: p[7] op p[k] */
+    FT b7 = sh_quad(p[3], 1u);
+    if (q >= 2u) [[unroll]] for (uint j = 0u; j < 4u; j++)
+        if (k0 + j < m) p[j] = qop(b7, p[j], checked);
+}
+
+/* This invocation's 4 elements of chunk c of block kb (len elements): those below len, zeros
+ * beyond; vector loads where all 4 are there and the input is 16-byte aligned. */
+void quad_load(uint kb, uint c, uint len, out FT p[4])
+{
+    uint eb = c * 1024u + 4u * mt;
+    uint64_t e = uint64_t(kb) * 4096ul + uint64_t(eb);
+    if (eb + 4u <= len && (pc.in_head & 15u) == 0u) {
+        uint v0 = uint((uint64_t(pc.in_head) + e * uint64_t(TSIZE)) >> 4);
+#if TSIZE == 4
+        uvec4 v = inv[v0];
+        [[unroll]] for (uint j = 0u; j < 4u; j++) p[j] = uintBitsToFloat(v[j]);
+#else
+        uvec4 v = inv[v0], w = inv[v0 + 1u];
+        p[0] = uint64BitsToDouble(pack64(v.xy));
+        p[1] = uint64BitsToDouble(pack64(v.zw));
+        p[2] = uint64BitsToDouble(pack64(w.xy));
+        p[3] = uint64BitsToDouble(pack64(w.zw));
+#endif
+    } else {
+        [[unroll]] for (uint j = 0u; j < 4u; j++) p[j] = eb + j < len ? load(e + uint64_t(j)) : FT(0);
+    }
+}
+
+void quad_store(uint kb, uint c, uint len, FT o[4])
+{
+    uint eb = c * 1024u + 4u * mt;
+    uint64_t e = uint64_t(kb) * 4096ul + uint64_t(eb);
+    if (eb + 4u <= len && (pc.out_head & 15u) == 0u) {
+        uint v0 = uint((uint64_t(pc.out_head) + e * uint64_t(TSIZE)) >> 4);
+#if TSIZE == 4
+        outv[v0] = uvec4(floatBitsToUint(o[0]), floatBitsToUint(o[1]), floatBitsToUint(o[2]), floatBitsToUint(o[3]));
+#else
+        outv[v0] = uvec4(unpack32(doubleBitsToUint64(o[0])), unpack32(doubleBitsToUint64(o[1])));
+        outv[v0 + 1u] = uvec4(unpack32(doubleBitsToUint64(o[2])), unpack32(doubleBitsToUint64(o[3])));
+#endif
+    } else {
+        [[unroll]] for (uint j = 0u; j < 4u; j++)
+            if (eb + j < len) store(e + uint64_t(j), o[j]);
+    }
+}
+
+/* The elements of group gi of a block of len: m */
+uint group_len(uint gi, uint len) { return 16u * gi < len ? min(len - 16u * gi, 16u) : 0u; }
+
+/* Block kb's group totals into tots[slot] (the quad layout; checked prefixes): group G's total
+ * is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes an empty group's 0).
+ * All chunks are loaded before any prefix (their loads in flight together). */
+void quad_totals(uint kb, uint slot)
+{
+    uint len = block_len(kb), q = mt & 3u;
+    FT p[4][4];
+    [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(kb, c, len, p[c]);
+    [[unroll]] for (uint c = 0u; c < 4u; c++) {
+        uint G = c * 64u + (mt >> 2), m = group_len(G, len);
+        FT pc4[4] = p[c];
+        quad_prefix(pc4, q, m, true);
+        uint last = m > 0u ? m - 1u : 0u;
+        if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
+    }
+}
+
 /* The L chains of blocks kb0 .. kb0 + nbw - 1 over their group totals in tots[slot0 + b]
  * (written by the caller, then a barrier): lprev[b] = L_(tid-1) (0 for group 0, which takes p
  * itself), llast[b] = L_last = the block's A. On GPUs block b's chain runs in invocation 32 b
@@ -180,6 +316,7 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
                     uint i = 16u * q + c;
                     if (i > 0u && i < ng) l = op2(l, v[c]);
                     if (i + 1u == tid) lprev[b] = l;
+                    if (i == tid) ls[sl][i] = l; /* (the quad layout reads its groups' L's here) */
                 }
             }
         } else if (CHAIN_PF && ng == uint(WG)) {
@@ -227,10 +364,14 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
 /* Block kb of this segment reduced (a fallback's): returns its A. */
 FT block_reduce(uint kb, uint slot)
 {
-    FT p[16];
-    uint m;
-    group_load_prefix(kb, p, m, true);
-    tots[slot][tid] = m > 0u ? p[m - 1u] : FT(0);
+    if (quad) {
+        quad_totals(kb, slot);
+    } else {
+        FT p[16];
+        uint m;
+        group_load_prefix(kb, p, m, true);
+        tots[slot][tid] = m > 0u ? p[m - 1u] : FT(0);
+    }
     barrier();
     FT lp[NBMAX], ll[NBMAX];
     l_chains(kb, slot, 1u, lp, ll);
@@ -430,6 +571,8 @@ FT lookback(uint g)
 void main()
 {
     tid = gl_LocalInvocationID.x;
+    quad = QUAD_REQ && gl_SubgroupSize >= 4u && gl_NumSubgroups * gl_SubgroupSize == uint(WG);
+    mt = quad ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : tid;
     all_chain = (pc.flags & 8u) != 0u;
     keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
     uint nwg = (pc.ntiles + NB - 1u) / NB;
@@ -443,7 +586,10 @@ void main()
     FT lprev[NBMAX], a[NBMAX];
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
-        if (b < nbw) {
+        if (b < nbw && quad) {
+            quad_totals(k0 + b, b);
+            if (SEQ1) barrier();
+        } else if (b < nbw) {
             FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
             group_load_prefix(k0 + b, p, m[b], true);
             tots[b][tid] = m[b] > 0u ? p[m[b] - 1u] : FT(0);
@@ -478,8 +624,38 @@ void main()
             if (tid == 0u) publish(g0 + b, 2u, c);
         }
     }
+    if (quad) {
+        /* the quad layout's outputs: each chunk loaded again, its prefix again (unchecked: the
+         * same bits), l = p (the block's first group) or L_(G-1) op p; the exclusive scan's
+         * element before is in this lane, or lane q - 1's last, or (q = 0) L_(G-1) itself */
+        uint q = mt & 3u;
+        [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+            if (b >= nbw) continue;
+            uint len = block_len(k0 + b);
+            [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                FT p[4];
+                quad_load(k0 + b, c, len, p);
+                uint G = c * 64u + (mt >> 2), mm = group_len(G, len);
+                quad_prefix(p, q, mm, false);
+                FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
+                FT l[4], o[4];
+                [[unroll]] for (uint j = 0u; j < 4u; j++)
+                    l[j] = G == 0u || 4u * q + j >= mm ? p[j] : op2(lp, p[j]);
+                FT before = sh_quad(l[3], (q + 3u) & 3u);
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    o[j] = FT(0);
+                    if (4u * q + j < mm) {
+                        if (EXCL == 0u) o[j] = op2(cb[b], l[j]);
+                        else if (G == 0u && q == 0u && j == 0u) o[j] = cb[b];
+                        else o[j] = op2(cb[b], j > 0u ? l[j - 1u] : q > 0u ? before : lp);
+                    }
+                }
+                quad_store(k0 + b, c, len, o);
+            }
+        }
+    }
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-        if (b >= nbw || m[b] == 0u) continue;
+        if (quad || b >= nbw || m[b] == 0u) continue;
         /* The group again, from memory (L2, read moments ago: the input never changes during
          * the dispatch) and its prefix again (the same operations, the same bits): holding the
          * groups in registers through the look-back costs more (H200, 2^26: f32 exclusive 392
