@@ -34,9 +34,40 @@ static SpecShape spec_shape(void)
     return sh;
 }
 
+/* The ring (spec_sum.cuh, spec_ring_kernel) for large inputs, from TALLY_CUDA_SPEC_RING (read
+ * once, every build): 0 off (the default until the ring is measured and tested on a GPU:
+ * bench/h200.sh's specring step), 1 one block per SM with six 32 KB stages, 2 two blocks per SM
+ * with three; from TALLY_CUDA_SPEC_RING_MIN batches of 32 KB (default 1024, i.e. 32 MiB, as the
+ * reduce's ring; the tests set 1 so that their sizes take it). */
+constexpr int kSpecRingDefault = 0;
+struct SpecRing {
+    int per_sm, stages;
+    unsigned long long min_batches;
+};
+static SpecRing spec_ring(void)
+{
+    static const SpecRing r = [] {
+        const char *e = getenv("TALLY_CUDA_SPEC_RING"), *m = getenv("TALLY_CUDA_SPEC_RING_MIN");
+        const int mode = e && *e ? atoi(e) : kSpecRingDefault;
+        const long long mb = m && *m ? atoll(m) : 1024;
+        SpecRing x = {0, 0, mb > 0 ? (unsigned long long)mb : 1ull};
+        if (mode == 1) x.per_sm = 1, x.stages = 6;
+        if (mode == 2) x.per_sm = 2, x.stages = 3;
+        return x;
+    }();
+    return r;
+}
+
 template <typename T>
 static cudaError_t launch_spec(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream)
 {
+    const SpecRing r = spec_ring();
+    const unsigned long long kRingBatch = (unsigned long long)tcu::kThreads * tcu::kRingU;
+    if (r.per_sm > 0 && p->body_vec >= r.min_batches * kRingBatch) {
+        bool launched = false;
+        const cudaError_t e = tcu::launch_spec_ring_t<T>(p, dev, stream, r.per_sm, r.stages, &launched);
+        if (launched || e != cudaSuccess) return e;
+    }
 #ifdef TALLY_TUNING
     const SpecShape sh = spec_shape();
     if (sh.c) {

@@ -80,6 +80,59 @@ __device__ __forceinline__ void spec_add_vec(tcu_spec_triple &a, tcu_spec_triple
     }
 }
 
+/* The end of both kernels: the thread's two triples merged, the block's into thread 0's, its
+ * triple written and the ticket taken; the last block merges every block's triple and decides
+ * (writes the results and the skip flag, or clears the flag). sh: kWarps triples, am_last: a
+ * shared word. */
+__device__ __forceinline__ void spec_finish(tcu_spec_triple a, tcu_spec_triple b, const tcu_reduce_params &p,
+                                            tcu_spec_triple *sh, bool &am_last)
+{
+    const int tid = threadIdx.x;
+    const unsigned bid = blockIdx.x, grid = gridDim.x;
+    tcu_spec_merge(&a, &b);
+    a = spec_block_merge(a, sh);
+    if (tid == 0) {
+        double *out = (double *)p.partials + 3 * (size_t)bid;
+        __stcg(out, a.s);
+        __stcg(out + 1, a.c);
+        __stcg(out + 2, a.D);
+        unsigned t;
+        /* release: the triple before the ticket; acquire: the last block sees every triple */
+        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.spec) : "memory");
+        am_last = t == grid - 1;
+    }
+    __syncthreads();
+    if (!am_last) return;
+    tcu_spec_triple m = {0.0, 0.0, 0.0};
+    for (unsigned k = (unsigned)tid; k < grid; k += kThreads) {
+        const double *in = (const double *)p.partials + 3 * (size_t)k;
+        const tcu_spec_triple x = {__ldcg(in), __ldcg(in + 1), __ldcg(in + 2)};
+        tcu_spec_merge(&m, &x);
+    }
+    __syncthreads(); /* sh is reused */
+    m = spec_block_merge(m, sh);
+    if (tid == 0) {
+        double r = 0.0;
+        const int ok = tcu_spec_decide(&m, &r);
+        if (ok) {
+            for (int k = 0; k < p.nops; k++) {
+                tally_result res;
+                res.op = (tally_op)p.ops[k];
+                res.type = TALLY_F64;
+                res.status = TALLY_OK;
+                res.value.f64 = res.op == TALLY_MEAN ? __ddiv_rn(r, (double)p.n) : r;
+                res.index = 0;
+                p.out[k] = res;
+            }
+        }
+        p.spec[1] = ok ? 1u : 0u;
+        p.spec[0] = 0u;
+        /* the adaptive setting's word (cuda_internal.h): answered here; when declined, the
+         * exact kernel after this one writes what it saw */
+        if (p.hint != nullptr && ok) *(volatile unsigned int *)p.hint = TCU_HINT_SPEC;
+    }
+}
+
 /* p: the reduce's parameters (data, n, head/body_vec/tail, the results' ops and out); p.partials
  * takes one triple per block, p.spec[0] is the ticket (0 between launches, reset by the last
  * block), p.spec[1] the skip flag it writes (1: the results are written). */
@@ -129,48 +182,122 @@ __global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum
     if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
     if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
     pdl_trigger();
-    tcu_spec_merge(&a, &b);
-    a = spec_block_merge(a, sh);
-    if (tid == 0) {
-        double *out = (double *)p.partials + 3 * (size_t)bid;
-        __stcg(out, a.s);
-        __stcg(out + 1, a.c);
-        __stcg(out + 2, a.D);
-        unsigned t;
-        /* release: the triple before the ticket; acquire: the last block sees every triple */
-        asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(t) : "l"(p.spec) : "memory");
-        am_last = t == grid - 1;
-    }
+    spec_finish(a, b, p, sh, am_last);
+}
+
+/* The ring variant (large inputs, sm_90): the batches reach shared memory by bulk copies
+ * through a ring of `stages` stages of one batch each (kRingU 16-byte vectors per thread, 32 KB),
+ * issued by thread 0 ahead of use, as the reduce kernel's ring (reduce_kernel.cuh): the bytes in
+ * flight no longer depend on the registers. Why: on the H200 at 2^28 f64, the exact kernel took
+ * 527 us with register loads and 467 through its ring (bench_cuda's "ring=0 spec=0" rows), and
+ * this pass with register loads 518-527 us against the plain sum's 460-477 (docs/performance.md,
+ * "CUDA: the speculative pass through a ring"; off by default until measured: spec_sum.cu).
+ * Why every element is added once: block bid takes the batches [b0, b1) of nb = ceil(nv / kB)
+ * (even shares that tile [0, nv)); its whole batches come through the ring in order, each
+ * vector u * kThreads + tid of a stage to thread tid (every vector of the batch exactly once);
+ * only the last batch of all can be partial, and its vectors below nv are loaded directly, each
+ * by the thread whose place it is. Head and tail as in spec_sum_kernel. A stage is refilled only
+ * after the barrier that follows every thread's reads of it (the x[] copies in registers), and
+ * the proxy fence in bulk_load orders those reads before the copy's writes. */
+constexpr int kRingU = 8;
+constexpr int kSpecRingStagesMost = 6;
+template <typename T, int NT, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB) spec_ring_kernel(const __grid_constant__ tcu_reduce_params p, int stages)
+{
+    __shared__ tcu_spec_triple sh[kWarps];
+    __shared__ bool am_last;
+    __shared__ uint64_t full[kSpecRingStagesMost];
+    extern __shared__ __align__(128) unsigned char ring_smem[];
+    const int tid = threadIdx.x;
+    const unsigned bid = blockIdx.x, grid = gridDim.x;
+    const T *data = (const T *)p.data;
+    const Vec<T> *vec = (const Vec<T> *)(data + p.head);
+    const unsigned long long nv = p.body_vec;
+    constexpr unsigned long long kB = (unsigned long long)kThreads * kRingU;
+    constexpr unsigned kBytes = (unsigned)(kB * sizeof(Vec<T>));
+    if (tid == 0)
+        for (int k = 0; k < stages; k++) mbar_init(&full[k], 1);
     __syncthreads();
-    if (!am_last) return;
-    tcu_spec_triple m = {0.0, 0.0, 0.0};
-    for (unsigned k = (unsigned)tid; k < grid; k += kThreads) {
-        const double *in = (const double *)p.partials + 3 * (size_t)k;
-        const tcu_spec_triple x = {__ldcg(in), __ldcg(in + 1), __ldcg(in + 2)};
-        tcu_spec_merge(&m, &x);
-    }
-    __syncthreads(); /* sh is reused */
-    m = spec_block_merge(m, sh);
-    if (tid == 0) {
-        double r = 0.0;
-        const int ok = tcu_spec_decide(&m, &r);
-        if (ok) {
-            for (int k = 0; k < p.nops; k++) {
-                tally_result res;
-                res.op = (tally_op)p.ops[k];
-                res.type = TALLY_F64;
-                res.status = TALLY_OK;
-                res.value.f64 = res.op == TALLY_MEAN ? __ddiv_rn(r, (double)p.n) : r;
-                res.index = 0;
-                p.out[k] = res;
-            }
+    tcu_spec_triple a = {0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0};
+    pdl_wait();
+    const unsigned long long nb = (nv + kB - 1) / kB;
+    const unsigned long long b0 = nb * bid / grid, b1 = nb * (bid + 1) / grid;
+    const unsigned long long vb = b0 * kB, ve = b1 * kB < nv ? b1 * kB : nv;
+    const unsigned long long whole = (ve - vb) / kB;
+    const Vec<T> *ring = (const Vec<T> *)ring_smem;
+    const uint64_t pol = l2_evict_first_policy(); /* the input is read once */
+    if (tid == 0)
+        for (int k = 0; k < stages && (unsigned long long)k < whole; k++)
+            bulk_load_hint((void *)(ring + k * kB), vec + vb + k * kB, kBytes, &full[k], pol);
+    int k = 0;
+    unsigned parity = 0;
+    for (unsigned long long i = 0; i < whole; i++) {
+        mbar_wait(&full[k], parity);
+        const Vec<T> *stage = ring + k * kB;
+        Vec<T> x[kRingU];
+#pragma unroll
+        for (int u = 0; u < kRingU; u++) x[u] = stage[u * kThreads + tid];
+        __syncthreads(); /* stage k read by every thread: it may be refilled */
+        if (tid == 0 && i + stages < whole)
+            bulk_load_hint((void *)stage, vec + vb + (i + stages) * kB, kBytes, &full[k], pol);
+        if (++k == stages) {
+            k = 0;
+            parity ^= 1u;
         }
-        p.spec[1] = ok ? 1u : 0u;
-        p.spec[0] = 0u;
-        /* the adaptive setting's word (cuda_internal.h): answered here; when declined, the
-         * exact kernel after this one writes what it saw */
-        if (p.hint != nullptr && ok) *(volatile unsigned int *)p.hint = TCU_HINT_SPEC;
+#pragma unroll
+        for (int u = 0; u < kRingU; u++) spec_add_vec<T, NT>(a, b, x[u]);
     }
+    /* the last, partial batch (the last block's share only) */
+    const unsigned long long v = vb + whole * kB + (unsigned)tid;
+#pragma unroll
+    for (int u = 0; u < kRingU; u++)
+        if (v + (unsigned long long)u * kThreads < ve) spec_add_vec<T, NT>(a, b, load_vec(vec + v + (unsigned long long)u * kThreads));
+    if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
+    if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
+    pdl_trigger();
+    spec_finish(a, b, p, sh, am_last);
+}
+
+/* The ring's launch: per_sm blocks per SM (at most what fits), `stages` stages each; false when
+ * the kernel was not built for this device's sm_90 (the caller then takes the register loads). */
+template <typename T>
+cudaError_t launch_spec_ring_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream, int per_sm,
+                               int stages, bool *launched)
+{
+    /* two blocks per SM need the registers of two (128 a thread) */
+    auto *const kernel = per_sm >= 2 ? spec_ring_kernel<T, 2, 2> : spec_ring_kernel<T, 2, 1>;
+    static DeviceCache sm90_cache[2], smem_cache[2], fit[2][kSpecRingStagesMost + 1];
+    const int kv = per_sm >= 2 ? 1 : 0;
+    *launched = false;
+    if (!built_for_sm90_on(sm90_cache[kv], dev->ordinal, kernel)) return cudaSuccess;
+    if (stages < 1) stages = 1;
+    if (stages > kSpecRingStagesMost) stages = kSpecRingStagesMost;
+    const size_t stage_bytes = (size_t)kThreads * kRingU * sizeof(Vec<T>);
+    const size_t smem = stage_bytes * (size_t)stages;
+    int done = 0;
+    cudaError_t err = smem_cache[kv].get(dev->ordinal, &done, [&](int *out) {
+        *out = 1;
+        return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)(stage_bytes * kSpecRingStagesMost));
+    });
+    if (err != cudaSuccess) return err;
+    int f = 0;
+    err = fit[kv][stages].get(dev->ordinal, &f, [&](int *out) {
+        int b = 0;
+        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kThreads, smem);
+        *out = b > 0 ? b : 1;
+        return e;
+    });
+    if (err != cudaSuccess) return err;
+    if (per_sm > f) per_sm = f;
+    const unsigned long long nb = (p->body_vec + (unsigned long long)kThreads * kRingU - 1) /
+                                  ((unsigned long long)kThreads * kRingU);
+    unsigned long long want = (unsigned long long)per_sm * (unsigned long long)dev->sm_count;
+    if (want > TCU_MAX_BLOCKS) want = TCU_MAX_BLOCKS;
+    if (want > nb) want = nb;
+    if (want < 1) want = 1;
+    *launched = true;
+    return launch_kernel(kernel, (unsigned)want, smem, stream, p->pdl != 0, *p, stages);
 }
 
 /* Enough blocks to fill the GPU once (the grid-stride loop takes the rest), fewer for small
