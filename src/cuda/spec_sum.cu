@@ -38,11 +38,13 @@ static SpecShape spec_shape(void)
  * once, every build): 0 off (the default until the ring is measured and tested on a GPU:
  * bench/h200.sh's specring step), 1 one block per SM with six 32 KB stages, 2 two blocks per SM
  * with three; from TALLY_CUDA_SPEC_RING_MIN batches of 32 KB (default 1024, i.e. 32 MiB, as the
- * reduce's ring; the tests set 1 so that their sizes take it). */
+ * reduce's ring; the tests set 1 so that their sizes take it). TALLY_CUDA_SPEC_FAST=1: the ring
+ * kernel's lanes biased (SPECF: spec_triple.h), off by default (not yet measured either). */
 constexpr int kSpecRingDefault = 0;
 struct SpecRing {
     int per_sm, stages;
     unsigned long long min_batches;
+    bool fast; /* TALLY_CUDA_SPEC_FAST=1: the ring's lanes are biased (SPECF, spec_triple.h) */
 };
 static SpecRing spec_ring(void)
 {
@@ -50,7 +52,8 @@ static SpecRing spec_ring(void)
         const char *e = getenv("TALLY_CUDA_SPEC_RING"), *m = getenv("TALLY_CUDA_SPEC_RING_MIN");
         const int mode = e && *e ? atoi(e) : kSpecRingDefault;
         const long long mb = m && *m ? atoll(m) : 1024;
-        SpecRing x = {0, 0, mb > 0 ? (unsigned long long)mb : 1ull};
+        const char *fe = getenv("TALLY_CUDA_SPEC_FAST");
+        SpecRing x = {0, 0, mb > 0 ? (unsigned long long)mb : 1ull, fe && atoi(fe) == 1};
         if (mode == 1) x.per_sm = 1, x.stages = 6;
         if (mode == 2) x.per_sm = 2, x.stages = 3;
         return x;
@@ -65,7 +68,8 @@ static cudaError_t launch_spec(const tcu_reduce_params *p, const tcu_device *dev
     const unsigned long long kRingBatch = (unsigned long long)tcu::kThreads * tcu::kRingU;
     if (r.per_sm > 0 && p->body_vec >= r.min_batches * kRingBatch) {
         bool launched = false;
-        const cudaError_t e = tcu::launch_spec_ring_t<T>(p, dev, stream, r.per_sm, r.stages, &launched);
+        const cudaError_t e = r.fast ? tcu::launch_spec_ring_t<T, true>(p, dev, stream, r.per_sm, r.stages, &launched)
+                                     : tcu::launch_spec_ring_t<T, false>(p, dev, stream, r.per_sm, r.stages, &launched);
         if (launched || e != cudaSuccess) return e;
     }
 #ifdef TALLY_TUNING
