@@ -31,9 +31,9 @@
 #                bench --backend vulkan, lab-vulkan.txt); bench_cuda's reduce/scan rows at
 #                2^22-2^30 in the same call (VK_CUDA seconds, 0: none; VK_CUDA_MIN_LOG2), joined with
 #                bench_vulkan's in vulkan-vs-cuda.md and printed in the summary
-#   specring     the speculative float sums through the ring: the harness and racecheck with it at
-#                every size (odd shards: two blocks per SM and biased lanes, TALLY_CUDA_SPEC_FAST=1), then
-#                bench_cuda's float sums at 2^28 per TALLY_CUDA_SPEC_RING / _FAST setting (SPECRING_S)
+#   specring     the speculative float sums through their ring: the harness, test_cuda --quick and
+#                racecheck with it at every size, bench_cuda's float sums at 2^28 per TALLY_CUDA_SPEC_RING
+#                (SPECRING_S)
 #   python       the Python module for the machine's python (the torch venv): pytest with the GPU
 #                tests, then bench/python_bench.py --gpu (carry .pyinc/ if that python has no
 #                headers: any CPython >= 3.11's, e.g. cp -r /usr/include/python3.11/. .pyinc/ and
@@ -280,35 +280,38 @@ if want bench; then
 fi
 
 if want specring; then
-  # the speculative f32/f64 pass through the shared-memory ring (spec_sum.cuh, spec_ring_kernel):
-  # the harness with the pass first at every size and the ring from one batch (shards 2, 6, ...:
-  # one block per SM; odd shards: two, with biased lanes), racecheck on it, then bench_cuda's
-  # float sums at 2^28 per setting (TALLY_CUDA_SPEC_RING=0: the register loads, as before)
+  # the speculative f32/f64 pass through its shared-memory ring (spec_sum.cuh, spec_ring_kernel; the
+  # default from 32 MiB): the harness with the pass first at every size and the ring from one batch
+  # (shards 2, 6, ...: one block per SM; odd shards: two), test_cuda --quick the same way and
+  # racecheck on the ring, then bench_cuda's float sums at 2^28 per TALLY_CUDA_SPEC_RING (0: the
+  # register loads, as before the ring)
   reap specring
   c=$(cap "${SPECRING_S:-150}" "$(rest python vulkan mpi cpu)")
-  log "specring: the harness and racecheck with the ring at every size (at most $((c / 2))s)"
-  ( TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING=1 TALLY_CUDA_SPEC_FAST=1 TALLY_CUDA_SPEC_RING_MIN=1 timeout $((c / 2)) compute-sanitizer --tool racecheck --error-exitcode 9 \
+  log "specring: the harness, test_cuda --quick and racecheck with the ring at every size (at most $((c * 2 / 3))s)"
+  ( TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING_MIN=1 timeout $((c * 2 / 3)) compute-sanitizer --tool racecheck --error-exitcode 9 \
       "$ADV" --backends cuda --arrays 30 --max-n 262144 --families wide40,prices,full_range \
       >"$L/specring-racecheck.log" 2>&1; echo $? >"$B/srr.rc" ) &
   p1=$!
-  ADV_JOBS=$(( $(nproc) > 4 ? $(nproc) - 2 : 2 )) ADV_SPEC_ENV="TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING=1 TALLY_CUDA_SPEC_RING_MIN=1" \
-    ADV_ODD_ENV="TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING_MIN=1 TALLY_CUDA_SPEC_RING=2 TALLY_CUDA_SPEC_FAST=1" ADV_BIN=$ADV OUT=$L/specadv \
-    bash tests/adversarial/run_gpu.sh "${SPECRING_ARRAYS:-100000}" $(( c / 2 - 8 )) --max-n 4194304 \
+  ( TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING_MIN=1 timeout $((c * 2 / 3)) "$B/test_cuda" --quick >"$L/specring-test_cuda.log" 2>&1
+    echo $? >"$B/srt.rc" ) &
+  p2=$!
+  ADV_JOBS=$(( $(nproc) > 4 ? $(nproc) - 3 : 2 )) ADV_SPEC_ENV="TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING_MIN=1" \
+    ADV_ODD_ENV="TALLY_CUDA_SPEC=2 TALLY_CUDA_SPEC_RING_MIN=1 TALLY_CUDA_SPEC_RING=2" ADV_BIN=$ADV OUT=$L/specadv \
+    bash tests/adversarial/run_gpu.sh "${SPECRING_ARRAYS:-100000}" $(( c * 2 / 3 - 8 )) --max-n 4194304 \
     >"$L/specring-adversarial.log" 2>&1 || rc=1
-  wait $p1
-  r=$(cat "$B/srr.rc"); [ "$r" = 0 ] || rc=1
+  wait $p1 $p2
+  r=$(cat "$B/srr.rc"); t=$(cat "$B/srt.rc"); [ "$r" = 0 ] && [ "$t" = 0 ] || rc=1
   tail -22 "$L/specring-adversarial.log"
-  log "specring: harness $(tail -1 "$L/specring-adversarial.log"); racecheck exit $r: $(grep -E 'RACECHECK SUMMARY' "$L/specring-racecheck.log" | tail -1)"
-  c=$(cap $(( c / 2 )) "$(rest python vulkan mpi cpu)")
-  i=0
-  for cfg in 1 0 1f 2 2f; do   # TALLY_CUDA_SPEC_RING; f: TALLY_CUDA_SPEC_FAST=1 (biased lanes)
-    i=$((i + 1)); ring=${cfg%f}; fast=0; [ "$cfg" != "$ring" ] && fast=1
-    TALLY_CUDA_SPEC_RING=$ring TALLY_CUDA_SPEC_FAST=$fast timeout $(( c / 5 )) "$B/bench/bench_cuda" --deadline $(( c / 5 - 5 )) \
-      --filter reduce_sum,plain_sum ${SPECRING_ARGS:---min-log2 28 --max-log2 28} --out "$OUT/specring-$i.md" \
-      >"$L/specring-bench-$i.log" 2>&1 || rc=1
-    log "specring: bench_cuda ring=$ring fast=$fast $(grep 'validation failures' "$L/specring-bench-$i.log" | tail -1)"
-    sed -n '/=== EXACT vs PLAIN/,$p' "$L/specring-bench-$i.log" | grep -E "^\| f(32|64) " | cut -c1-150 |
-      sed "s/^/ring=$ring fast=$fast /" | tee -a "$OUT/specring.md"
+  log "specring: harness $(tail -1 "$L/specring-adversarial.log"); test_cuda exit $t: $(grep -E 'passed' \
+    "$L/specring-test_cuda.log" | tail -1); racecheck exit $r: $(grep -E 'RACECHECK SUMMARY' "$L/specring-racecheck.log" | tail -1)"
+  grep -h FAIL "$L/specring-test_cuda.log" | head -5
+  c=$(cap $(( c / 3 )) "$(rest python vulkan mpi cpu)")
+  for ring in 1 0 2; do
+    TALLY_CUDA_SPEC_RING=$ring timeout $(( c / 3 )) "$B/bench/bench_cuda" --deadline $(( c / 3 - 5 )) --filter reduce_sum,plain_sum \
+      ${SPECRING_ARGS:---min-log2 28 --max-log2 28} --out "$OUT/specring-$ring.md" >"$L/specring-bench-$ring.log" 2>&1 || rc=1
+    log "specring: bench_cuda TALLY_CUDA_SPEC_RING=$ring $(grep 'validation failures' "$L/specring-bench-$ring.log" | tail -1)"
+    sed -n '/=== EXACT vs PLAIN/,$p' "$L/specring-bench-$ring.log" | grep -E "^\| f(32|64) " | cut -c1-150 |
+      sed "s/^/ring=$ring /" | tee -a "$OUT/specring.md"
   done
 fi
 

@@ -35,16 +35,15 @@ static SpecShape spec_shape(void)
 }
 
 /* The ring (spec_sum.cuh, spec_ring_kernel) for large inputs, from TALLY_CUDA_SPEC_RING (read
- * once, every build): 0 off (the default until the ring is measured and tested on a GPU:
- * bench/h200.sh's specring step), 1 one block per SM with six 32 KB stages, 2 two blocks per SM
- * with three; from TALLY_CUDA_SPEC_RING_MIN batches of 32 KB (default 1024, i.e. 32 MiB, as the
- * reduce's ring; the tests set 1 so that their sizes take it). TALLY_CUDA_SPEC_FAST=1: the ring
- * kernel's lanes biased (SPECF: spec_triple.h), off by default (not yet measured either). */
-constexpr int kSpecRingDefault = 0;
+ * once, every build): 1 (the default) one block per SM with six 32 KB stages, 2 two blocks per SM
+ * with three, 0 off (the register loads); from TALLY_CUDA_SPEC_RING_MIN batches of 32 KB (default
+ * 1024, i.e. 32 MiB, as the reduce's ring; the tests set 1 so that their sizes take it). On the
+ * H200 at 2^28 it took f64 wide-range data from 520 to 463 µs (CUB's rounding sum: 467) and f32
+ * from 257 to 238 (docs/performance.md, "CUDA: the speculative pass through a ring"). */
+constexpr int kSpecRingDefault = 1;
 struct SpecRing {
     int per_sm, stages;
     unsigned long long min_batches;
-    bool fast; /* TALLY_CUDA_SPEC_FAST=1: the ring's lanes are biased (SPECF, spec_triple.h) */
 };
 static SpecRing spec_ring(void)
 {
@@ -52,8 +51,7 @@ static SpecRing spec_ring(void)
         const char *e = getenv("TALLY_CUDA_SPEC_RING"), *m = getenv("TALLY_CUDA_SPEC_RING_MIN");
         const int mode = e && *e ? atoi(e) : kSpecRingDefault;
         const long long mb = m && *m ? atoll(m) : 1024;
-        const char *fe = getenv("TALLY_CUDA_SPEC_FAST");
-        SpecRing x = {0, 0, mb > 0 ? (unsigned long long)mb : 1ull, fe && atoi(fe) == 1};
+        SpecRing x = {0, 0, mb > 0 ? (unsigned long long)mb : 1ull};
         if (mode == 1) x.per_sm = 1, x.stages = 6;
         if (mode == 2) x.per_sm = 2, x.stages = 3;
         return x;
@@ -68,8 +66,7 @@ static cudaError_t launch_spec(const tcu_reduce_params *p, const tcu_device *dev
     const unsigned long long kRingBatch = (unsigned long long)tcu::kThreads * tcu::kRingU;
     if (r.per_sm > 0 && p->body_vec >= r.min_batches * kRingBatch) {
         bool launched = false;
-        const cudaError_t e = r.fast ? tcu::launch_spec_ring_t<T, true>(p, dev, stream, r.per_sm, r.stages, &launched)
-                                     : tcu::launch_spec_ring_t<T, false>(p, dev, stream, r.per_sm, r.stages, &launched);
+        const cudaError_t e = tcu::launch_spec_ring_t<T>(p, dev, stream, r.per_sm, r.stages, &launched);
         if (launched || e != cudaSuccess) return e;
     }
 #ifdef TALLY_TUNING

@@ -190,8 +190,8 @@ __global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum
  * issued by thread 0 ahead of use, as the reduce kernel's ring (reduce_kernel.cuh): the bytes in
  * flight no longer depend on the registers. Why: on the H200 at 2^28 f64, the exact kernel took
  * 527 us with register loads and 467 through its ring (bench_cuda's "ring=0 spec=0" rows), and
- * this pass with register loads 518-527 us against the plain sum's 460-477 (docs/performance.md,
- * "CUDA: the speculative pass through a ring"; off by default until measured: spec_sum.cu).
+ * this pass with register loads 518-527 us against the plain sum's 460-477; through this ring
+ * 463 (docs/performance.md, "CUDA: the speculative pass through a ring").
  * Why every element is added once: block bid takes the batches [b0, b1) of nb = ceil(nv / kB)
  * (even shares that tile [0, nv)); its whole batches come through the ring in order, each
  * vector u * kThreads + tid of a stage to thread tid (every vector of the batch exactly once);
@@ -201,34 +201,7 @@ __global__ void __launch_bounds__(kThreads, (spec_min_blocks<U, NT>())) spec_sum
  * the proxy fence in bulk_load orders those reads before the copy's writes. */
 constexpr int kRingU = 8;
 constexpr int kSpecRingStagesMost = 6;
-/* F (TALLY_CUDA_SPEC_FAST): a thread's two lanes are biased lanes (spec_triple.h, SPECF: four adds
- * and a max per element, and one max for the batch's check) instead of triples (eight adds);
- * before each batch a lane takes its largest |x| over its elements of the batch and either steps
- * under its bias or, where no bias fits, adds them by TwoSum into its triple. The host twin
- * (tests/exact/test_spec_triple.c, emulate_ring) runs this layout on the host. */
-template <typename T, bool F>
-__device__ __forceinline__ void specf_batch(tcu_specf_lane &l, const Vec<T> *x, int nvec, int off)
-{
-    T xm = T(0);
-#pragma unroll
-    for (int u = 0; u < kRingU; u++)
-        if (u < nvec)
-#pragma unroll
-            for (int j = off; j < Traits<T>::vec; j += 2) xm = fmax(xm, fabs(x[u].v[j]));
-    const unsigned cnt = (unsigned)nvec * (unsigned)(Traits<T>::vec / 2);
-    if (tcu_specf_ready(&l, (double)xm, cnt)) {
-#pragma unroll
-        for (int u = 0; u < kRingU; u++)
-            if (u < nvec)
-#pragma unroll
-                for (int j = off; j < Traits<T>::vec; j += 2) tcu_specf_step(&l, (double)x[u].v[j]);
-    } else {
-        for (int u = 0; u < nvec; u++)
-            for (int j = off; j < Traits<T>::vec; j += 2) tcu_spec_add(&l.t, (double)x[u].v[j]);
-    }
-}
-
-template <typename T, int NT, int MINB, bool F>
+template <typename T, int NT, int MINB>
 __global__ void __launch_bounds__(kThreads, MINB) spec_ring_kernel(const __grid_constant__ tcu_reduce_params p, int stages)
 {
     __shared__ tcu_spec_triple sh[kWarps];
@@ -251,14 +224,6 @@ __global__ void __launch_bounds__(kThreads, MINB) spec_ring_kernel(const __grid_
     const unsigned long long b0 = nb * bid / grid, b1 = nb * (bid + 1) / grid;
     const unsigned long long vb = b0 * kB, ve = b1 * kB < nv ? b1 * kB : nv;
     const unsigned long long whole = (ve - vb) / kB;
-    tcu_specf_lane la, lb; /* F: the lanes (a and b stay unused) */
-    if constexpr (F) {
-        const unsigned long long per_lane = (whole + 1) * kRingU * (Traits<T>::vec / 2);
-        int Tl = 1;
-        while (Tl < 30 && (1ull << Tl) < per_lane) Tl++;
-        tcu_specf_init(&la, Tl);
-        tcu_specf_init(&lb, Tl);
-    }
     const Vec<T> *ring = (const Vec<T> *)ring_smem;
     const uint64_t pol = l2_evict_first_policy(); /* the input is read once */
     if (tid == 0)
@@ -279,33 +244,14 @@ __global__ void __launch_bounds__(kThreads, MINB) spec_ring_kernel(const __grid_
             k = 0;
             parity ^= 1u;
         }
-        if constexpr (F) {
-            specf_batch<T, F>(la, x, kRingU, 0);
-            specf_batch<T, F>(lb, x, kRingU, 1);
-        } else {
 #pragma unroll
-            for (int u = 0; u < kRingU; u++) spec_add_vec<T, NT>(a, b, x[u]);
-        }
+        for (int u = 0; u < kRingU; u++) spec_add_vec<T, NT>(a, b, x[u]);
     }
     /* the last, partial batch (the last block's share only) */
     const unsigned long long v = vb + whole * kB + (unsigned)tid;
-    if constexpr (F) {
-        Vec<T> x[kRingU];
-        int m = 0;
 #pragma unroll
-        for (int u = 0; u < kRingU; u++)
-            if (v + (unsigned long long)u * kThreads < ve) x[m++] = load_vec(vec + v + (unsigned long long)u * kThreads);
-        if (m) {
-            specf_batch<T, F>(la, x, m, 0);
-            specf_batch<T, F>(lb, x, m, 1);
-        }
-        a = tcu_specf_done(&la);
-        b = tcu_specf_done(&lb);
-    } else {
-#pragma unroll
-        for (int u = 0; u < kRingU; u++)
-            if (v + (unsigned long long)u * kThreads < ve) spec_add_vec<T, NT>(a, b, load_vec(vec + v + (unsigned long long)u * kThreads));
-    }
+    for (int u = 0; u < kRingU; u++)
+        if (v + (unsigned long long)u * kThreads < ve) spec_add_vec<T, NT>(a, b, load_vec(vec + v + (unsigned long long)u * kThreads));
     if (bid == 0 && tid < (int)p.head) tcu_spec_add(&a, (double)data[tid]);
     if (bid == grid - 1 && tid < (int)p.tail) tcu_spec_add(&b, (double)data[p.head + nv * Traits<T>::vec + tid]);
     pdl_trigger();
@@ -314,12 +260,12 @@ __global__ void __launch_bounds__(kThreads, MINB) spec_ring_kernel(const __grid_
 
 /* The ring's launch: per_sm blocks per SM (at most what fits), `stages` stages each; false when
  * the kernel was not built for this device's sm_90 (the caller then takes the register loads). */
-template <typename T, bool F>
+template <typename T>
 cudaError_t launch_spec_ring_t(const tcu_reduce_params *p, const tcu_device *dev, cudaStream_t stream, int per_sm,
                                int stages, bool *launched)
 {
     /* two blocks per SM need the registers of two (128 a thread) */
-    auto *const kernel = per_sm >= 2 ? spec_ring_kernel<T, 2, 2, F> : spec_ring_kernel<T, 2, 1, F>;
+    auto *const kernel = per_sm >= 2 ? spec_ring_kernel<T, 2, 2> : spec_ring_kernel<T, 2, 1>;
     static DeviceCache sm90_cache[2], smem_cache[2], fit[2][kSpecRingStagesMost + 1];
     const int kv = per_sm >= 2 ? 1 : 0;
     *launched = false;

@@ -36,8 +36,7 @@
 #define TCU_SPEC_SUB(a, b) ((a) - (b))
 #endif
 
-/* TCU_SPEC_BREAK (tests only, never in a shipped build): 1 drops E to 0, 2 stops feeding D, 3 lets
- * a biased lane take any batch (its |x| check dropped);
+/* TCU_SPEC_BREAK (tests only, never in a shipped build): 1 drops E to 0, 2 stops feeding D;
  * the host twin test and the GPU tests must then fail (they did). */
 #ifndef TCU_SPEC_BREAK
 #define TCU_SPEC_BREAK 0
@@ -162,105 +161,4 @@ static inline TALLY_HD int tcu_spec_decide(const tcu_spec_triple *t, double *out
     return tally_exact_round_within(&v, E, out);
 }
 
-
-/* ---- the biased lane (SPECF, the CPU's XFN(specf_) step without the flags; TALLY_CUDA_SPEC_FAST)
- * A segment holds S (the sum under the bias B = 1.5 * 2^E), C (the residuals' rounded sum),
- * M = max |C| and k (its steps, at most 2^T). Its step, for |x| <= lim = 2^(E - T - 3):
- *   s = fl(S + x), q = fl(s - S), r = fl(x - q), C = fl(C + r), M = max(M, |C|), S = s:
- * four adds and a max against TwoSum's six adds and the triple's two.
- * Claim: the segment's inputs sum to (S - B) + (sum of its r) exactly, and that sum of r is C
- *   within k * u * M.
- * Proof. By induction over the steps, S lies in [B - 2^(E-2), B + 2^(E-2)], inside [2^E, 2^(E+1)):
- *   at a step, S >= 2^E > |x|, so e(S) >= e(x) and Fast2Sum (Dekker: rounding to nearest,
- *   subnormals included) makes q = s - S and r = x - q exact, i.e. s = S + q and x = q + r; then
- *   |q| <= |x| + |r| <= 2^(E-T-3) + 2^(E-52) (|r| is at most half an ulp of s, s < 2^(E+1)), and
- *   after k <= 2^T steps |S - B| <= 2^(E-3) + 2^(T+E-52) < 2^(E-2) (T <= 40). So S_end = B + sum q
- *   and sum x = sum q + sum r. Each C add errs by at most u |C_new| <= u M. []
- * Flush: the triple (S - B, C, k * M rounded up) into the lane's triple t by the merge rule; S - B
- *   is exact (Sterbenz: S in [B/2, 2B]), and |sum x - (S - B) - C| <= u * k * M is the triple
- *   invariant for it. A batch whose largest |x| (xmax, from the caller) exceeds lim, or that would
- *   pass 2^T steps, flushes first and takes a new bias from xmax: E = e + T + 3 + 4 with
- *   xmax < 2^e, so lim = 2^(e + 4) > xmax (E raised to -1022 at least: a bias never needs to be
- *   small); where that E passes 1022 (B or S would overflow) the batch goes through TwoSum into t
- *   instead (tcu_spec_add), as do infinities (xmax = inf: no bias fits). A NaN may pass the check
- *   (a max ignores NaNs) but then makes S NaN, hence the flushed triple, hence the decision's
- *   input: declined. */
-typedef struct tcu_specf_lane {
-    double S, C, M, B, lim;
-    unsigned k, cap; /* steps in the segment, at most cap = 2^T */
-    int T;
-    tcu_spec_triple t;
-} tcu_specf_lane;
-
-static inline TALLY_HD void tcu_specf_init(tcu_specf_lane *l, int T)
-{
-    l->S = l->C = l->M = l->B = l->lim = 0.0;
-    l->k = 0;
-    l->T = T < 1 ? 1 : T > 30 ? 30 : T;
-    l->cap = 1u << l->T;
-    l->t.s = l->t.c = l->t.D = 0.0;
-}
-
-static inline TALLY_HD void tcu_specf_flush(tcu_specf_lane *l)
-{
-    if (l->k == 0) return;
-    tcu_spec_triple f;
-    f.s = TCU_SPEC_SUB(l->S, l->B);
-    f.c = l->C;
-    f.D = l->M > 0.0 ? tcu_spec_mul_up((double)l->k, l->M) : l->M; /* M NaN stays NaN */
-    tcu_spec_merge(&l->t, &f);
-    l->S = l->B; /* a new segment under the same bias */
-    l->C = l->M = 0.0;
-    l->k = 0;
-}
-
-static inline TALLY_HD double tcu_specf_pow2_(int e) /* 2^e, -1022 <= e <= 1023 */
-{
-    return ldexp(1.0, e);
-}
-
-/* Before a batch of cnt steps whose largest |x| is xmax: 1 when the batch may take the biased
- * step (a segment is active, xmax <= lim, the count fits), after a new bias if it needs one;
- * 0 when it must go through tcu_spec_add instead (no bias fits). */
-static inline TALLY_HD int tcu_specf_ready(tcu_specf_lane *l, double xmax, unsigned cnt)
-{
-#if TCU_SPEC_BREAK == 3
-    if (l->B != 0.0 && l->k + cnt <= l->cap) return 1; /* tests: the |x| check dropped */
-#endif
-    if (l->B != 0.0 && xmax <= l->lim && l->k + cnt <= l->cap) return 1; /* B = 0: no bias yet */
-    tcu_specf_flush(l);
-    if (!(xmax <= 1.7976931348623157e308)) return 0; /* inf */
-    const uint64_t xb = tally_exact_bits_(xmax);
-    int e = (int)((xb >> 52) & 0x7ff) - 1022; /* xmax < 2^e */
-    if (e < -1021) e = -1021;
-    int E = e + l->T + 3 + 4;
-    if (E < -1022) E = -1022;
-    if (E > 1022 || cnt > l->cap) {
-        l->B = 0.0;
-        return 0;
-    }
-    l->B = 1.5 * tcu_specf_pow2_(E);
-    l->lim = tcu_specf_pow2_(E - l->T - 3);
-    l->S = l->B;
-    l->C = l->M = 0.0;
-    return 1;
-}
-
-static inline TALLY_HD void tcu_specf_step(tcu_specf_lane *l, double x)
-{
-    const double s = TCU_SPEC_ADD(l->S, x);
-    const double q = TCU_SPEC_SUB(s, l->S);
-    const double r = TCU_SPEC_SUB(x, q);
-    l->C = TCU_SPEC_ADD(l->C, r);
-    l->M = fmax(l->M, fabs(l->C));
-    l->S = s;
-    l->k++;
-}
-
-/* The lane's triple once its last segment is flushed. */
-static inline TALLY_HD tcu_spec_triple tcu_specf_done(tcu_specf_lane *l)
-{
-    tcu_specf_flush(l);
-    return l->t;
-}
 #endif
