@@ -15,8 +15,8 @@
  * one-pass row noting its look-back's counters from one more call (tiles, steps, steps without
  * progress, fallbacks: TALLY_VULKAN_SCAN_STATS). f32 and f64 sum scans run fscan1.comp (one
  * pass in the CPU's block order with an ordered look-back; on a device without IEEE subnormals
- * a flagged call is redone on the CPU), and, inclusive, the same in the quad layout
- * (TALLY_VULKAN_FSCAN_QUAD=1; TALLY_BENCH_VK_FROW3="NAME=VALUE;..." sets other variables
+ * a flagged call is redone on the CPU), and, inclusive, the same in the group-per-invocation
+ * layout (TALLY_VULKAN_FSCAN_QUAD=0; TALLY_BENCH_VK_FROW3="NAME=VALUE;..." sets other variables
  * instead, one inclusive row each), or with TALLY_BENCH_VK_FCPU=1 the same call on the CPU
  * backend (TALLY_VULKAN_FLOAT_SCAN=cpu: download, scan, upload). Reduce rows note where the fold dispatches end (GPU
  * µs from the start; the rest is the barrier, the one-workgroup finish and the record).
@@ -953,7 +953,7 @@ int main(int argc, char **argv)
             const char *want = getenv("TALLY_BENCH_VK_SCAN_VARS");
             /* floats' further rows, inclusive: one per item of TALLY_BENCH_VK_FROW3 (below) */
             const char *r3list = getenv("TALLY_BENCH_VK_FROW3");
-            if (!r3list || !*r3list) r3list = "TALLY_VULKAN_FSCAN_QUAD=1";
+            if (!r3list || !*r3list) r3list = "TALLY_VULKAN_FSCAN_QUAD=0";
             int nr3 = 1;
             for (const char *q = r3list; *q; q++) nr3 += *q == ';';
             const char *fce0 = getenv("TALLY_BENCH_VK_FCPU");
@@ -975,13 +975,15 @@ int main(int argc, char **argv)
                 }
                 int excl = vi < 0 && (ex & 1) && !(isf && ex >= 2); /* (floats' further rows: inclusive) */
                 /* floats' further rows: the one pass with other settings (TALLY_BENCH_VK_FROW3, the
-                 * quad layout by default), or with TALLY_BENCH_VK_FCPU=1 the CPU backend */
+                 * group-per-invocation layout by default), or with TALLY_BENCH_VK_FCPU=1 the CPU
+                 * backend */
                 const char *fce = getenv("TALLY_BENCH_VK_FCPU");
                 int fone = isf && ex >= 2 && g_fsc0 == 0 && !(fce && *fce && strcmp(fce, "0"));
                 int fcpu = isf && ((ex >= 2 && !fone) || g_fsc0 == 1);
                 /* the further rows' settings: TALLY_BENCH_VK_FROW3="NAME=VALUE;NAME=VALUE..." (one
-                 * inclusive row each), by default the quad layout (TALLY_VULKAN_FSCAN_QUAD=1) */
-                char fblk[64] = "", r3name[64] = "TALLY_VULKAN_FSCAN_QUAD", r3val[64] = "1";
+                 * inclusive row each), by default the group-per-invocation layout
+                 * (TALLY_VULKAN_FSCAN_QUAD=0; the quad layout is the default) */
+                char fblk[64] = "", r3name[64] = "TALLY_VULKAN_FSCAN_QUAD", r3val[64] = "0";
                 int r3had = 0;
                 if (fone) {
                     /* item ex - 2 of the list: NAME=VALUE */

@@ -329,12 +329,13 @@ static tally_status record_fscan(tally_context *ctx, tvk_state *s, const char *f
     return TALLY_OK;
 }
 
-/* fscan1.comp's quad layout (TALLY_VULKAN_FSCAN_QUAD=1, read per call; off by default until its
- * bits and its speed are shown on a GPU driver: lavapipe's tests pass in both layouts) */
+/* fscan1.comp's quad layout: the default (on the H200 11-20% faster than a group per invocation,
+ * docs/vulkan.md "Scans"); TALLY_VULKAN_FSCAN_QUAD=0, read per call, for the group-per-invocation
+ * layout (tests, benchmarks) */
 static int fscan_quad(void)
 {
     const char *e = getenv("TALLY_VULKAN_FSCAN_QUAD");
-    return e && *e && strcmp(e, "0");
+    return !(e && *e && !strcmp(e, "0"));
 }
 
 /* fscan1.comp over every segment (one dispatch each, a tile per 4096-element block, up to 4
@@ -402,7 +403,7 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     uint32_t pf = pfe && *pfe && !strcmp(pfe, "0") ? 0u : 8u;
     /* the quad layout (coalesced loads and stores, a group over 4 lanes; the shader keeps the
      * group-per-invocation layout where its subgroups are not full or have fewer than 4 lanes):
-     * TALLY_VULKAN_FSCAN_QUAD=1 (fscan_quad) */
+     * the default, TALLY_VULKAN_FSCAN_QUAD=0 for the other layout (fscan_quad) */
     uint32_t qd = fscan_quad() ? 16u : 0u;
     const char *sq = getenv("TALLY_VULKAN_FSCAN_SEQ"); /* bench: the first loads block by block */
     if (sq && *sq && strcmp(sq, "0")) qd |= 32u;
