@@ -961,7 +961,7 @@ int main(int argc, char **argv)
             int nex = isf ? (passes == 2 ? 2 + nr3 : 2) : 2 * passes + nvar;
             for (int ex = 0; ex < nex; ex++) {
                 int three = !isf && ((ex >= 2 && ex < 4) || !one_pass);
-                int vi = ex >= 4 ? ex - 4 : -1;
+                int vi = !isf && ex >= 4 ? ex - 4 : -1; /* the integer rows' named variants */
                 if (vi >= 0 && want && *want) {
                     /* the name as a whole item of the comma list */
                     size_t len = strlen(vars[vi].name);
