@@ -19,7 +19,8 @@
  *
  * Why the kernel keeps the invariant: every element goes through tcu_spec_add exactly once (the
  * head elements in block 0, the 16-byte vectors by a loop that visits each index once, grid-
- * stride or in even contiguous shares (see the kernel), the tail in the last block), widened
+ * stride or in even contiguous shares (see the kernel), or through the shared-memory ring
+ * (spec_ring_kernel, from 32 MiB), the tail in the last block), widened
  * exactly from f32; every triple is merged exactly once into another (the two of a thread, then the shuffle tree, the warps' triples in shared
  * memory, the blocks' triples in the last block), and a thread with no elements merges a
  * (0, 0, 0) triple, which is the state of an empty lane. The adds are __dadd_rn/__dsub_rn (no
