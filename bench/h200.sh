@@ -356,7 +356,7 @@ if want vulkan && [ $VK = ON ]; then
     TALLY_VULKAN_SPEC=2 timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec.log" 2>&1
     r=$?; [ "$r" = 0 ] || rc=1
     grep '^FAIL' "$L/test_vulkan-spec.log" | head -5
-    log "test_vulkan_spec exit $r: $(grep -E '^(ordinary|midpoint)' "$L/test_vulkan-spec.log" | tr '\n' ';') $(tail -1 "$L/test_vulkan-spec.log")"
+    log "test_vulkan_spec exit $r: $(grep -E '^(ordinary|midpoint|batches)' "$L/test_vulkan-spec.log" | tr '\n' ';') $(tail -1 "$L/test_vulkan-spec.log")"
     # again in spec.comp's other shapes (4 triples, the step written out, f32 vectors first, selects)
     TALLY_VULKAN_SPEC=2 TALLY_VULKAN_SPEC_T=4 TALLY_VULKAN_SPEC_STEP=1 TALLY_VULKAN_SPEC_Q4=1 TALLY_VULKAN_SPEC_SEL=1 \
       timeout "${VK_SPEC_S:-60}" "$B/tests/vulkan/test_vulkan_spec" >"$L/test_vulkan-spec-t4.log" 2>&1

@@ -478,30 +478,31 @@ static uint32_t spec_groups(const tvk_state *s, seg_plan p)
     return (uint32_t)(g < 1 ? 1 : g > most ? most : g);
 }
 
-/* Runs the tier on n elements at src (the command buffer begun by the caller when open, with
- * its upload). Returns TALLY_OK with *answered 1 and *out, or *answered 0 (the caller runs the
- * exact path in a new command buffer). */
-static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
-                             tvk_src src, uint64_t n, int open, int *answered, double *out)
+/* Records of one call's tier: its fold workgroups over every segment. */
+static uint64_t spec_nrec(const tvk_state *s, tally_type type, VkDeviceSize off, uint64_t n)
 {
-    *answered = 0;
     size_t es = tally_type_size(type);
     uint64_t nseg = seg_count(s, es, n), nrec = 0;
-    for (uint64_t k = 0; k < nseg; k++) nrec += spec_groups(s, plan_segment(s, es, src.off, n, k, 0));
-    tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
-    if (st != TALLY_OK) return st;
-    VkPipeline pipe;
-    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, s->spec_sf & 7u, &pipe)) != TALLY_OK) return st;
-    if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
-    tvk_spec_pc pc;
-    tvk_range b[4] = {{0}};
-    uint32_t rec0 = 0;
+    for (uint64_t k = 0; k < nseg; k++) nrec += spec_groups(s, plan_segment(s, es, off, n, k, 0));
+    return nrec;
+}
+
+/* Records one call's fold dispatches: its records rec0 .. rec0 + spec_nrec - 1 of s->parts (which
+ * holds nall). */
+static tally_status spec_record_folds(tally_context *ctx, tvk_state *s, const char *fn, VkPipeline pipe,
+                                      tally_type type, tvk_src src, uint64_t n, uint32_t rec0, uint64_t nall)
+{
+    size_t es = tally_type_size(type);
+    uint64_t nseg = seg_count(s, es, n);
+    tally_status st;
     for (uint64_t k = 0; k < nseg; k++) {
         seg_plan p = plan_segment(s, es, src.off, n, k, 0);
+        tvk_spec_pc pc;
         memset(&pc, 0, sizeof pc);
+        tvk_range b[4] = {{0}};
         b[0] = tvk_window(s, src.buf, src.off + p.e0 * es, p.ne * es, &pc.head);
         b[1] = (tvk_range){s->hostres.buf, 0, sizeof(tvk_spec_rec)};
-        b[2] = (tvk_range){s->parts.buf, 0, nrec * sizeof(tvk_spec_rec)};
+        b[2] = (tvk_range){s->parts.buf, 0, nall * sizeof(tvk_spec_rec)};
         b[3] = (tvk_range){s->dummy.buf, 0, s->dummy.size};
         pc.n = p.ne;
         pc.rec0 = rec0;
@@ -510,23 +511,126 @@ static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, t
         s->fd.vkCmdDispatch(s->cb, groups, 1, 1);
         rec0 += groups;
     }
+    return TALLY_OK;
+}
+
+/* Records one call's finish: its nrec records from rec0 merged into one, written at byte out_off
+ * of hostres. */
+static tally_status spec_record_finish(tally_context *ctx, tvk_state *s, const char *fn, VkPipeline pipe,
+                                       uint32_t rec0, uint32_t nrec, uint64_t nall, VkDeviceSize out_off)
+{
+    tvk_spec_pc pc;
+    memset(&pc, 0, sizeof pc);
+    tvk_range b[4] = {{0}};
+    b[0] = (tvk_range){s->dummy.buf, 0, s->dummy.size};
+    b[1] = (tvk_range){s->hostres.buf, out_off, sizeof(tvk_spec_rec)};
+    b[2] = (tvk_range){s->parts.buf, 0, nall * sizeof(tvk_spec_rec)};
+    b[3] = b[0];
+    pc.rec0 = rec0;
+    pc.nrec = nrec;
+    pc.fin = 1;
+    tally_status st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn);
+    if (st == TALLY_OK) s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+    return st;
+}
+
+/* Reads the record at byte off of hostres and decides; counts the tier's answers. */
+static int spec_read_decide(tvk_state *s, VkDeviceSize off, double *out)
+{
+    tvk_spec_rec r;
+    memcpy(&r, (const char *)s->hostres.map + off, sizeof r);
+    int answered = spec_decide(&r, out);
+    if (answered) s->spec_answered++;
+    else s->spec_declined++;
+    return answered;
+}
+
+/* Runs the tier on n elements at src (the command buffer begun by the caller when open, with
+ * its upload). Returns TALLY_OK with *answered 1 and *out, or *answered 0 (the caller runs the
+ * exact path in a new command buffer). */
+static tally_status spec_sum(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                             tvk_src src, uint64_t n, int open, int *answered, double *out)
+{
+    *answered = 0;
+    uint64_t nrec = spec_nrec(s, type, src.off, n);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nrec * sizeof(tvk_spec_rec), 0, fn);
+    if (st != TALLY_OK) return st;
+    VkPipeline pipe;
+    if ((st = tvk_pipeline(ctx, s, TVK_SH_SPEC, type, s->spec_u, s->spec_t, s->spec_sf & 7u, &pipe)) != TALLY_OK) return st;
+    if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    if ((st = spec_record_folds(ctx, s, fn, pipe, type, src, n, 0, nrec)) != TALLY_OK) goto fail;
     if (s->timing && !s->split_written) {
         s->fd.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->qpool, 2);
         s->split_written = 1;
     }
     tvk_barrier(s); /* the folds' records before the finish reads them */
-    memset(&pc, 0, sizeof pc);
-    pc.nrec = (uint32_t)nrec;
-    pc.fin = 1;
-    if ((st = tvk_bind(ctx, s, pipe, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
-    s->fd.vkCmdDispatch(s->cb, 1, 1, 1);
+    if ((st = spec_record_finish(ctx, s, fn, pipe, 0, (uint32_t)nrec, nrec, 0)) != TALLY_OK) goto fail;
     tvk_barrier(s); /* the record before the host reads it */
     if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
-    tvk_spec_rec r;
-    memcpy(&r, s->hostres.map, sizeof r);
-    *answered = spec_decide(&r, out);
-    if (*answered) s->spec_answered++;
-    else s->spec_declined++;
+    *answered = spec_read_decide(s, 0, out);
+    return TALLY_OK;
+fail:
+    s->fd.vkEndCommandBuffer(s->cb); /* abandoned: the next call resets it */
+    return st;
+}
+
+/* A batch group's tier: the calls [i0, i1) with want[j] set (one-shot f32/f64 sums) run the
+ * tier in one command buffer (the group's uploads first when open): every call's folds, one
+ * barrier, every call's finish (call j's record in its slot j of hostres), one barrier, one
+ * submission. Each call answered gets its results here and done[j] = 1; the others run the
+ * group's exact pass afterwards, as without the tier. So a batch of sums costs one submission
+ * when the tier answers them all, as the single call does. */
+static tally_status spec_group(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
+                               uint64_t i0, uint64_t i1, const int *want, int *done, int open)
+{
+    uint64_t nall = 0;
+    for (uint64_t k = i0; k < i1; k++)
+        if (want[k - i0]) nall += spec_nrec(s, items[k].type, items[k].src.off, items[k].n);
+    tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nall * sizeof(tvk_spec_rec), 0, fn);
+    if (st != TALLY_OK) {
+        if (open) s->fd.vkEndCommandBuffer(s->cb);
+        return st;
+    }
+    if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
+    VkPipeline pipe[TVK_MAX_BATCH];
+    uint32_t rec0[TVK_MAX_BATCH], nrec[TVK_MAX_BATCH];
+    uint32_t base = 0;
+    for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++) {
+        uint32_t j = (uint32_t)(k - i0);
+        if (!want[j]) continue;
+        rec0[j] = base;
+        nrec[j] = (uint32_t)spec_nrec(s, items[k].type, items[k].src.off, items[k].n);
+        base += nrec[j];
+        st = tvk_pipeline(ctx, s, TVK_SH_SPEC, items[k].type, s->spec_u, s->spec_t, s->spec_sf & 7u, &pipe[j]);
+        if (st == TALLY_OK)
+            st = spec_record_folds(ctx, s, fn, pipe[j], items[k].type, items[k].src, items[k].n, rec0[j], nall);
+    }
+    if (st == TALLY_OK) tvk_barrier(s);
+    for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++) {
+        uint32_t j = (uint32_t)(k - i0);
+        if (want[j])
+            st = spec_record_finish(ctx, s, fn, pipe[j], rec0[j], nrec[j], nall, (VkDeviceSize)j * TVK_REC_STRIDE);
+    }
+    if (st != TALLY_OK) {
+        s->fd.vkEndCommandBuffer(s->cb); /* abandoned: the next call resets it */
+        return st;
+    }
+    tvk_barrier(s);
+    if ((st = tvk_submit_wait(ctx, s, fn)) != TALLY_OK) return st;
+    for (uint64_t k = i0; k < i1; k++) {
+        uint32_t j = (uint32_t)(k - i0);
+        double v;
+        done[j] = want[j] && spec_read_decide(s, (VkDeviceSize)j * TVK_REC_STRIDE, &v);
+        if (!done[j]) continue;
+        const tvk_item *it = &items[k];
+        for (size_t i = 0; i < it->nops; i++) {
+            it->results[i].op = it->ops[i];
+            it->results[i].type = TALLY_F64;
+            it->results[i].status = TALLY_OK;
+            it->results[i].index = 0;
+            it->results[i].value.f64 = v;
+        }
+    }
     return TALLY_OK;
 }
 
@@ -845,6 +949,20 @@ tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, c
             i1++;
         }
         uint32_t ng = (uint32_t)(i1 - i0);
+        /* the one-shot f32/f64 sums first take the speculative tier, together */
+        int want[TVK_MAX_BATCH], done[TVK_MAX_BATCH], any_spec = 0;
+        for (uint32_t j = 0; j < ng; j++) {
+            const tvk_item *it = &items[i0 + j];
+            want[j] = feat[j] && spec_applies(s, it->type, it->n, it->ops, it->nops);
+            done[j] = 0;
+            any_spec |= want[j];
+        }
+        if (any_spec) {
+            if ((st = spec_group(ctx, s, fn, items, i0, i1, want, done, open)) != TALLY_OK) break;
+            open = 0;
+            for (uint32_t j = 0; j < ng; j++)
+                if (done[j]) feat[j] = 0;
+        }
         int any = 0;
         for (uint32_t j = 0; j < ng; j++) any |= feat[j] != 0;
         if (any) st = group_pass(ctx, s, fn, items, i0, i1, feat, omit, NULL, open);
@@ -855,12 +973,13 @@ tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, c
         int any_var = 0;
         for (uint32_t j = 0; j < ng; j++) {
             const tvk_item *it = &items[i0 + j];
+            feat2[j] = 0;
+            var_cpu[j] = 0;
+            if (done[j]) continue; /* answered by the tier */
             tvk_partial rec;
             if (feat[j]) memcpy(&rec, (const char *)s->hostres.map + (size_t)j * TVK_REC_STRIDE, sizeof rec);
             else empty_record(&rec);
             to_partial(&rec, it->type, it->n, plan[j].need, plan[j].omit, &p[j]);
-            feat2[j] = 0;
-            var_cpu[j] = 0;
             if (plan[j].want_var) {
                 tally_status ms;
                 double mean = tally_partial_mean(&p[j], &ms);
@@ -876,6 +995,7 @@ tally_status tvk_reduce_list(tally_context *ctx, tvk_state *s, const char *fn, c
         for (uint32_t j = 0; j < ng && st == TALLY_OK; j++) {
             const tvk_item *it = &items[i0 + j];
             const tally_exact *sqp = NULL;
+            if (done[j]) continue;
             if (feat2[j]) {
                 tvk_partial r2;
                 memcpy(&r2, (const char *)s->hostres.map + (size_t)j * TVK_REC_STRIDE, sizeof r2);

@@ -11,7 +11,9 @@
  *    below the midpoint); only the bound E (D fed by every |c|) makes the tier decline these,
  *    so a tier that answered with E = 0, or without D, fails here;
  *  - what the tier must decline: NaN, infinities, f64 subnormals and values below 2^-970 or
- *    above 2^900, sums that cancel to zero, sums that overflow.
+ *    above 2^900, sums that cancel to zero, sums that overflow;
+ *  - all of these again inside batches (tally_vulkan_batch_begin / _end), mixed with calls
+ *    that take the exact pass: the tier answers and declines there too.
  * The one-lane traps run with 1, 2 and 4 triples per invocation (spec.comp's NT); the rest with
  * TALLY_VULKAN_SPEC_T's (ctest vulkan_spec_t4: 4).
  * With TALLY_VULKAN_VALIDATION=1 any validation message fails the run.
@@ -68,6 +70,102 @@ static void put(int f32, void *d, uint64_t i, double v)
 {
     if (f32) ((float *)d)[i] = (float)v;
     else ((double *)d)[i] = v;
+}
+
+/* ---- batches: the tier inside tally_vulkan_batch_begin / _end (vk_reduce.c, spec_group) ----
+ * Calls of every family above (ordinary data the tier answers, midpoint traps and special values
+ * it must decline), SUM alone or with other ops (which take the exact pass), host pointers, in
+ * batches of 1 to 300 calls (a batch of more than TALLY_VULKAN_MAX_BATCH calls runs in several
+ * groups): each result bit for bit the CPU's. */
+typedef struct bcall {
+    int f32, nops;
+    uint64_t n;
+    double *d; /* the data (f32: as floats) */
+    tally_op ops[3];
+    tally_result r[3];
+} bcall;
+
+/* A family's data into c->d: 0-3 ordinary, 4 a midpoint trap, 5 a special value */
+static void batch_fill(bcall *c, int fam)
+{
+    uint64_t n = c->n;
+    memset(c->d, 0, n * 8);
+    if (fam == 4 && n >= 3) {
+        double tiny = c->f32 ? 0x1p-149 : 0x1p-150;
+        double terms[3] = {1.0, 0x1p-53, (next() & 1) ? -tiny : tiny};
+        for (int k = 0; k < 3; k++) put(c->f32, c->d, (uint64_t)k * (n / 3), terms[k]);
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        double v = fam == 0 ? unif()
+                 : fam == 1 ? ldexp(unif() + 0.5, (int)below(c->f32 ? 80 : 400) - (c->f32 ? 40 : 200)) * ((next() & 1) ? 1 : -1)
+                 : fam == 2 ? (double)below(10000000) / 100.0
+                            : unif() - 0.5;
+        put(c->f32, c->d, i, v);
+    }
+    if (fam == 5) {
+        int k = (int)below(4);
+        put(c->f32, c->d, below(n), k == 0 ? NAN : k == 1 ? INFINITY : k == 2 ? (c->f32 ? 0x1p-140 : 0x1p-1070) : (c->f32 ? 0x1p127 : 0x1p950));
+    }
+}
+
+static void test_batches(void)
+{
+    enum { MAXC = 300 };
+    bcall *c = calloc(MAXC, sizeof *c);
+    uint64_t a0, d0, a1, d1;
+    tally_vulkan_spec_counts(g_vk, &a0, &d0);
+    int ncalls = 0, fails0 = g_fails;
+    for (int rep = 0; rep < 14; rep++) {
+        int nc = rep == 0 ? 1 : rep == 13 ? MAXC : 1 + (int)below(40);
+        for (int i = 0; i < nc; i++) {
+            c[i].f32 = (int)(next() & 1);
+            c[i].n = i % 7 == 3 ? 1 + below(300000) : 1 + below(5000);
+            c[i].d = malloc(c[i].n * 8 + 8);
+            batch_fill(&c[i], (int)below(6));
+            /* mostly SUM alone (the tier); some SUM with MIN and MEAN, some MAX (the exact pass) */
+            int w = (int)below(8);
+            c[i].ops[0] = w == 7 ? TALLY_MAX : TALLY_SUM;
+            c[i].ops[1] = TALLY_MIN;
+            c[i].ops[2] = TALLY_MEAN;
+            c[i].nops = w == 6 ? 3 : 1;
+        }
+        if (tally_vulkan_batch_begin(g_vk) != TALLY_OK) {
+            printf("FAIL: batch_begin: %s\n", tally_last_error(g_vk));
+            g_fails++;
+            break;
+        }
+        for (int i = 0; i < nc; i++)
+            tally_reduce_many(g_vk, c[i].f32 ? TALLY_F32 : TALLY_F64, c[i].d, c[i].n, c[i].ops, (size_t)c[i].nops, NULL, c[i].r);
+        tally_vulkan_batch_end(g_vk); /* (its status is the first failing result's: checked below) */
+        for (int i = 0; i < nc; i++) {
+            tally_result want[3];
+            tally_reduce_many(g_cpu, c[i].f32 ? TALLY_F32 : TALLY_F64, c[i].d, c[i].n, c[i].ops, (size_t)c[i].nops, NULL, want);
+            for (int k = 0; k < c[i].nops; k++) {
+                g_checks++;
+                if (want[k].status != c[i].r[k].status ||
+                    (want[k].status == TALLY_OK && memcmp(&want[k].value, &c[i].r[k].value, 8) != 0)) {
+                    if (g_fails < 20)
+                        printf("FAIL: batch %d call %d (%s n=%llu op %s): cpu %a (status %d), vulkan %a (status %d)\n", rep, i,
+                               c[i].f32 ? "f32" : "f64", (unsigned long long)c[i].n, tally_op_name(c[i].ops[k]),
+                               want[k].value.f64, (int)want[k].status, c[i].r[k].value.f64, (int)c[i].r[k].status);
+                    g_fails++;
+                }
+            }
+            free(c[i].d);
+        }
+        ncalls += nc;
+    }
+    tally_vulkan_spec_counts(g_vk, &a1, &d1);
+    printf("batches: %d calls, the tier answered %llu, declined %llu, %d failed\n", ncalls,
+           (unsigned long long)(a1 - a0), (unsigned long long)(d1 - d0), g_fails - fails0);
+    /* the tier must have run inside the batches, both ways (about 5/8 of the calls are SUM
+     * alone; of those a third are traps or special values) */
+    if (a1 - a0 < (uint64_t)ncalls / 4 || d1 - d0 < (uint64_t)ncalls / 20) {
+        printf("FAIL: the tier answered or declined too few batched calls\n");
+        g_fails++;
+    }
+    free(c);
 }
 
 int main(int argc, char **argv)
@@ -280,6 +378,8 @@ int main(int argc, char **argv)
     tally_vulkan_spec_counts(g_vk, &a1, &d1);
     printf("special values: %d calls, the tier answered %llu, declined %llu\n", ndec,
            (unsigned long long)(a1 - a0), (unsigned long long)(d1 - d0));
+
+    test_batches();
 
     const char *last = "";
     uint64_t msgs = tally_vulkan_validation_messages(g_vk, &last);

@@ -13,7 +13,8 @@
  * its 256 triples by a shared-memory tree (8 levels, a barrier each, the same trip count in every
  * invocation) and invocation 0 writes the workgroup's triple and flag as record rec0 + group of
  * binding 2. The finish dispatch (pc.fin = 1, one workgroup, after a pipeline barrier) merges the
- * call's nrec records the same way and writes one record to binding 1 (host-visible). The host
+ * call's nrec records (from rec0: a batch's calls share binding 2) the same way and writes one
+ * record to binding 1 (host-visible; a batch binds each call's own slot). The host
  * adds that record's s and c exactly into a tally_exact V, takes E = D * 2^-53 * 1.001 and decides
  * with tally_exact_round_within; a set flag or a non-finite value sends the call to the exact
  * path (reduce.comp), unchanged.
@@ -82,7 +83,7 @@ layout(std430, binding = 2) buffer Recs { Trip rec[]; };
 layout(push_constant) uniform PC {
     uint64_t n;  /* fold: elements of this segment */
     uint head;   /* fold: bytes from the binding's start to element 0 (element aligned) */
-    uint rec0;   /* fold: this segment's first record */
+    uint rec0;   /* this segment's first record (fold); the call's first (finish) */
     uint nrec;   /* finish: records of the call */
     uint fin;    /* 1: the finish dispatch */
 } pc;
@@ -270,13 +271,13 @@ void main()
     t2_s = 0.0, t2_c = 0.0, t2_d = 0.0, t3_s = 0.0, t3_c = 0.0, t3_d = 0.0;
     t_flag = 0u;
     if (pc.fin != 0u) {
-        /* finish: records [0, nrec), a uniform trip count */
+        /* finish: records [rec0, rec0 + nrec), a uniform trip count */
         for (uint i = 0u; i < pc.nrec; i += uint(WG)) {
             uint k = i + tid;
             if (k < pc.nrec) {
-                merge(uint64BitsToDouble(rec[k].s), uint64BitsToDouble(rec[k].c),
-                      uint64BitsToDouble(rec[k].d));
-                t_flag |= uint(rec[k].flag);
+                Trip r = rec[pc.rec0 + k];
+                merge(uint64BitsToDouble(r.s), uint64BitsToDouble(r.c), uint64BitsToDouble(r.d));
+                t_flag |= uint(r.flag);
             }
         }
         wg_merge(tid);
