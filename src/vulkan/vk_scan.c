@@ -397,16 +397,24 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         uint32_t l = v >= 4 ? 2 : v >= 2 ? 1 : 0;
         if (l < lnb) lnb = l;
     }
-    /* whole blocks' L chains with their totals read ahead (fscan1.comp's CHAIN_PF): on by
-     * default; TALLY_VULKAN_FSCAN_CHAIN_PF=0 for the bounded loop */
+    /* whole blocks' L chains with their totals read ahead (fscan1.comp's CHAIN_PF): f64 only by
+     * default (H200, the quad layout: f32 with it takes 78 registers, without it 62, and scans
+     * 7-9% faster; f64 takes 106 against 97, 2 workgroups per SM either way, and is 1-2% faster
+     * with it); TALLY_VULKAN_FSCAN_CHAIN_PF=0|1 for either */
     const char *pfe = getenv("TALLY_VULKAN_FSCAN_CHAIN_PF");
-    uint32_t pf = pfe && *pfe && !strcmp(pfe, "0") ? 0u : 8u;
+    uint32_t pf = pfe && *pfe ? (strcmp(pfe, "0") ? 8u : 0u) : es == 8 ? 8u : 0u;
     /* the quad layout (coalesced loads and stores, a group over 4 lanes; the shader keeps the
      * group-per-invocation layout where its subgroups are not full or have fewer than 4 lanes):
      * the default, TALLY_VULKAN_FSCAN_QUAD=0 for the other layout (fscan_quad) */
     uint32_t qd = fscan_quad() ? 16u : 0u;
     const char *sq = getenv("TALLY_VULKAN_FSCAN_SEQ"); /* bench: the first loads block by block */
     if (sq && *sq && strcmp(sq, "0")) qd |= 32u;
+    /* TALLY_VULKAN_FSCAN_KEEP=256 (tuning): the fold keeps 256 A's in smaller shared arrays */
+    const char *kps = getenv("TALLY_VULKAN_FSCAN_KEEP");
+    if (kps && !strcmp(kps, "256")) qd |= 64u;
+    /* TALLY_VULKAN_FSCAN_OUT4=1 (tuning): the quad layout's outputs load a block at once */
+    const char *o4 = getenv("TALLY_VULKAN_FSCAN_OUT4");
+    if (o4 && *o4 && strcmp(o4, "0")) qd |= 128u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;

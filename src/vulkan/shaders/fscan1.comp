@@ -87,7 +87,8 @@ layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
-                                              * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1 */
+                                              * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
+                                              * bit 6: KEEP_SMALL; bit 7: OUT4 */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -128,6 +129,11 @@ const bool QUAD_REQ = (VAR & 16u) != 0u;
 /* bit 5 (benchmarks): the first loads block by block, a barrier between (fewer registers held,
  * so perhaps more workgroups resident, against fewer loads in flight per invocation) */
 const bool SEQ1 = (VAR & 32u) != 0u;
+/* bit 7: the quad layout's outputs load a block's 4 chunks at once, then compute and store them
+ * chunk by chunk. Otherwise each chunk's load waits for the previous chunk's stores (the
+ * compiler cannot move a load from binding 0 above a store to binding 1, which may alias), so a
+ * workgroup's 16 output loads are 16 round trips to L2 in a row */
+const bool OUT4 = (VAR & 128u) != 0u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -149,8 +155,12 @@ shared FT ls[NBMAX + 2u][WG];   /* the L chain over them */
 shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest first */
 shared FT win_v[2][LBW];
 shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
-shared FT kept[KEEP];      /* the A's passed (see lookback) */
-shared FT cs[KEEP];        /* the fold's steps (GPUs) */
+/* VAR bit 6: keep 256 A's (LBW: cs must hold one window beyond KEEPN), so that the workgroup
+ * takes less shared memory (f32 24.3 -> 18.3 KiB, f64 30.2 -> 26.2 KiB): more of them fit an SM
+ * where the driver's shared-memory carve-out, not the registers, bounds the count */
+const uint KEEPN = (VAR & 64u) != 0u ? uint(LBW) : uint(KEEP);
+shared FT kept[KEEPN];     /* the A's passed (see lookback) */
+shared FT cs[KEEPN];       /* the fold's steps (GPUs) */
 shared FT c_in;            /* the fold's start there */
 shared FT cw_in;           /* the start of the fold's steps beyond KEEP (in cs[0 .. LBW - 1],
                             * one look-back window at a time: f64's 32 KiB on lavapipe) */
@@ -574,7 +584,7 @@ void main()
     quad = QUAD_REQ && gl_SubgroupSize >= 4u && gl_NumSubgroups * gl_SubgroupSize == uint(WG);
     mt = quad ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : tid;
     all_chain = (pc.flags & 8u) != 0u;
-    keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
+    keep = (pc.flags & 32u) != 0u ? 16u : KEEPN;
     uint nwg = (pc.ntiles + NB - 1u) / NB;
     uint w = (pc.flags & 1u) != 0u ? nwg - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint k0 = w * NB, nbw = min(NB, pc.ntiles - k0); /* this workgroup's blocks of the segment */
@@ -632,9 +642,12 @@ void main()
         [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
             if (b >= nbw) continue;
             uint len = block_len(k0 + b);
+            FT pa[4][4];
+            if (OUT4) [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(k0 + b, c, len, pa[c]);
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 FT p[4];
-                quad_load(k0 + b, c, len, p);
+                if (OUT4) p = pa[c];
+                else quad_load(k0 + b, c, len, p);
                 uint G = c * 64u + (mt >> 2), mm = group_len(G, len);
                 quad_prefix(p, q, mm, false);
                 FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
