@@ -88,7 +88,7 @@ layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
-                                              * bit 6: KEEP_SMALL; bit 7: OUT4 */
+                                              * bit 6: KEEP_SMALL; bit 7: OUT4; bit 8: LOAD2 */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -134,6 +134,9 @@ const bool SEQ1 = (VAR & 32u) != 0u;
  * compiler cannot move a load from binding 0 above a store to binding 1, which may alias), so a
  * workgroup's 16 output loads are 16 round trips to L2 in a row */
 const bool OUT4 = (VAR & 128u) != 0u;
+/* bit 8: the quad layout's first loads one block ahead (block b + 1's chunks in flight while
+ * block b's prefixes run: two blocks' loads in registers) */
+const bool LOAD2 = (VAR & 256u) != 0u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -285,14 +288,18 @@ void quad_store(uint kb, uint c, uint len, FT o[4])
 /* The elements of group gi of a block of len: m */
 uint group_len(uint gi, uint len) { return 16u * gi < len ? min(len - 16u * gi, 16u) : 0u; }
 
-/* Block kb's group totals into tots[slot] (the quad layout; checked prefixes): group G's total
- * is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes an empty group's 0).
- * All chunks are loaded before any prefix (their loads in flight together). */
-void quad_totals(uint kb, uint slot)
+/* Block kb's 4 chunks, loaded together (their loads in flight at once) */
+void quad_load4(uint kb, out FT p[4][4])
+{
+    uint len = block_len(kb);
+    [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(kb, c, len, p[c]);
+}
+/* Block kb's group totals into tots[slot] (the quad layout; checked prefixes), from its chunks
+ * in p: group G's total is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes
+ * an empty group's 0). */
+void quad_totals_of(uint kb, uint slot, FT p[4][4])
 {
     uint len = block_len(kb), q = mt & 3u;
-    FT p[4][4];
-    [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(kb, c, len, p[c]);
     [[unroll]] for (uint c = 0u; c < 4u; c++) {
         uint G = c * 64u + (mt >> 2), m = group_len(G, len);
         FT pc4[4] = p[c];
@@ -300,6 +307,13 @@ void quad_totals(uint kb, uint slot)
         uint last = m > 0u ? m - 1u : 0u;
         if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
     }
+}
+/* ... loading them first */
+void quad_totals(uint kb, uint slot)
+{
+    FT p[4][4];
+    quad_load4(kb, p);
+    quad_totals_of(kb, slot, p);
 }
 
 /* The L chains of blocks kb0 .. kb0 + nbw - 1 over their group totals in tots[slot0 + b]
@@ -594,9 +608,15 @@ void main()
 #endif
     uint m[NBMAX];
     FT lprev[NBMAX], a[NBMAX];
+    FT pn[4][4]; /* (LOAD2: the next block's chunks) */
+    if (quad && LOAD2) quad_load4(k0, pn);
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
-        if (b < nbw && quad) {
+        if (b < nbw && quad && LOAD2) {
+            FT pb[4][4] = pn;
+            if (b + 1u < nbw) quad_load4(k0 + b + 1u, pn);
+            quad_totals_of(k0 + b, b, pb);
+        } else if (b < nbw && quad) {
             quad_totals(k0 + b, b);
             if (SEQ1) barrier();
         } else if (b < nbw) {
