@@ -418,6 +418,9 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     /* TALLY_VULKAN_FSCAN_LOAD2=1 (tuning): its first loads one block ahead */
     const char *l2 = getenv("TALLY_VULKAN_FSCAN_LOAD2");
     if (l2 && *l2 && strcmp(l2, "0")) qd |= 256u;
+    /* TALLY_VULKAN_FSCAN_FULL=1 (tuning): whole blocks without the partial groups' bounds */
+    const char *fu = getenv("TALLY_VULKAN_FSCAN_FULL");
+    if (fu && *fu && strcmp(fu, "0")) qd |= 512u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;

@@ -88,7 +88,8 @@ layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
-                                              * bit 6: KEEP_SMALL; bit 7: OUT4; bit 8: LOAD2 */
+                                              * bit 6: KEEP_SMALL; bit 7: OUT4; bit 8: LOAD2;
+                                              * bit 9: FULLP */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -137,6 +138,9 @@ const bool OUT4 = (VAR & 128u) != 0u;
 /* bit 8: the quad layout's first loads one block ahead (block b + 1's chunks in flight while
  * block b's prefixes run: two blocks' loads in registers) */
 const bool LOAD2 = (VAR & 256u) != 0u;
+/* bit 9: the quad layout's whole blocks (4096 elements) take prefixes and outputs compiled
+ * without the bounds of a partial block's groups (the same operations on the same operands) */
+const bool FULLP = (VAR & 512u) != 0u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -214,7 +218,7 @@ FT pick4(FT p[4], uint i) { return i == 0u ? p[0] : i == 1u ? p[1] : i == 2u ? p
  * k's step partner k - s is in the same lane, or (q odd, the half's second lane) in lane q - 1,
  * which is lane q ^ 1; p[7] is lane 1's p[3]. Every lane runs every shuffle (uniform control
  * flow); only positions below m are computed, as there. */
-void quad_prefix(inout FT p[4], uint q, uint m, bool checked)
+void quad_prefix(inout FT p[4], uint q, uint m, bool checked, bool full)
 {
 #if !TVK_DENORM_PRESERVE
     if (checked) [[unroll]] for (uint j = 0u; j < 4u; j++) edge_note(p[j]); /* the elements */
@@ -224,24 +228,24 @@ void quad_prefix(inout FT p[4], uint q, uint m, bool checked)
     /* s = 1: k mod 8 >= 1 */
     FT x3 = sh_xor1(p[3]);
     [[unroll]] for (int j = 3; j >= 1; j--)
-        if (k0 + uint(j) < m) p[j] = qop(p[j - 1], p[j], checked);
-    if (odd && k0 < m) p[0] = qop(x3, p[0], checked);
+        if (full || k0 + uint(j) < m) p[j] = qop(p[j - 1], p[j], checked);
+    if (odd && (full || k0 < m)) p[0] = qop(x3, p[0], checked);
     /* s = 2: k mod 8 >= 2 */
     FT x2 = sh_xor1(p[2]);
     x3 = sh_xor1(p[3]);
     [[unroll]] for (int j = 3; j >= 2; j--)
-        if (k0 + uint(j) < m) p[j] = qop(p[j - 2], p[j], checked);
-    if (odd && k0 + 1u < m) p[1] = qop(x3, p[1], checked);
-    if (odd && k0 < m) p[0] = qop(x2, p[0], checked);
+        if (full || k0 + uint(j) < m) p[j] = qop(p[j - 2], p[j], checked);
+    if (odd && (full || k0 + 1u < m)) p[1] = qop(x3, p[1], checked);
+    if (odd && (full || k0 < m)) p[0] = qop(x2, p[0], checked);
     /* s = 4: k mod 8 >= 4, the odd lanes' positions */
     FT x[4];
     [[unroll]] for (uint j = 0u; j < 4u; j++) x[j] = sh_xor1(p[j]);
     if (odd) [[unroll]] for (uint j = 0u; j < 4u; j++)
-        if (k0 + j < m) p[j] = qop(x[j], p[j], checked);
+        if (full || k0 + j < m) p[j] = qop(x[j], p[j], checked);
     /* k >= 8: p[7] op p[k] */
     FT b7 = sh_quad(p[3], 1u);
     if (q >= 2u) [[unroll]] for (uint j = 0u; j < 4u; j++)
-        if (k0 + j < m) p[j] = qop(b7, p[j], checked);
+        if (full || k0 + j < m) p[j] = qop(b7, p[j], checked);
 }
 
 /* This invocation's 4 elements of chunk c of block kb (len elements): those below len, zeros
@@ -297,16 +301,22 @@ void quad_load4(uint kb, out FT p[4][4])
 /* Block kb's group totals into tots[slot] (the quad layout; checked prefixes), from its chunks
  * in p: group G's total is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes
  * an empty group's 0). */
-void quad_totals_of(uint kb, uint slot, FT p[4][4])
+void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
 {
-    uint len = block_len(kb), q = mt & 3u;
+    uint q = mt & 3u;
     [[unroll]] for (uint c = 0u; c < 4u; c++) {
-        uint G = c * 64u + (mt >> 2), m = group_len(G, len);
+        uint G = c * 64u + (mt >> 2), m = full ? 16u : group_len(G, len);
         FT pc4[4] = p[c];
-        quad_prefix(pc4, q, m, true);
+        quad_prefix(pc4, q, m, true, full);
         uint last = m > 0u ? m - 1u : 0u;
         if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
     }
+}
+void quad_totals_of(uint kb, uint slot, FT p[4][4])
+{
+    uint len = block_len(kb);
+    if (FULLP && len == 4096u) quad_totals_in(slot, p, len, true);
+    else quad_totals_in(slot, p, len, false);
 }
 /* ... loading them first */
 void quad_totals(uint kb, uint slot)
@@ -314,6 +324,31 @@ void quad_totals(uint kb, uint slot)
     FT p[4][4];
     quad_load4(kb, p);
     quad_totals_of(kb, slot, p);
+}
+
+/* The outputs of chunk c of block kb (the workgroup's block b, len elements) from its elements
+ * in p: its prefix again (unchecked: the same bits), l = p (the block's first group) or
+ * L_(G-1) op p, then carry op l; the exclusive scan's element before is in this lane, or lane
+ * q - 1's last, or (q = 0) L_(G-1) itself. full: len is 4096 (every group whole, no bounds). */
+void quad_out(uint kb, uint b, uint c, uint len, FT p[4], FT carry, bool full)
+{
+    uint q = mt & 3u;
+    uint G = c * 64u + (mt >> 2), mm = full ? 16u : group_len(G, len);
+    quad_prefix(p, q, mm, false, full);
+    FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
+    FT l[4], o[4];
+    [[unroll]] for (uint j = 0u; j < 4u; j++)
+        l[j] = G == 0u || (!full && 4u * q + j >= mm) ? p[j] : op2(lp, p[j]);
+    FT before = sh_quad(l[3], (q + 3u) & 3u);
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        o[j] = FT(0);
+        if (full || 4u * q + j < mm) {
+            if (EXCL == 0u) o[j] = op2(carry, l[j]);
+            else if (G == 0u && q == 0u && j == 0u) o[j] = carry;
+            else o[j] = op2(carry, j > 0u ? l[j - 1u] : q > 0u ? before : lp);
+        }
+    }
+    quad_store(kb, c, len, o);
 }
 
 /* The L chains of blocks kb0 .. kb0 + nbw - 1 over their group totals in tots[slot0 + b]
@@ -655,10 +690,7 @@ void main()
         }
     }
     if (quad) {
-        /* the quad layout's outputs: each chunk loaded again, its prefix again (unchecked: the
-         * same bits), l = p (the block's first group) or L_(G-1) op p; the exclusive scan's
-         * element before is in this lane, or lane q - 1's last, or (q = 0) L_(G-1) itself */
-        uint q = mt & 3u;
+        /* the quad layout's outputs: each chunk loaded again (quad_out) */
         [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
             if (b >= nbw) continue;
             uint len = block_len(k0 + b);
@@ -668,22 +700,8 @@ void main()
                 FT p[4];
                 if (OUT4) p = pa[c];
                 else quad_load(k0 + b, c, len, p);
-                uint G = c * 64u + (mt >> 2), mm = group_len(G, len);
-                quad_prefix(p, q, mm, false);
-                FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
-                FT l[4], o[4];
-                [[unroll]] for (uint j = 0u; j < 4u; j++)
-                    l[j] = G == 0u || 4u * q + j >= mm ? p[j] : op2(lp, p[j]);
-                FT before = sh_quad(l[3], (q + 3u) & 3u);
-                [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                    o[j] = FT(0);
-                    if (4u * q + j < mm) {
-                        if (EXCL == 0u) o[j] = op2(cb[b], l[j]);
-                        else if (G == 0u && q == 0u && j == 0u) o[j] = cb[b];
-                        else o[j] = op2(cb[b], j > 0u ? l[j - 1u] : q > 0u ? before : lp);
-                    }
-                }
-                quad_store(k0 + b, c, len, o);
+                if (FULLP && len == 4096u) quad_out(k0 + b, b, c, len, p, cb[b], true);
+                else quad_out(k0 + b, b, c, len, p, cb[b], false);
             }
         }
     }
