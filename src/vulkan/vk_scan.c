@@ -418,9 +418,13 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     /* TALLY_VULKAN_FSCAN_LOAD2=1 (tuning): its first loads one block ahead */
     const char *l2 = getenv("TALLY_VULKAN_FSCAN_LOAD2");
     if (l2 && *l2 && strcmp(l2, "0")) qd |= 256u;
-    /* TALLY_VULKAN_FSCAN_FULL=1 (tuning): whole blocks without the partial groups' bounds */
+    /* whole blocks without the partial groups' bounds: the default (H200, f32 2^26 281.9 against
+     * 311.9 us, 2^30 4,104.6 against 4,560.5; f64 4-5% faster); TALLY_VULKAN_FSCAN_FULL=0 to
+     * measure without. With it, TALLY_VULKAN_FSCAN_TREE=1 takes a whole group's total as a tree */
     const char *fu = getenv("TALLY_VULKAN_FSCAN_FULL");
-    if (fu && *fu && strcmp(fu, "0")) qd |= 512u;
+    if (!(fu && !strcmp(fu, "0"))) qd |= 512u;
+    const char *tr = getenv("TALLY_VULKAN_FSCAN_TREE");
+    if (tr && *tr && strcmp(tr, "0")) qd |= 1024u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;
@@ -469,15 +473,13 @@ static int fscan_one_pass(const tvk_state *s)
  * TVK_DENORM_PRESERVE runs, and a call whose edge flag is set is redone on the CPU backend.
  * That gives the CPU's bits on every call, because every place where flushing could change a
  * bit raises the flag (fscan_ops.glsl: op_raw is the only float arithmetic of fscan.comp and
- * fscan1.comp, everything else moves bits; each result is noted by op_check, each element
- * where it is loaded, the start value, so every operand of every operation is noted):
- *   - sums: any noted value that is nonzero and below 2^-102 (f32) or 2^-969 (f64) in
- *     magnitude. A subnormal operand or result is below that. A sum flushed to zero (IEEE's
- *     a + b nonzero and below the smallest normal 2^emin) has an operand below that: a and b
- *     are multiples of 2^(e - p + 1), e the smaller one's exponent, p the precision (24, 53),
- *     so a nonzero a + b is at least 2^(e - p + 1), below 2^emin only when e < emin + p - 1.
- *     (A device that flushes before rounding shows the same cases.) Data with such small values
- *     runs on the CPU backend;
+ * fscan1.comp, everything else moves bits; each element is noted where it is loaded, the start
+ * value too, and for products each result by op_check, so every operand of every product is
+ * noted):
+ *   - sums: any element or start value that is nonzero and below 2^-102 (f32) or 2^-969 (f64)
+ *     in magnitude. Without one, every value is a multiple of q = 2^(emin + 1) and every sum
+ *     the scan computes is one too, never subnormal, so no flush ever acts (the argument is
+ *     at fscan_ops.glsl's edge flag). Data with such small values runs on the CPU backend;
  *   - products: any noted subnormal, and a zero product of two nonzero operands (an IEEE
  *     product may round to zero too: the flag is then only a needless CPU redo); its
  *     comparisons meet only normal numbers or zeros (a subnormal operand is already noted),

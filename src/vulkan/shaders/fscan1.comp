@@ -89,7 +89,7 @@ layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushin
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
                                               * bit 6: KEEP_SMALL; bit 7: OUT4; bit 8: LOAD2;
-                                              * bit 9: FULLP */
+                                              * bit 9: FULLP; bit 10: TREE */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -141,6 +141,9 @@ const bool LOAD2 = (VAR & 256u) != 0u;
 /* bit 9: the quad layout's whole blocks (4096 elements) take prefixes and outputs compiled
  * without the bounds of a partial block's groups (the same operations on the same operands) */
 const bool FULLP = (VAR & 512u) != 0u;
+/* bit 10 (with FULLP): a whole block's group totals as a tree of the prefix's operations (5 a
+ * lane, 2 shuffles, instead of the whole prefix: 16 and 8), the prefix checked in the outputs */
+const bool TREE = (VAR & 1536u) == 1536u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -253,9 +256,9 @@ void quad_prefix(inout FT p[4], uint q, uint m, bool checked, bool full)
 void quad_load(uint kb, uint c, uint len, out FT p[4])
 {
     uint eb = c * 1024u + 4u * mt;
-    uint64_t e = uint64_t(kb) * 4096ul + uint64_t(eb);
+    uint e32 = kb * 4096u + eb; /* (32 bits: a segment's binding is below 4 GiB) */
     if (eb + 4u <= len && (pc.in_head & 15u) == 0u) {
-        uint v0 = uint((uint64_t(pc.in_head) + e * uint64_t(TSIZE)) >> 4);
+        uint v0 = (pc.in_head + e32 * uint(TSIZE)) >> 4;
 #if TSIZE == 4
         uvec4 v = inv[v0];
         [[unroll]] for (uint j = 0u; j < 4u; j++) p[j] = uintBitsToFloat(v[j]);
@@ -267,16 +270,16 @@ void quad_load(uint kb, uint c, uint len, out FT p[4])
         p[3] = uint64BitsToDouble(pack64(w.zw));
 #endif
     } else {
-        [[unroll]] for (uint j = 0u; j < 4u; j++) p[j] = eb + j < len ? load(e + uint64_t(j)) : FT(0);
+        [[unroll]] for (uint j = 0u; j < 4u; j++) p[j] = eb + j < len ? load(uint64_t(e32 + j)) : FT(0);
     }
 }
 
 void quad_store(uint kb, uint c, uint len, FT o[4])
 {
     uint eb = c * 1024u + 4u * mt;
-    uint64_t e = uint64_t(kb) * 4096ul + uint64_t(eb);
+    uint e32 = kb * 4096u + eb;
     if (eb + 4u <= len && (pc.out_head & 15u) == 0u) {
-        uint v0 = uint((uint64_t(pc.out_head) + e * uint64_t(TSIZE)) >> 4);
+        uint v0 = (pc.out_head + e32 * uint(TSIZE)) >> 4;
 #if TSIZE == 4
         outv[v0] = uvec4(floatBitsToUint(o[0]), floatBitsToUint(o[1]), floatBitsToUint(o[2]), floatBitsToUint(o[3]));
 #else
@@ -285,7 +288,7 @@ void quad_store(uint kb, uint c, uint len, FT o[4])
 #endif
     } else {
         [[unroll]] for (uint j = 0u; j < 4u; j++)
-            if (eb + j < len) store(e + uint64_t(j), o[j]);
+            if (eb + j < len) store(uint64_t(e32 + j), o[j]);
     }
 }
 
@@ -307,6 +310,21 @@ void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
     [[unroll]] for (uint c = 0u; c < 4u; c++) {
         uint G = c * 64u + (mt >> 2), m = full ? 16u : group_len(G, len);
         FT pc4[4] = p[c];
+        if (TREE && full) {
+            /* a whole group's total is its prefix's last value, which is a tree of the same
+             * operations on the same operands: in lane q, (x0 op x1) op (x2 op x3) (positions
+             * 4q + 1 and 4q + 3 at s = 1, 4q + 3 at s = 2); an odd lane's half, the even
+             * lane's value op its own (position 7 mod 8 at s = 4); the total, lane 1's half op
+             * lane 3's (position 15, k >= 8). Its other operations are checked in quad_out. */
+#if !TVK_DENORM_PRESERVE
+            [[unroll]] for (uint j = 0u; j < 4u; j++) edge_note(pc4[j]); /* the elements */
+#endif
+            FT t = op2(op2(pc4[0], pc4[1]), op2(pc4[2], pc4[3]));
+            FT h = op2(sh_xor1(t), t); /* (even lanes: the same sum, operands swapped) */
+            FT h1 = sh_quad(h, 1u);
+            if (q == 3u) tots[slot][G] = op2(h1, h);
+            continue;
+        }
         quad_prefix(pc4, q, m, true, full);
         uint last = m > 0u ? m - 1u : 0u;
         if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
@@ -334,7 +352,7 @@ void quad_out(uint kb, uint b, uint c, uint len, FT p[4], FT carry, bool full)
 {
     uint q = mt & 3u;
     uint G = c * 64u + (mt >> 2), mm = full ? 16u : group_len(G, len);
-    quad_prefix(p, q, mm, false, full);
+    quad_prefix(p, q, mm, TREE && full, full); /* (checked where the totals took a tree) */
     FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
     FT l[4], o[4];
     [[unroll]] for (uint j = 0u; j < 4u; j++)
