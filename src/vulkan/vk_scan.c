@@ -409,22 +409,11 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     uint32_t qd = fscan_quad() ? 16u : 0u;
     const char *sq = getenv("TALLY_VULKAN_FSCAN_SEQ"); /* bench: the first loads block by block */
     if (sq && *sq && strcmp(sq, "0")) qd |= 32u;
-    /* TALLY_VULKAN_FSCAN_KEEP=256 (tuning): the fold keeps 256 A's in smaller shared arrays */
-    const char *kps = getenv("TALLY_VULKAN_FSCAN_KEEP");
-    if (kps && !strcmp(kps, "256")) qd |= 64u;
-    /* TALLY_VULKAN_FSCAN_OUT4=1 (tuning): the quad layout's outputs load a block at once */
-    const char *o4 = getenv("TALLY_VULKAN_FSCAN_OUT4");
-    if (o4 && *o4 && strcmp(o4, "0")) qd |= 128u;
-    /* TALLY_VULKAN_FSCAN_LOAD2=1 (tuning): its first loads one block ahead */
-    const char *l2 = getenv("TALLY_VULKAN_FSCAN_LOAD2");
-    if (l2 && *l2 && strcmp(l2, "0")) qd |= 256u;
-    /* whole blocks without the partial groups' bounds: the default (H200, f32 2^26 281.9 against
-     * 311.9 us, 2^30 4,104.6 against 4,560.5; f64 4-5% faster); TALLY_VULKAN_FSCAN_FULL=0 to
-     * measure without. With it, TALLY_VULKAN_FSCAN_TREE=1 takes a whole group's total as a tree */
+    /* whole blocks without the partial groups' bounds: the default (H200, f32 inclusive 2^26
+     * 266.1 against 324.4 us, 2^30 3,883.7 against 4,769.2; f64 7-8% faster);
+     * TALLY_VULKAN_FSCAN_FULL=0 to measure without */
     const char *fu = getenv("TALLY_VULKAN_FSCAN_FULL");
     if (!(fu && !strcmp(fu, "0"))) qd |= 512u;
-    const char *tr = getenv("TALLY_VULKAN_FSCAN_TREE");
-    if (tr && *tr && strcmp(tr, "0")) qd |= 1024u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;

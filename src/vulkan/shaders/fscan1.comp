@@ -88,8 +88,8 @@ layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
-                                              * bit 6: KEEP_SMALL; bit 7: OUT4; bit 8: LOAD2;
-                                              * bit 9: FULLP; bit 10: TREE */
+                                              * bit 9: FULLP (bits 6-8 and 10: tried and
+                                              * removed, docs/performance.md) */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -130,20 +130,10 @@ const bool QUAD_REQ = (VAR & 16u) != 0u;
 /* bit 5 (benchmarks): the first loads block by block, a barrier between (fewer registers held,
  * so perhaps more workgroups resident, against fewer loads in flight per invocation) */
 const bool SEQ1 = (VAR & 32u) != 0u;
-/* bit 7: the quad layout's outputs load a block's 4 chunks at once, then compute and store them
- * chunk by chunk. Otherwise each chunk's load waits for the previous chunk's stores (the
- * compiler cannot move a load from binding 0 above a store to binding 1, which may alias), so a
- * workgroup's 16 output loads are 16 round trips to L2 in a row */
-const bool OUT4 = (VAR & 128u) != 0u;
-/* bit 8: the quad layout's first loads one block ahead (block b + 1's chunks in flight while
- * block b's prefixes run: two blocks' loads in registers) */
-const bool LOAD2 = (VAR & 256u) != 0u;
 /* bit 9: the quad layout's whole blocks (4096 elements) take prefixes and outputs compiled
- * without the bounds of a partial block's groups (the same operations on the same operands) */
+ * without the bounds of a partial block's groups (the same operations on the same operands):
+ * fewer instructions, which is what bounds this shader on the H200 (f32 2^26 266 against 324 us) */
 const bool FULLP = (VAR & 512u) != 0u;
-/* bit 10 (with FULLP): a whole block's group totals as a tree of the prefix's operations (5 a
- * lane, 2 shuffles, instead of the whole prefix: 16 and 8), the prefix checked in the outputs */
-const bool TREE = (VAR & 1536u) == 1536u;
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -165,12 +155,8 @@ shared FT ls[NBMAX + 2u][WG];   /* the L chain over them */
 shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest first */
 shared FT win_v[2][LBW];
 shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
-/* VAR bit 6: keep 256 A's (LBW: cs must hold one window beyond KEEPN), so that the workgroup
- * takes less shared memory (f32 24.3 -> 18.3 KiB, f64 30.2 -> 26.2 KiB): more of them fit an SM
- * where the driver's shared-memory carve-out, not the registers, bounds the count */
-const uint KEEPN = (VAR & 64u) != 0u ? uint(LBW) : uint(KEEP);
-shared FT kept[KEEPN];     /* the A's passed (see lookback) */
-shared FT cs[KEEPN];       /* the fold's steps (GPUs) */
+shared FT kept[KEEP];      /* the A's passed (see lookback) */
+shared FT cs[KEEP];        /* the fold's steps (GPUs) */
 shared FT c_in;            /* the fold's start there */
 shared FT cw_in;           /* the start of the fold's steps beyond KEEP (in cs[0 .. LBW - 1],
                             * one look-back window at a time: f64's 32 KiB on lavapipe) */
@@ -310,21 +296,6 @@ void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
     [[unroll]] for (uint c = 0u; c < 4u; c++) {
         uint G = c * 64u + (mt >> 2), m = full ? 16u : group_len(G, len);
         FT pc4[4] = p[c];
-        if (TREE && full) {
-            /* a whole group's total is its prefix's last value, which is a tree of the same
-             * operations on the same operands: in lane q, (x0 op x1) op (x2 op x3) (positions
-             * 4q + 1 and 4q + 3 at s = 1, 4q + 3 at s = 2); an odd lane's half, the even
-             * lane's value op its own (position 7 mod 8 at s = 4); the total, lane 1's half op
-             * lane 3's (position 15, k >= 8). Its other operations are checked in quad_out. */
-#if !TVK_DENORM_PRESERVE
-            [[unroll]] for (uint j = 0u; j < 4u; j++) edge_note(pc4[j]); /* the elements */
-#endif
-            FT t = op2(op2(pc4[0], pc4[1]), op2(pc4[2], pc4[3]));
-            FT h = op2(sh_xor1(t), t); /* (even lanes: the same sum, operands swapped) */
-            FT h1 = sh_quad(h, 1u);
-            if (q == 3u) tots[slot][G] = op2(h1, h);
-            continue;
-        }
         quad_prefix(pc4, q, m, true, full);
         uint last = m > 0u ? m - 1u : 0u;
         if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
@@ -352,7 +323,7 @@ void quad_out(uint kb, uint b, uint c, uint len, FT p[4], FT carry, bool full)
 {
     uint q = mt & 3u;
     uint G = c * 64u + (mt >> 2), mm = full ? 16u : group_len(G, len);
-    quad_prefix(p, q, mm, TREE && full, full); /* (checked where the totals took a tree) */
+    quad_prefix(p, q, mm, false, full);
     FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
     FT l[4], o[4];
     [[unroll]] for (uint j = 0u; j < 4u; j++)
@@ -651,7 +622,7 @@ void main()
     quad = QUAD_REQ && gl_SubgroupSize >= 4u && gl_NumSubgroups * gl_SubgroupSize == uint(WG);
     mt = quad ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : tid;
     all_chain = (pc.flags & 8u) != 0u;
-    keep = (pc.flags & 32u) != 0u ? 16u : KEEPN;
+    keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
     uint nwg = (pc.ntiles + NB - 1u) / NB;
     uint w = (pc.flags & 1u) != 0u ? nwg - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint k0 = w * NB, nbw = min(NB, pc.ntiles - k0); /* this workgroup's blocks of the segment */
@@ -661,15 +632,9 @@ void main()
 #endif
     uint m[NBMAX];
     FT lprev[NBMAX], a[NBMAX];
-    FT pn[4][4]; /* (LOAD2: the next block's chunks) */
-    if (quad && LOAD2) quad_load4(k0, pn);
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
-        if (b < nbw && quad && LOAD2) {
-            FT pb[4][4] = pn;
-            if (b + 1u < nbw) quad_load4(k0 + b + 1u, pn);
-            quad_totals_of(k0 + b, b, pb);
-        } else if (b < nbw && quad) {
+        if (b < nbw && quad) {
             quad_totals(k0 + b, b);
             if (SEQ1) barrier();
         } else if (b < nbw) {
@@ -712,12 +677,9 @@ void main()
         [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
             if (b >= nbw) continue;
             uint len = block_len(k0 + b);
-            FT pa[4][4];
-            if (OUT4) [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(k0 + b, c, len, pa[c]);
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 FT p[4];
-                if (OUT4) p = pa[c];
-                else quad_load(k0 + b, c, len, p);
+                quad_load(k0 + b, c, len, p);
                 if (FULLP && len == 4096u) quad_out(k0 + b, b, c, len, p, cb[b], true);
                 else quad_out(k0 + b, b, c, len, p, cb[b], false);
             }
