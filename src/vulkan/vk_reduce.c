@@ -545,6 +545,18 @@ static int spec_read_decide(tvk_state *s, VkDeviceSize off, double *out)
     return answered;
 }
 
+/* An answered call's results: every op is SUM, each gets the correctly rounded sum v. */
+static void spec_results(const tally_op *ops, size_t nops, double v, tally_result *results)
+{
+    for (size_t i = 0; i < nops; i++) {
+        results[i].op = ops[i];
+        results[i].type = TALLY_F64;
+        results[i].status = TALLY_OK;
+        results[i].index = 0;
+        results[i].value.f64 = v;
+    }
+}
+
 /* Runs the tier on n elements at src (the command buffer begun by the caller when open, with
  * its upload). Returns TALLY_OK with *answered 1 and *out, or *answered 0 (the caller runs the
  * exact path in a new command buffer). */
@@ -583,9 +595,15 @@ fail:
 static tally_status spec_group(tally_context *ctx, tvk_state *s, const char *fn, const tvk_item *items,
                                uint64_t i0, uint64_t i1, const int *want, int *done, int open)
 {
+    uint32_t rec0[TVK_MAX_BATCH], nrec[TVK_MAX_BATCH];
     uint64_t nall = 0;
-    for (uint64_t k = i0; k < i1; k++)
-        if (want[k - i0]) nall += spec_nrec(s, items[k].type, items[k].src.off, items[k].n);
+    for (uint64_t k = i0; k < i1; k++) {
+        uint32_t j = (uint32_t)(k - i0);
+        if (!want[j]) continue;
+        rec0[j] = (uint32_t)nall;
+        nrec[j] = (uint32_t)spec_nrec(s, items[k].type, items[k].src.off, items[k].n);
+        nall += nrec[j];
+    }
     tally_status st = tvk_buf_ensure(ctx, s, &s->parts, nall * sizeof(tvk_spec_rec), 0, fn);
     if (st != TALLY_OK) {
         if (open) s->fd.vkEndCommandBuffer(s->cb);
@@ -593,14 +611,9 @@ static tally_status spec_group(tally_context *ctx, tvk_state *s, const char *fn,
     }
     if (!open && (st = tvk_begin(ctx, s, fn)) != TALLY_OK) return st;
     VkPipeline pipe[TVK_MAX_BATCH];
-    uint32_t rec0[TVK_MAX_BATCH], nrec[TVK_MAX_BATCH];
-    uint32_t base = 0;
     for (uint64_t k = i0; k < i1 && st == TALLY_OK; k++) {
         uint32_t j = (uint32_t)(k - i0);
         if (!want[j]) continue;
-        rec0[j] = base;
-        nrec[j] = (uint32_t)spec_nrec(s, items[k].type, items[k].src.off, items[k].n);
-        base += nrec[j];
         st = tvk_pipeline(ctx, s, TVK_SH_SPEC, items[k].type, s->spec_u, s->spec_t, s->spec_sf & 7u, &pipe[j]);
         if (st == TALLY_OK)
             st = spec_record_folds(ctx, s, fn, pipe[j], items[k].type, items[k].src, items[k].n, rec0[j], nall);
@@ -621,15 +634,7 @@ static tally_status spec_group(tally_context *ctx, tvk_state *s, const char *fn,
         uint32_t j = (uint32_t)(k - i0);
         double v;
         done[j] = want[j] && spec_read_decide(s, (VkDeviceSize)j * TVK_REC_STRIDE, &v);
-        if (!done[j]) continue;
-        const tvk_item *it = &items[k];
-        for (size_t i = 0; i < it->nops; i++) {
-            it->results[i].op = it->ops[i];
-            it->results[i].type = TALLY_F64;
-            it->results[i].status = TALLY_OK;
-            it->results[i].index = 0;
-            it->results[i].value.f64 = v;
-        }
+        if (done[j]) spec_results(items[k].ops, items[k].nops, v, items[k].results);
     }
     return TALLY_OK;
 }
@@ -745,13 +750,7 @@ tally_status tvk_reduce(tally_context *ctx, tvk_state *s, const char *fn, tally_
         double v;
         if ((st = spec_sum(ctx, s, fn, type, src, n, open, &answered, &v)) != TALLY_OK) return st;
         if (answered) {
-            for (size_t i = 0; i < nops; i++) {
-                results[i].op = ops[i];
-                results[i].type = TALLY_F64;
-                results[i].status = TALLY_OK;
-                results[i].index = 0;
-                results[i].value.f64 = v;
-            }
+            spec_results(ops, nops, v, results);
             return TALLY_OK;
         }
         open = 0; /* declined: the exact path below, in a command buffer of its own */

@@ -281,15 +281,9 @@ void quad_store(uint kb, uint c, uint len, FT o[4])
 /* The elements of group gi of a block of len: m */
 uint group_len(uint gi, uint len) { return 16u * gi < len ? min(len - 16u * gi, 16u) : 0u; }
 
-/* Block kb's 4 chunks, loaded together (their loads in flight at once) */
-void quad_load4(uint kb, out FT p[4][4])
-{
-    uint len = block_len(kb);
-    [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(kb, c, len, p[c]);
-}
-/* Block kb's group totals into tots[slot] (the quad layout; checked prefixes), from its chunks
- * in p: group G's total is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes
- * an empty group's 0). */
+/* Block kb's group totals into tots[slot] (the quad layout; checked prefixes): group G's total
+ * is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes an empty group's 0).
+ * All chunks are loaded before any prefix (their loads in flight together); full: len is 4096. */
 void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
 {
     uint q = mt & 3u;
@@ -301,18 +295,13 @@ void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
         if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
     }
 }
-void quad_totals_of(uint kb, uint slot, FT p[4][4])
-{
-    uint len = block_len(kb);
-    if (FULLP && len == 4096u) quad_totals_in(slot, p, len, true);
-    else quad_totals_in(slot, p, len, false);
-}
-/* ... loading them first */
 void quad_totals(uint kb, uint slot)
 {
+    uint len = block_len(kb);
     FT p[4][4];
-    quad_load4(kb, p);
-    quad_totals_of(kb, slot, p);
+    [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(kb, c, len, p[c]);
+    if (FULLP && len == 4096u) quad_totals_in(slot, p, len, true);
+    else quad_totals_in(slot, p, len, false);
 }
 
 /* The outputs of chunk c of block kb (the workgroup's block b, len elements) from its elements
