@@ -338,6 +338,17 @@ static int fscan_quad(void)
     return !(e && *e && !strcmp(e, "0"));
 }
 
+/* fscan1.comp's shared memory in bytes for 2^lnb blocks per workgroup of es-byte elements, with
+ * or without STAGE and REGB (its declarations: tots and ls, the look-back's windows, kept and cs,
+ * the fold's two starts, win_first, stg) */
+static uint64_t fscan1_shared(size_t es, uint32_t lnb, int stage, int regb)
+{
+    uint64_t nb = 1u << lnb, keep = stage ? 256 : es == 4 ? 1024 : 512;
+    uint64_t staged = stage ? (nb - (regb ? 1 : 0)) * 4 * 256 * 16 * (es / 4) : 0;
+    return 2 * (nb + 2) * 256 * es + 2 * 256 * 4 + 2 * 256 * es + 2 * keep * es + 2 * es + 12 +
+           staged + 16;
+}
+
 /* fscan1.comp over every segment (one dispatch each, a tile per 4096-element block, up to 4
  * tiles per workgroup, one tile
  * numbering over the segments, a barrier between them: a segment's first tiles look back into
@@ -414,6 +425,25 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
      * TALLY_VULKAN_FSCAN_FULL=0 to measure without */
     const char *fu = getenv("TALLY_VULKAN_FSCAN_FULL");
     if (!(fu && !strcmp(fu, "0"))) qd |= 512u;
+    /* the quad layout's prefixes kept for the outputs (fscan1.comp's STAGE: no second read of
+     * the input), f32 by default: 2 blocks per workgroup, the first in registers and the second
+     * in shared memory (REGB; H200, f32 inclusive 2^26 234.5 against 256.5 us without STAGE and
+     * 280.9 with both blocks in shared memory, whose 47 KiB leave ~2 workgroups per SM).
+     * TALLY_VULKAN_FSCAN_STAGE=0 for none (f64's default: a block in registers takes 128 of
+     * them, 12,369 against 10,550 us at 2^30), =1 for every block in shared memory, =hybrid
+     * for REGB; as many blocks per workgroup as fit the device's shared memory */
+    const char *sge = getenv("TALLY_VULKAN_FSCAN_STAGE");
+    int stage = sge && *sge ? strcmp(sge, "0") != 0 : es == 4;
+    if ((qd & 16u) && stage) {
+        uint64_t lim = s->props.limits.maxComputeSharedMemorySize;
+        int regb = !(sge && *sge) || !strcmp(sge, "hybrid");
+        uint32_t l = regb && lnb > 1 ? 1 : lnb;
+        while (l > 0 && fscan1_shared(es, l, 1, regb) > lim) l--;
+        if (fscan1_shared(es, l, 1, regb) <= lim) {
+            lnb = l;
+            qd |= 1024u | (regb ? 4096u : 0u);
+        }
+    }
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;
@@ -422,6 +452,8 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
     if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
     const char *kp = getenv("TALLY_VULKAN_FSCAN_KEEP"); /* tests: "16", the fold reads A's again */
     if (kp && !strcmp(kp, "16")) flags |= 32u;
+    const char *w0 = getenv("TALLY_VULKAN_FSCAN_WIDE0"); /* bench: 256 states at every step */
+    if (w0 && *w0 && strcmp(w0, "0")) flags |= 64u;
     for (uint64_t k = 0; k < nseg; k++) {
         if (k > 0) tvk_barrier(s);
         scan_pc pc;

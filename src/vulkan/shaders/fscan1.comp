@@ -14,8 +14,9 @@
  * Here one block is a tile (global tile g = pc.tile0 + its index in the segment), NB
  * consecutive tiles are one workgroup's. A group lies on a quad of lanes (the quad layout,
  * below: coalesced loads and stores) or, where the subgroups do not allow that, on one
- * invocation (its 16 elements and their prefix in registers); either way the groups are loaded
- * again for the outputs. Each block's L chain runs in ONE
+ * invocation (its 16 elements and their prefix in registers). The quad layout keeps its
+ * prefixes for the outputs (STAGE: in shared memory, or some in registers); otherwise the
+ * groups are loaded again for the outputs. Each block's L chain runs in ONE
  * invocation (32 b for the workgroup's block b: the chains side by side), 16 totals at a time
  * from shared memory into registers and the L's back, plain operations checked afterwards by
  * every invocation (on CPU devices, flags bit 3, every invocation runs every chain: lavapipe
@@ -88,8 +89,9 @@ layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
-                                              * bit 9: FULLP (bits 6-8 and 10: tried and
-                                              * removed, docs/performance.md) */
+                                              * bit 9: FULLP; bit 10: STAGE; bit 12: REGB
+                                              * (bits 6-8 and 11: tried and removed,
+                                              * docs/performance.md) */
 layout(constant_id = 2) const uint EXCL = 0;
 
 layout(std430, binding = 0) readonly buffer InW { uint inw[]; };
@@ -110,7 +112,7 @@ layout(push_constant) uniform PC {
     uint spins;       /* look-back steps without progress before a fallback */
     uint flags;       /* bit 0 (tests): workgroups in reverse order (the last first); bit 3: every
                        * invocation runs the L chain and the fold (CPU devices); bit 5 (tests):
-                       * keep 16 A's; bits 8-11: sh
+                       * keep 16 A's; bit 6: every look-back step reads LBW; bits 8-11: sh
                        * (above) */
     uint stats_at;    /* index in stw of the call's edge flag word */
 } pc;
@@ -134,6 +136,21 @@ const bool SEQ1 = (VAR & 32u) != 0u;
  * without the bounds of a partial block's groups (the same operations on the same operands):
  * fewer instructions, which is what bounds this shader on the H200 (f32 2^26 266 against 324 us) */
 const bool FULLP = (VAR & 512u) != 0u;
+/* bit 10: the quad layout keeps each chunk's prefix, computed for the totals, in shared memory
+ * (stg, private to the invocation) for the outputs, which then neither read the input again nor
+ * compute the prefix again. Without it the second read of every element came from memory, not
+ * L2 (the block's first read is ~25 us and ~80 MB of traffic earlier on the H200), so the scan
+ * moved 3n elements where a scan needs 2n: 0.67x CUB's 2n. Its shared memory (16 KiB per f32
+ * block) caps the blocks per workgroup: the host picks NB within maxComputeSharedMemorySize. */
+const bool STAGE = (VAR & 1024u) != 0u;
+/* bit 12 (with STAGE): the workgroup's first block kept in registers (16 f32 a block), the
+ * others in stg: more workgroups resident where shared memory sets the limit (H200: NVIDIA's
+ * Vulkan driver keeps ~2 workgroups of 47 KiB per SM, 3 of 31 KiB; docs/performance.md) */
+const bool REGB = (VAR & 5120u) == 5120u;
+const uint SBLOCKS = REGB ? NB - 1u : NB; /* blocks in stg */
+/* (STAGE: 256, within NVIDIA's 48 KiB beside two staged f32 blocks; the fold's steps beyond
+ * KEEP use cs[0 .. LBW - 1], so never below LBW) */
+const uint KEEPN = STAGE ? uint(LBW) : uint(KEEP);
 #include "fscan_ops.glsl"
 
 uint tid;
@@ -147,16 +164,18 @@ uint64_t clk() { return packUint2x32(clock2x32ARB()); }
 uint64_t rt() { return packUint2x32(clockRealtime2x32EXT()); }
 #endif
 
-/* Slots 0 .. NBMAX - 1: this workgroup's blocks; NBMAX and NBMAX + 1: the fallbacks' blocks,
+/* Slots 0 .. NB - 1: this workgroup's blocks; NB and NB + 1: the fallbacks' blocks,
  * alternating (no shared word read before a barrier is written by another invocation right
  * after it: lavapipe). */
-shared FT tots[NBMAX + 2u][WG]; /* the groups' totals */
-shared FT ls[NBMAX + 2u][WG];   /* the L chain over them */
+shared FT tots[NB + 2u][WG]; /* the groups' totals */
+shared FT ls[NB + 2u][WG];   /* the L chain over them */
 shared uint win_f[2][LBW]; /* a look-back step's states and values, nearest first */
 shared FT win_v[2][LBW];
 shared uint win_first[3];  /* the step's first non-A (atomicMin), three slots in turn */
-shared FT kept[KEEP];      /* the A's passed (see lookback) */
-shared FT cs[KEEP];        /* the fold's steps (GPUs) */
+shared FT kept[KEEPN];     /* the A's passed (see lookback) */
+shared FT cs[KEEPN];       /* the fold's steps (GPUs) */
+/* STAGE: block b's chunk c's prefix of invocation tid, 16 bytes (f32) or 32 (f64) */
+shared uvec4 stg[(STAGE ? SBLOCKS * 4u * uint(WG) * uint(TSIZE / 4) : 0u) + 1u];
 shared FT c_in;            /* the fold's start there */
 shared FT cw_in;           /* the start of the fold's steps beyond KEEP (in cs[0 .. LBW - 1],
                             * one look-back window at a time: f64's 32 KiB on lavapipe) */
@@ -281,10 +300,41 @@ void quad_store(uint kb, uint c, uint len, FT o[4])
 /* The elements of group gi of a block of len: m */
 uint group_len(uint gi, uint len) { return 16u * gi < len ? min(len - 16u * gi, 16u) : 0u; }
 
+/* STAGE: this invocation's prefix of chunk c of the workgroup's block b, kept and taken back
+ * (its own words: no barrier) */
+uint stg_at(uint b, uint c, uint h)
+{
+    uint sb = REGB ? b - 1u : b;
+    return ((sb * 4u + c) * uint(TSIZE / 4) + h) * uint(WG) + tid;
+}
+void stage_put(uint b, uint c, FT p[4])
+{
+#if TSIZE == 4
+    stg[stg_at(b, c, 0u)] = uvec4(floatBitsToUint(p[0]), floatBitsToUint(p[1]), floatBitsToUint(p[2]), floatBitsToUint(p[3]));
+#else
+    stg[stg_at(b, c, 0u)] = uvec4(unpack32(doubleBitsToUint64(p[0])), unpack32(doubleBitsToUint64(p[1])));
+    stg[stg_at(b, c, 1u)] = uvec4(unpack32(doubleBitsToUint64(p[2])), unpack32(doubleBitsToUint64(p[3])));
+#endif
+}
+void stage_get(uint b, uint c, out FT p[4])
+{
+    uvec4 v = stg[stg_at(b, c, 0u)];
+#if TSIZE == 4
+    [[unroll]] for (uint j = 0u; j < 4u; j++) p[j] = uintBitsToFloat(v[j]);
+#else
+    uvec4 w = stg[stg_at(b, c, 1u)];
+    p[0] = uint64BitsToDouble(pack64(v.xy));
+    p[1] = uint64BitsToDouble(pack64(v.zw));
+    p[2] = uint64BitsToDouble(pack64(w.xy));
+    p[3] = uint64BitsToDouble(pack64(w.zw));
+#endif
+}
+
 /* Block kb's group totals into tots[slot] (the quad layout; checked prefixes): group G's total
  * is its last element's prefix, held by lane (m - 1) / 4 (lane 0 writes an empty group's 0).
- * All chunks are loaded before any prefix (their loads in flight together); full: len is 4096. */
-void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
+ * All chunks are loaded before any prefix (their loads in flight together); full: len is 4096.
+ * keep: the prefixes go to stg as the workgroup's block slot (STAGE; not a fallback's block). */
+void quad_totals_in(uint slot, FT p[4][4], uint len, bool full, bool keep, out FT pre[4][4])
 {
     uint q = mt & 3u;
     [[unroll]] for (uint c = 0u; c < 4u; c++) {
@@ -293,26 +343,30 @@ void quad_totals_in(uint slot, FT p[4][4], uint len, bool full)
         quad_prefix(pc4, q, m, true, full);
         uint last = m > 0u ? m - 1u : 0u;
         if ((last >> 2) == q) tots[slot][G] = m > 0u ? pick4(pc4, last & 3u) : FT(0);
+        if (keep) stage_put(slot, c, pc4);
+        pre[c] = pc4;
     }
 }
-void quad_totals(uint kb, uint slot)
+/* (pre: the chunks' prefixes, for a block held in registers: REGB) */
+void quad_totals(uint kb, uint slot, bool keep, out FT pre[4][4])
 {
     uint len = block_len(kb);
     FT p[4][4];
     [[unroll]] for (uint c = 0u; c < 4u; c++) quad_load(kb, c, len, p[c]);
-    if (FULLP && len == 4096u) quad_totals_in(slot, p, len, true);
-    else quad_totals_in(slot, p, len, false);
+    if (FULLP && len == 4096u) quad_totals_in(slot, p, len, true, keep, pre);
+    else quad_totals_in(slot, p, len, false, keep, pre);
 }
 
-/* The outputs of chunk c of block kb (the workgroup's block b, len elements) from its elements
- * in p: its prefix again (unchecked: the same bits), l = p (the block's first group) or
- * L_(G-1) op p, then carry op l; the exclusive scan's element before is in this lane, or lane
- * q - 1's last, or (q = 0) L_(G-1) itself. full: len is 4096 (every group whole, no bounds). */
-void quad_out(uint kb, uint b, uint c, uint len, FT p[4], FT carry, bool full)
+/* The outputs of chunk c of block kb (the workgroup's block b, len elements) from its prefix in
+ * p (prefixed: from stg; else its elements, prefixed again here, unchecked: the same bits),
+ * l = p (the block's first group) or L_(G-1) op p, then carry op l; the exclusive scan's element
+ * before is in this lane, or lane q - 1's last, or (q = 0) L_(G-1) itself. full: len is 4096
+ * (every group whole, no bounds). */
+void quad_out(uint kb, uint b, uint c, uint len, FT p[4], FT carry, bool full, bool prefixed)
 {
     uint q = mt & 3u;
     uint G = c * 64u + (mt >> 2), mm = full ? 16u : group_len(G, len);
-    quad_prefix(p, q, mm, false, full);
+    if (!prefixed) quad_prefix(p, q, mm, false, full);
     FT lp = G > 0u ? ls[b][G - 1u] : FT(0);
     FT l[4], o[4];
     [[unroll]] for (uint j = 0u; j < 4u; j++)
@@ -371,6 +425,16 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
                 }
                 [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = nv[c];
             }
+        } else if (ng == uint(WG)) {
+            /* a whole block's chain without bounds: its steps' only dependence is the add */
+            for (uint q = 0u; q < uint(WG) / 16u; q++) {
+                FT v[16];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) v[c] = tots[sl][16u * q + c];
+                [[unroll]] for (uint c = 0u; c < 16u; c++) {
+                    if (c > 0u || q > 0u) l = op_raw(l, v[c]);
+                    ls[sl][16u * q + c] = l;
+                }
+            }
         } else {
             for (uint q = 0u; q < uint(WG) / 16u; q++) {
                 FT v[16];
@@ -402,7 +466,8 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
 FT block_reduce(uint kb, uint slot)
 {
     if (quad) {
-        quad_totals(kb, slot);
+        FT unused[4][4];
+        quad_totals(kb, slot, false, unused);
     } else {
         FT p[16];
         uint m;
@@ -549,7 +614,9 @@ FT lookback(uint g)
 {
     FT start = FROM_BITS(pc.start);
     uint got = 0u;   /* A's passed: tiles g - 1 .. g - got */
-    uint w = uint(LBW0);
+    /* flags bit 6: LBW at every step (walks on the H200 pass ~100 A's: one step instead of ~3) */
+    uint w0 = (pc.flags & 64u) != 0u ? uint(LBW) : uint(LBW0);
+    uint w = w0;
     uint idle = 0u, par = 0u, s3 = 0u;
     uint fb = 0u;
     if (tid == 0u) win_first[0] = uint(LBW);
@@ -584,13 +651,13 @@ FT lookback(uint g)
             w = uint(LBW);
             idle = 0u;
         } else {
-            w = uint(LBW0);
+            w = w0;
             idle = m > 0u ? 0u : idle + 1u;
             /* tile j has published nothing for too long: reduce its block here and publish
              * its A (an earlier segment's tiles all hold P: only this dispatch's can be silent) */
             j = g - 1u - got;
             if (idle > pc.spins && j >= pc.tile0) {
-                FT a = block_reduce(j - pc.tile0, NBMAX + (fb & 1u));
+                FT a = block_reduce(j - pc.tile0, NB + (fb & 1u));
                 fb++;
                 if (tid == 0u) {
                     if (j == 0u) publish(0u, 2u, op2(start, a));
@@ -611,7 +678,7 @@ void main()
     quad = QUAD_REQ && gl_SubgroupSize >= 4u && gl_NumSubgroups * gl_SubgroupSize == uint(WG);
     mt = quad ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : tid;
     all_chain = (pc.flags & 8u) != 0u;
-    keep = (pc.flags & 32u) != 0u ? 16u : uint(KEEP);
+    keep = (pc.flags & 32u) != 0u ? 16u : KEEPN;
     uint nwg = (pc.ntiles + NB - 1u) / NB;
     uint w = (pc.flags & 1u) != 0u ? nwg - 1u - gl_WorkGroupID.x : gl_WorkGroupID.x;
     uint k0 = w * NB, nbw = min(NB, pc.ntiles - k0); /* this workgroup's blocks of the segment */
@@ -621,10 +688,13 @@ void main()
 #endif
     uint m[NBMAX];
     FT lprev[NBMAX], a[NBMAX];
+    FT hb[4][4]; /* REGB: the first block's prefixes */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
         if (b < nbw && quad) {
-            quad_totals(k0 + b, b);
+            FT pre[4][4];
+            quad_totals(k0 + b, b, STAGE && !(REGB && b == 0u), pre);
+            if (b == 0u) hb = pre;
             if (SEQ1) barrier();
         } else if (b < nbw) {
             FT p[16]; /* (dead after the reduction: the outputs load the group again, below) */
@@ -662,15 +732,18 @@ void main()
         }
     }
     if (quad) {
-        /* the quad layout's outputs: each chunk loaded again (quad_out) */
+        /* the quad layout's outputs: each chunk's prefix from stg (STAGE), or its elements
+         * loaded again (quad_out) */
         [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
             if (b >= nbw) continue;
             uint len = block_len(k0 + b);
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 FT p[4];
-                quad_load(k0 + b, c, len, p);
-                if (FULLP && len == 4096u) quad_out(k0 + b, b, c, len, p, cb[b], true);
-                else quad_out(k0 + b, b, c, len, p, cb[b], false);
+                if (REGB && b == 0u) p = hb[c];
+                else if (STAGE) stage_get(b, c, p);
+                else quad_load(k0 + b, c, len, p);
+                if (FULLP && len == 4096u) quad_out(k0 + b, b, c, len, p, cb[b], true, STAGE);
+                else quad_out(k0 + b, b, c, len, p, cb[b], false, STAGE);
             }
         }
     }
