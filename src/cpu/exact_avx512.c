@@ -4,6 +4,7 @@
  * flag after a block says whether the last level was exact (no residue test per vector). */
 #if defined(TALLY_X86)
 #include <immintrin.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include "cpu/exact_kernels.h"
@@ -146,6 +147,55 @@ static inline int tally_xavx512_b64prep_(const uint64_t *x, uint64_t *idx, uint6
 #define XS_ABS(v) _mm512_abs_pd(v)
 /* max(|m|, |c|), sign cleared (VRANGEPD imm 0x0B as XV_MAXABS): the speculative sum's D (SPEC) */
 #define XS_DMAX(m, c) _mm512_range_pd((m), (c), 0x0B)
+/* SMALL's sample of k <= 16 elements in one or two vectors (tally_xsample_): |x|'s bits, their
+ * max, and each nonzero element's lowest set bit exponent, from the lowest set bit of the
+ * significand (with its implicit bit) as a power of two converted to a float: exact, so no flag
+ * is raised (it runs before the MXCSR is saved). mx: the max of |x|'s bits; lo: the min exponent
+ * (INT_MAX where all are zero). */
+static inline void tally_xavx512_sample_f32_(const float *x, int k, uint32_t *mx, int *lo) {
+    const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32((__mmask16)((1u << k) - 1), x),
+                                       _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 nz = _mm512_test_epi32_mask(a, a);
+    const __m512i be = _mm512_max_epi32(_mm512_srli_epi32(a, 23), _mm512_set1_epi32(1));
+    const __m512i v = _mm512_or_si512(a, _mm512_set1_epi32(0x800000));
+    const __m512i low = _mm512_and_si512(v, _mm512_sub_epi32(_mm512_setzero_si512(), v));
+    const __m512i c127 = _mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(low)), 23); /* 127 + ctz */
+    const __m512i e = _mm512_mask_add_epi32(_mm512_set1_epi32(INT_MAX), nz, be, c127);
+    *mx = _mm512_reduce_max_epu32(a);
+    const int m = _mm512_reduce_min_epi32(e);
+    *lo = m == INT_MAX ? INT_MAX : m - 150 - 127;
+}
+static inline void tally_xavx512_sample_f64_(const double *x, int k, uint64_t *mx, int *lo) {
+    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffll), one = _mm512_set1_epi64(1);
+    const __m512i imp = _mm512_set1_epi64(1ll << 52), big = _mm512_set1_epi64(INT_MAX);
+    __m512i m2 = _mm512_setzero_si512(), e2 = big;
+    for (int h = 0; h < 2; h++) {
+        const int kh = k - 8 * h < 0 ? 0 : k - 8 * h > 8 ? 8 : k - 8 * h;
+        const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi64((__mmask8)((1u << kh) - 1), x + 8 * h), ab);
+        const __mmask8 nz = _mm512_test_epi64_mask(a, a);
+        const __m512i be = _mm512_max_epi64(_mm512_srli_epi64(a, 52), one);
+        const __m512i v = _mm512_or_si512(a, imp);
+        const __m512i low = _mm512_and_si512(v, _mm512_sub_epi64(_mm512_setzero_si512(), v));
+        const __m512i c1023 = _mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepi64_pd(low)), 52);
+        e2 = _mm512_mask_min_epi64(e2, nz, e2, _mm512_add_epi64(be, c1023));
+        m2 = _mm512_max_epu64(m2, a);
+    }
+    *mx = _mm512_reduce_max_epu64(m2);
+    const long long m = _mm512_reduce_min_epi64(e2);
+    *lo = m == INT_MAX ? INT_MAX : (int)m - 1075 - 1023;
+}
+/* W32W's tail in registers (through memory, the stores' halves reloaded waited for the stores):
+ * the exact sum of four float vectors of integers below 2^40 (widened, summed in doubles: integers
+ * below 2^53, so in any order), and the int32 lanes' sum modulo 2^32 */
+static inline double tally_xavx512_hsum4_(__m512 a, __m512 b, __m512 c, __m512 d) {
+#define XH2_(v) _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), _mm512_cvtps_pd(_mm512_extractf32x8_ps((v), 1)))
+    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(XH2_(a), XH2_(b)), _mm512_add_pd(XH2_(c), XH2_(d))));
+#undef XH2_
+}
+#define XP_HSUM4_D(a, b, c, d) tally_xavx512_hsum4_((a), (b), (c), (d))
+#define XI_HSUM_U32(v) ((uint32_t)_mm512_reduce_add_epi32(v))
+#define XSAMPLE_F32(x, k, mx, lo) tally_xavx512_sample_f32_((x), (k), (mx), (lo))
+#define XSAMPLE_F64(x, k, mx, lo) tally_xavx512_sample_f64_((x), (k), (mx), (lo))
 #include "cpu/exact_impl.h"
 
 const tally_exact_kernels tally_exact_kernels_avx512 = {
