@@ -194,6 +194,17 @@ static inline double tally_xavx512_hsum4_(__m512 a, __m512 b, __m512 c, __m512 d
 }
 #define XP_HSUM4_D(a, b, c, d) tally_xavx512_hsum4_((a), (b), (c), (d))
 #define XI_HSUM_U32(v) ((uint32_t)_mm512_reduce_add_epi32(v))
+/* W64W: half vectors of floats (XH: XPW / 2), their products, their conversion to int64 lanes
+ * (rounding as the MXCSR says, raising inexact / invalid), a float vector's halves, and the int64
+ * lanes' sum modulo 2^64 */
+#define XH __m256
+#define XH_LOAD(p) _mm256_loadu_ps(p)
+#define XH_SET1(f) _mm256_set1_ps(f)
+#define XH_MUL(a, b) _mm256_mul_ps((a), (b))
+#define XH_CVT64(v) _mm512_cvtps_epi64(v)
+#define XP_LO(v) _mm512_castps512_ps256(v)
+#define XP_HI(v) _mm512_extractf32x8_ps((v), 1)
+#define XL_HSUM_U64(v) ((uint64_t)_mm512_reduce_add_epi64(v))
 #define XSAMPLE_F32(x, k, mx, lo) tally_xavx512_sample_f32_((x), (k), (mx), (lo))
 #define XSAMPLE_F64(x, k, mx, lo) tally_xavx512_sample_f64_((x), (k), (mx), (lo))
 #include "cpu/exact_impl.h"

@@ -2266,6 +2266,88 @@ XINLINE int XFN(small32w_)(const float *x, int n, int s, double *out) {
     return tally_xround_i128_(Y, -s, out);
 }
 #endif
+#if defined(XW32) && defined(XP_ADD_NX) && defined(XH_CVT64) && defined(XP_HSUM4_D)
+/* W64W (f32, AVX-512): W32W with int64 lanes, for short f32 arrays whose bits span more than
+ * W32W's 31 (prices from 0.01 to 100: 24 significand bits 13 binades apart; they took TWO or the
+ * general path, ~9x the plain loop on the 2-core EPYC). Per element y = x * 2^s (s from the
+ * sample), converted to int64 and added into int64 lanes A that may wrap (sums modulo 2^64),
+ * and x added into float lanes F by XP_ADD_NX (rounded to nearest, raising no flag). Per XPW
+ * floats: F's add, and per half (XH) a product, a conversion and an int64 add (the halves loaded
+ * as such: an extract of the upper half cost a shuffle on the conversion's port).
+ * Claim: if neither the inexact nor the invalid flag is raised and Fsum is finite, Y = sum(x) *
+ *   2^s is the integer At + 2^64 * floor((Fsum * 2^s - At) / 2^64 + 1/2), with At the int64
+ *   sum of all A lanes modulo 2^64 and Fsum the F lanes' sum in doubles.
+ * Proof. No inexact and no invalid flag: every product x * 2^s was exact (an inexact one raises
+ *   inexact; an overflowed one is inf, whose conversion is invalid; no FTZ / DAZ) and every
+ *   conversion exact and in range: y is an integer with -2^63 <= y < 2^63. So At = Y (mod 2^64).
+ *   Each F lane is a recursive float sum of k <= K = ceil(n / (4 * XPW)) <= 256 of the x, so
+ *   |F - its exact sum| <= (K-1) * 2^-24 / (1 - (K-1) * 2^-24) * sum |x| + (K-1) * 2^-150 (the
+ *   last term: adds rounded among subnormals), which times 2^s (s <= 127) is below
+ *   2^-15.99 * K * 2^63 + 2^-15 < 2^55 in y's units. The 4 * XPW = 64 lanes, widened exactly to
+ *   doubles, are summed in doubles (at most 63 rounded adds; if Fsum is finite, every F was, and
+ *   every |F| * 2^s < 2^72): an error below 63 * 2^-53 * 2^78 < 2^31 in y's units; the scaling by
+ *   2^s is exact (a double's range). So |Fsum * 2^s - Y| < 64 * 2^55 + 2^31 < 2^62, i.e.
+ *   (Fsum * 2^s - At) / 2^64 lies within 1/4 of the integer (Y - At) / 2^64; computed in doubles
+ *   (At widened: an error below 2^10; the difference below 2^79: below 2^26; the scaling exact;
+ *   the + 1/2 below 2^-39) it stays within 1/4 + 2^-30, so the floor of it plus 1/2 is that
+ *   integer. |Y| <= n * 2^63 <= 2^77: an int128. So a returned 1 is sum(x) = Y * 2^-s rounded
+ *   once (tally_xround_i128_).
+ * The flags: the caller cleared them; this loop's only flag-raising operations are the products
+ *   and the conversions (XP_ADD_NX raises none, the integer adds none). */
+XINLINE int XFN(small64w_)(const float *x, int n, int s, double *out) {
+    const uint32_t sb = (uint32_t)(s + 127) << 23; /* 2^s a normal float: s in -126 .. 127 */
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    const XH vs = XH_SET1(scale);
+    const int HW = XPW / 2;
+    XL A0 = XL_ZERO(), A1 = XL_ZERO(), A2 = XL_ZERO(), A3 = XL_ZERO();
+    XL B0 = XL_ZERO(), B1 = XL_ZERO(), B2 = XL_ZERO(), B3 = XL_ZERO();
+    XP F0 = XP_SET1(0.0f), F1 = F0, F2 = F0, F3 = F0;
+#define XSMALL64W_ADD(Fu, Au, Bu, v, lo, hi)                                                       \
+    do {                                                                                           \
+        Fu = XP_ADD_NX(Fu, (v));                                                                   \
+        Au = XL_ADD(Au, XH_CVT64(XH_MUL((lo), vs)));                                               \
+        Bu = XL_ADD(Bu, XH_CVT64(XH_MUL((hi), vs)));                                               \
+    } while (0)
+#define XSMALL64W_PART(Fu, Au, Bu, v)                                                              \
+    do {                                                                                           \
+        const XP v_ = (v);                                                                         \
+        XSMALL64W_ADD(Fu, Au, Bu, v_, XP_LO(v_), XP_HI(v_));                                       \
+    } while (0)
+#define XSMALL64W_FULL(Fu, Au, Bu, p)                                                              \
+    XSMALL64W_ADD(Fu, Au, Bu, XP_LOAD(p), XH_LOAD(p), XH_LOAD((p) + HW))
+    const int full = n - n % (4 * XPW);
+    if (full < n) { /* the rest first, masked (one add per lane at most) */
+        int k[4];
+        for (int u = 0; u < 4; u++) {
+            const int r = n - full - u * XPW;
+            k[u] = r < 0 ? 0 : r > XPW ? XPW : r;
+        }
+        const float *t = x + full;
+        XSMALL64W_PART(F0, A0, B0, XP_LOAD_PART(t, k[0]));
+        XSMALL64W_PART(F1, A1, B1, XP_LOAD_PART(k[1] ? t + XPW : x, k[1]));
+        XSMALL64W_PART(F2, A2, B2, XP_LOAD_PART(k[2] ? t + 2 * XPW : x, k[2]));
+        XSMALL64W_PART(F3, A3, B3, XP_LOAD_PART(k[3] ? t + 3 * XPW : x, k[3]));
+    }
+    for (int i = 0; i < full; i += 4 * XPW) {
+        XSMALL64W_FULL(F0, A0, B0, x + i);
+        XSMALL64W_FULL(F1, A1, B1, x + i + XPW);
+        XSMALL64W_FULL(F2, A2, B2, x + i + 2 * XPW);
+        XSMALL64W_FULL(F3, A3, B3, x + i + 3 * XPW);
+    }
+#undef XSMALL64W_FULL
+#undef XSMALL64W_PART
+#undef XSMALL64W_ADD
+    if (tally_xfenv_raised_()) return 0;
+    const double fsum = XP_HSUM4_D(F0, F1, F2, F3);
+    if (!(fsum - fsum == 0)) return 0; /* an F overflowed (data near FLT_MAX) */
+    const XL At8 = XL_ADD(XL_ADD(XL_ADD(A0, A1), XL_ADD(A2, A3)), XL_ADD(XL_ADD(B0, B1), XL_ADD(B2, B3)));
+    const int64_t At = (int64_t)XL_HSUM_U64(At8);
+    const double j = floor((ldexp(fsum, s) - (double)At) * 0x1p-64 + 0.5);
+    const __int128 Y = (__int128)At + (__int128)(int64_t)j * ((__int128)1 << 64);
+    return tally_xround_i128_(Y, -s, out);
+}
+#endif
 XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
     if (n == 0 || n > XSMALL_BYTES / esize) return 0;
@@ -2280,21 +2362,33 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     tally_xfenv_enter_(&fenv); /* flags clear */
     {
         const int mneed = tally_xceil_log2_(smax);
-        int done = 0;
+        int done = 0, w32w = 0;
 #if defined(XW32) && defined(XP_ADD_NX)
+        w32w = kind == XK_SUM_F32 && atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed);
         /* 2^30 for the sample's bound 2^mneed: 2x room below W32W's 2^31 (2-4x above the
          * sample's max), and a grid 2^(mneed-30) as fine as the 31 bits allow: a later, smaller
          * element may have finer bits. With 2^29 (4x room), prices from 1.00 to 100.00 (a
          * 24-bit significand 6.6 binades below the max) failed the flags and took the general
-         * path, 4-6x slower (2-core EPYC, 4,096 f32). */
-        if (kind == XK_SUM_F32 && mneed >= -97 && mneed <= 156 && g >= mneed - 30 &&
-            atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed)) {
+         * path, 4-6x slower (2-core EPYC, 4,096 f32). A failure (the flags) clears them and
+         * goes on to W64W, then TWO. */
+        if (w32w && mneed >= -97 && mneed <= 156 && g >= mneed - 30) {
             ok = XFN(small32w_)((const float *)x, (int)n, 30 - mneed, out);
-            done = 1;
+            if (!ok) tally_xfenv_clear_();
         }
 #endif
+#if defined(XW32) && defined(XP_ADD_NX) && defined(XH_CVT64) && defined(XP_HSUM4_D)
+        /* W64W where W32W's 31 bits were too few (the sample's, or the array's: its flags), with
+         * 2^60 for the sample's bound (8x room below 2^63), a grid 2^(mneed-60), and the sample's
+         * bits at most 52 binades apart: over 2^-20..2^20 a sample of 16 spans ~35 binades, the
+         * array 40 (+ 24 bits), and a wasted pass before TWO cost 1.5x (2-core EPYC, 4,096 f32). */
+        if (w32w && !ok && mneed >= -67 && mneed <= 186 && g >= mneed - 52) {
+            ok = XFN(small64w_)((const float *)x, (int)n, 60 - mneed, out);
+            if (!ok) tally_xfenv_clear_();
+        }
+#endif
+        done = ok;
 #if defined(XW32)
-        if (!done && kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
+        if (!done && !w32w && kind == XK_SUM_F32 && mneed >= -100 && mneed <= 153 && g >= mneed - XW32_BITS) {
             ok = XFN(small32_)((const float *)x, (int)n, mneed, out);
             done = 1;
         }
@@ -2333,6 +2427,7 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
             ok = XFN(small_spec_)(x, (int)n, kind, out);
 #endif
         (void)done;
+        (void)w32w;
         (void)mneed;
         (void)g;
     }

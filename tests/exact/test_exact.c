@@ -593,22 +593,41 @@ static double g_grid_edge(uint64_t i, int f32) {
     if (r == 1) return ldexp(1.0, -(int)(rnd() % (f32 ? 40 : 90)));
     return b;
 }
-/* SMALL's W32W (f32): a sample in [0.5, 1) (so y = x * 2^29), then elements whose y lie just
+/* SMALL's W32W (f32): a sample in [0.5, 1) (so y = x * 2^30), then elements whose y lie just
  * below the conversion's limit 2^31: every int32 lane wraps many times and only the float sums
  * beside the lanes say by how many multiples of 2^32. In runs of 1,024: all positive, alternating
  * signs (the float sums near 0, the lanes still wrapping), all negative (the float sums below the
- * true sums as often as above), the largest float below 4 (y = 2^31 - 2^7); at i = 16383 one
- * 4.0 (y = 2^31: invalid, so the call of 16,384 must decline). */
+ * true sums as often as above), the largest float below 2 (y = 2^31 - 2^7); at i = 16383 one
+ * 2.0 (y = 2^31: invalid, so W32W must decline the call of 16,384; W64W then takes it). */
 static double g_w32w_wrap(uint64_t i, int f32) {
     (void)f32;
     if (i < 16) return (float)(0.5 + 0.4999 * unif());
-    if (i == 16383) return 4.0;
-    const double v = (float)(2.0 + 1.9999999 * unif());
+    if (i == 16383) return 2.0;
+    const double v = (float)(1.0 + 0.9999999 * unif());
     switch ((i / 1024) % 4) {
     case 0: return v;
     case 1: return i & 1 ? -v : v;
     case 2: return -v;
-    default: return 0x1.fffffep1;
+    default: return 0x1.fffffep0;
+    }
+}
+/* SMALL's W64W (f32): the sample in [1, 2) but for one element near 2^-35 (a lowest bit too fine
+ * for W32W's 31 bits, within W64W's sample limit of 52; so y = x * 2^59), then elements in [8, 16), whose y lie in [2^62, 2^63):
+ * every int64 lane wraps every other add and only the float sums (of the x, scaled afterwards)
+ * say by how many multiples of 2^64. Runs of 1,024 as w32w_wrap's, the largest float below 16
+ * (y = 2^63 - 2^39), and at i = 16383 one 16.0 (y = 2^63: invalid, so the call of 16,384 must
+ * decline). */
+static double g_w64w_wrap(uint64_t i, int f32) {
+    (void)f32;
+    if (i == 5) return ldexp(1.0 + (double)(rnd() % 16) / 16.0, -35); /* lowest bit >= 2^-39 */
+    if (i < 16) return (float)(1.0 + 0.9999 * unif());
+    if (i == 16383) return 16.0;
+    const double v = (float)(8.0 + 7.9999999 * unif());
+    switch ((i / 1024) % 4) {
+    case 0: return v;
+    case 1: return i & 1 ? -v : v;
+    case 2: return -v;
+    default: return 0x1.fffffep3;
     }
 }
 /* SMALL's SPEC (the speculative compensated sum, f64). Element i goes to lane i % 32. Lane 0
@@ -686,6 +705,12 @@ static void test_w32w_wrap(void **s) {
     (void)s;
     const uint64_t keep = rng_state;
     run_shape("w32w_wrap", g_w32w_wrap, 1, 16384);
+    rng_state = keep;
+}
+static void test_w64w_wrap(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("w64w_wrap", g_w64w_wrap, 1, 16384);
     rng_state = keep;
 }
 static void test_spec_cancel(void **s) {
@@ -1533,7 +1558,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
         cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_spec_cancel), cmocka_unit_test(test_specf_small),
+        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_w64w_wrap), cmocka_unit_test(test_spec_cancel), cmocka_unit_test(test_specf_small),
         cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
         cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
