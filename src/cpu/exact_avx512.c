@@ -205,6 +205,10 @@ static inline double tally_xavx512_hsum4_(__m512 a, __m512 b, __m512 c, __m512 d
 #define XP_LO(v) _mm512_castps512_ps256(v)
 #define XP_HI(v) _mm512_extractf32x8_ps((v), 1)
 #define XL_HSUM_U64(v) ((uint64_t)_mm512_reduce_add_epi64(v))
+/* W64D: doubles converted to int64 lanes (rounding as the MXCSR says, raising inexact /
+ * invalid), and a double vector's sum (rounded) */
+#define XV_CVT64(v) _mm512_cvtpd_epi64(v)
+#define XV_HSUM(v) _mm512_reduce_add_pd(v)
 #define XSAMPLE_F32(x, k, mx, lo) tally_xavx512_sample_f32_((x), (k), (mx), (lo))
 #define XSAMPLE_F64(x, k, mx, lo) tally_xavx512_sample_f64_((x), (k), (mx), (lo))
 #include "cpu/exact_impl.h"

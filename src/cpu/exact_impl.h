@@ -2348,6 +2348,68 @@ XINLINE int XFN(small64w_)(const float *x, int n, int s, double *out) {
     return tally_xround_i128_(Y, -s, out);
 }
 #endif
+#if defined(XV_CVT64) && defined(XV_HSUM) && defined(XL_HSUM_U64) && XV_SAE
+/* W64D (f64, AVX-512): W64W for doubles whose bits span at most 63 (prices with two decimals:
+ * 53 significand bits a few binades apart; TWO took them, four adds per vector against W64D's
+ * one, a product, a conversion and an int64 add). Per element y = x * 2^s (s from the sample),
+ * converted to int64 and added into int64 lanes A that may wrap (sums modulo 2^64), and y added
+ * into double lanes F by XV_ADD_NX (rounded to nearest, raising no flag).
+ * Claim: if neither the inexact nor the invalid flag is raised, Y = sum(x) * 2^s is the integer
+ *   At + 2^64 * floor((Fsum - At) / 2^64 + 1/2), with At the int64 sum of all A lanes modulo 2^64
+ *   and Fsum the F lanes' sum in doubles.
+ * Proof. No inexact and no invalid flag: every product x * 2^s was exact (an inexact one, an
+ *   underflow among them, raises inexact; an overflowed one is inf, whose conversion is
+ *   invalid; no FTZ / DAZ) and every conversion exact and in range: y is an integer with
+ *   -2^63 <= y < 2^63. So At = Y (mod 2^64). Each F lane is a recursive double sum of
+ *   k <= K = ceil(n / (XU * XW)) <= 256 of those y (n <= 8,192 doubles, XU * XW >= 32 lanes,
+ *   checked below), so |F - its exact sum| <= (K-1) * 2^-53 * 1.01 * K * 2^63 < 2^35, |F| < 2^72.
+ *   The XU * XW lanes are summed in doubles (at most 31 rounded adds below 2^77): an error below
+ *   2^29. So |Fsum - Y| < 32 * 2^35 + 2^29 < 2^41, far within 1/4 of 2^64: (Fsum - At) / 2^64,
+ *   computed in doubles (errors below 2^27 before the exact scaling, 2^-39 after the + 1/2),
+ *   lies within 1/4 + 2^-30 of the integer (Y - At) / 2^64, which the floor of it plus 1/2
+ *   therefore gives. |Y| <= n * 2^63 <= 2^76: an int128. So a returned 1 is sum(x) = Y * 2^-s
+ *   rounded once (tally_xround_i128_).
+ * The flags: the caller cleared them; this loop's only flag-raising operations are the products
+ *   and the conversions (XV_ADD_NX raises none, the integer adds none). */
+_Static_assert(XSMALL_BYTES / 8 <= 8192 && XU * XW >= 32, "W64D's bound needs n <= 2^13, 32 lanes");
+XINLINE int XFN(small64d_)(const double *x, int n, int s, double *out) {
+    const XV vs = XV_SET1(tally_xpow2_(s)); /* s in -1022 .. 1023 */
+    XL A0 = XL_ZERO(), A1 = XL_ZERO(), A2 = XL_ZERO(), A3 = XL_ZERO();
+    XV F0 = XV_ZERO(), F1 = F0, F2 = F0, F3 = F0;
+#define XSMALL64D_ADD(Fu, Au, v)                                                                   \
+    do {                                                                                           \
+        const XV y_ = XV_MUL((v), vs);                                                             \
+        Fu = XV_ADD_NX(Fu, y_);                                                                    \
+        Au = XL_ADD(Au, XV_CVT64(y_));                                                             \
+    } while (0)
+    const int full = n - n % (4 * XW);
+    if (full < n) { /* the rest first, masked (one add per lane at most) */
+        int k[4];
+        for (int u = 0; u < 4; u++) {
+            const int r = n - full - u * XW;
+            k[u] = r < 0 ? 0 : r > XW ? XW : r;
+        }
+        const double *t = x + full;
+        XSMALL64D_ADD(F0, A0, XV_LOAD_F64_PART(t, k[0]));
+        XSMALL64D_ADD(F1, A1, XV_LOAD_F64_PART(k[1] ? t + XW : x, k[1]));
+        XSMALL64D_ADD(F2, A2, XV_LOAD_F64_PART(k[2] ? t + 2 * XW : x, k[2]));
+        XSMALL64D_ADD(F3, A3, XV_LOAD_F64_PART(k[3] ? t + 3 * XW : x, k[3]));
+    }
+    for (int i = 0; i < full; i += 4 * XW) {
+        XSMALL64D_ADD(F0, A0, XV_LOAD_F64(x + i));
+        XSMALL64D_ADD(F1, A1, XV_LOAD_F64(x + i + XW));
+        XSMALL64D_ADD(F2, A2, XV_LOAD_F64(x + i + 2 * XW));
+        XSMALL64D_ADD(F3, A3, XV_LOAD_F64(x + i + 3 * XW));
+    }
+#undef XSMALL64D_ADD
+    if (tally_xfenv_raised_()) return 0;
+    const double fsum = XV_HSUM(XV_ADD(XV_ADD(F0, F1), XV_ADD(F2, F3)));
+    const int64_t At = (int64_t)XL_HSUM_U64(XL_ADD(XL_ADD(A0, A1), XL_ADD(A2, A3)));
+    const double j = floor((fsum - (double)At) * 0x1p-64 + 0.5);
+    const __int128 Y = (__int128)At + (__int128)(int64_t)j * ((__int128)1 << 64);
+    return tally_xround_i128_(Y, -s, out);
+}
+#endif
 XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     const size_t esize = kind == XK_SUM_F32 ? 4 : 8;
     if (n == 0 || n > XSMALL_BYTES / esize) return 0;
@@ -2383,6 +2445,15 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
          * array 40 (+ 24 bits), and a wasted pass before TWO cost 1.5x (2-core EPYC, 4,096 f32). */
         if (w32w && !ok && mneed >= -67 && mneed <= 186 && g >= mneed - 52) {
             ok = XFN(small64w_)((const float *)x, (int)n, 60 - mneed, out);
+            if (!ok) tally_xfenv_clear_();
+        }
+#endif
+#if defined(XV_CVT64) && defined(XV_HSUM) && defined(XL_HSUM_U64) && XV_SAE
+        /* W64D: 2^62 for the sample's bound (2x room below 2^63, as W32W's) and a grid
+         * 2^(mneed-62); a failure (the flags) clears them and goes on to TWO */
+        if (kind == XK_SUM_F64 && mneed >= -960 && mneed <= 1023 && g >= mneed - 62 &&
+            atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed)) {
+            ok = XFN(small64d_)((const double *)x, (int)n, 62 - mneed, out);
             if (!ok) tally_xfenv_clear_();
         }
 #endif

@@ -630,6 +630,23 @@ static double g_w64w_wrap(uint64_t i, int f32) {
     default: return 0x1.fffffep3;
     }
 }
+/* SMALL's W64D (f64): a sample in [1, 2) (so y = x * 2^61), then doubles in [2, 4), whose y
+ * lie in [2^62, 2^63): every int64 lane wraps every other add and only the double sums beside
+ * the lanes say by how many multiples of 2^64. Runs of 1,024 as w32w_wrap's, the largest double
+ * below 4 (y = 2^63 - 2^10), and at i = 8191 one 4.0 (y = 2^63: invalid, so the call of 8,192
+ * must decline). (Its f32 runs: the same values rounded to floats.) */
+static double g_w64d_wrap(uint64_t i, int f32) {
+    (void)f32;
+    if (i < 16) return 1.0 + 0.9999 * unif();
+    if (i == 8191) return 4.0;
+    const double v = 2.0 + 1.9999999 * unif();
+    switch ((i / 1024) % 4) {
+    case 0: return v;
+    case 1: return i & 1 ? -v : v;
+    case 2: return -v;
+    default: return 0x1.fffffffffffffp1;
+    }
+}
 /* SMALL's SPEC (the speculative compensated sum, f64). Element i goes to lane i % 32. Lane 0
  * starts with 2^80 and lane 1 with -2^80 (they cancel when the lanes merge), lanes 2..31 with a
  * value in [1, 2); then lane 0 takes runs of t near 2^20, e near 2^-40, -t, the other lanes
@@ -705,6 +722,12 @@ static void test_w32w_wrap(void **s) {
     (void)s;
     const uint64_t keep = rng_state;
     run_shape("w32w_wrap", g_w32w_wrap, 1, 16384);
+    rng_state = keep;
+}
+static void test_w64d_wrap(void **s) {
+    (void)s;
+    const uint64_t keep = rng_state;
+    run_shape("w64d_wrap", g_w64d_wrap, 1, 8192);
     rng_state = keep;
 }
 static void test_w64w_wrap(void **s) {
@@ -1558,7 +1581,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hard_cases),  cmocka_unit_test(test_merge_and_headroom),
         cmocka_unit_test(test_price),       cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_w64w_wrap), cmocka_unit_test(test_spec_cancel), cmocka_unit_test(test_specf_small),
+        cmocka_unit_test(test_sample_lies), cmocka_unit_test(test_small_fenv), cmocka_unit_test(test_grid_edge), cmocka_unit_test(test_w32w_wrap), cmocka_unit_test(test_w64w_wrap), cmocka_unit_test(test_w64d_wrap), cmocka_unit_test(test_spec_cancel), cmocka_unit_test(test_specf_small),
         cmocka_unit_test(test_moderate),    cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_subnormal),   cmocka_unit_test(test_huge),
         cmocka_unit_test(test_huge_cancel), cmocka_unit_test(test_specials),
