@@ -1963,6 +1963,11 @@ XENTRY void XFN(spec_sum_f64)(const double *x, uint64_t n, tally_exact *acc, dou
  * floats against W32's ~4.6. The proof is at XFN(small32w_). Switched off (the older W32 below
  * instead) by tally_exact_set_small_w32w(0), for benchmarks' before / after.
  *
+ * W64W (f32, AVX-512): W32W with int64 lanes, where W32W's 31 bits are too few (the sample's
+ * bits within 52 binades); proof at XFN(small64w_). W64D (f64, AVX-512): the same on doubles
+ * whose bits span at most 63; proof at XFN(small64d_). The order: W32W, W64W (f32) or W64D
+ * (f64), then TWO, SPECF, SPEC; a method whose flags fail clears them for the next.
+ *
  * W32 (f32, every ISA with XW32): the method above, on the whole array at once with the sample's
  * bound 2^m32: clear flags and max |x| <= 2^m32 afterwards make sum(W) * 2^-s the exact sum
  * (see W32). n <= 2^14 floats of |y| <= 2^27 keep every partial sum of the int64 lanes below 2^41.
