@@ -192,8 +192,23 @@ static inline double tally_xavx512_hsum4_(__m512 a, __m512 b, __m512 c, __m512 d
     return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(XH2_(a), XH2_(b)), _mm512_add_pd(XH2_(c), XH2_(d))));
 #undef XH2_
 }
+/* the int32 / int64 lanes' sums modulo 2^32 / 2^64 by vector adds (GCC's _mm512_reduce_add_epi32
+ * and _epi64 add the lanes as signed scalars: undefined on the wrap these sums rely on) */
+static inline uint32_t tally_xavx512_hsum_u32_(__m512i v) {
+    const __m256i a = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i b = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    b = _mm_add_epi32(b, _mm_shuffle_epi32(b, 0x4E));
+    b = _mm_add_epi32(b, _mm_shuffle_epi32(b, 0xB1));
+    return (uint32_t)_mm_cvtsi128_si32(b);
+}
+static inline uint64_t tally_xavx512_hsum_u64_(__m512i v) {
+    const __m256i a = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i b = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    b = _mm_add_epi64(b, _mm_unpackhi_epi64(b, b));
+    return (uint64_t)_mm_cvtsi128_si64(b);
+}
 #define XP_HSUM4_D(a, b, c, d) tally_xavx512_hsum4_((a), (b), (c), (d))
-#define XI_HSUM_U32(v) ((uint32_t)_mm512_reduce_add_epi32(v))
+#define XI_HSUM_U32(v) tally_xavx512_hsum_u32_(v)
 /* W64W: half vectors of floats (XH: XPW / 2), their products, their conversion to int64 lanes
  * (rounding as the MXCSR says, raising inexact / invalid), a float vector's halves, and the int64
  * lanes' sum modulo 2^64 */
@@ -204,7 +219,7 @@ static inline double tally_xavx512_hsum4_(__m512 a, __m512 b, __m512 c, __m512 d
 #define XH_CVT64(v) _mm512_cvtps_epi64(v)
 #define XP_LO(v) _mm512_castps512_ps256(v)
 #define XP_HI(v) _mm512_extractf32x8_ps((v), 1)
-#define XL_HSUM_U64(v) ((uint64_t)_mm512_reduce_add_epi64(v))
+#define XL_HSUM_U64(v) tally_xavx512_hsum_u64_(v)
 /* W64D: doubles converted to int64 lanes (rounding as the MXCSR says, raising inexact /
  * invalid), and a double vector's sum (rounded) */
 #define XV_CVT64(v) _mm512_cvtpd_epi64(v)
