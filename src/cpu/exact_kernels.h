@@ -105,7 +105,8 @@ void tally_exact_set_prefetch(uint32_t far_bytes, uint32_t near_bytes);
 void tally_exact_get_prefetch(uint32_t *far_bytes, uint32_t *near_bytes);
 /* small_sum_f32's method where an ISA has both, process-wide (a benchmark knob: TALLY_CPU_TUNE's
  * small_w32w, reduce.c; before/after rows of bench_exact -s and bench_cpu -x): 1 (the default)
- * W32W, 0 the older W32 (exact_impl.h, SMALL). Either gives the same results. */
+ * W32W and W64W for f32, W64D for f64; 0 the older W32 for f32, TWO for both (exact_impl.h,
+ * SMALL). Either gives the same results. */
 void tally_exact_set_small_w32w(int on);
 int tally_exact_get_small_w32w(void);
 /* The same for SMALL's SPEC (the speculative compensated sum for data over many binades,
