@@ -624,6 +624,20 @@ static inline int tally_xround_i128_(__int128 V, int k, double *out) {
     *out = tally_exact_double_((sign << 63) | ((uint64_t)be << 52) | (mant & 0x000fffffffffffffull));
     return 1;
 }
+/* SMALL's masked rest: how many of the rest's n - full elements each of the 4 sets of w lanes
+ * takes (full: the elements before it, a multiple of 4 * w). */
+static inline void tally_xrest4_(int n, int full, int w, int k[4]) {
+    for (int u = 0; u < 4; u++) {
+        const int r = n - full - u * w;
+        k[u] = r < 0 ? 0 : r > w ? w : r;
+    }
+}
+/* W64W's and W64D's integer Y from its residue At modulo 2^64 and an approximation fy with
+ * |fy - Y| < 2^62 (their proofs): At + 2^64 * floor((fy - At) / 2^64 + 1/2). */
+static inline __int128 tally_xunwrap64_(double fy, int64_t At) {
+    const double j = floor((fy - (double)At) * 0x1p-64 + 0.5);
+    return (__int128)At + (__int128)(int64_t)j * ((__int128)1 << 64);
+}
 #endif
 #endif /* TALLY_EXACT_IMPL_COMMON */
 
@@ -2226,10 +2240,7 @@ XINLINE int XFN(small32w_)(const float *x, int n, int s, double *out) {
     const int full = n - n % (4 * XPW);
     if (full < n) {
         int k[4];
-        for (int u = 0; u < 4; u++) {
-            const int r = n - full - u * XPW;
-            k[u] = r < 0 ? 0 : r > XPW ? XPW : r;
-        }
+        tally_xrest4_(n, full, XPW, k);
         const float *t = x + full;
         XSMALL32W_ADD(F0, A0, XP_LOAD_PART(t, k[0]));
         XSMALL32W_ADD(F1, A1, XP_LOAD_PART(k[1] ? t + XPW : x, k[1]));
@@ -2324,10 +2335,7 @@ XINLINE int XFN(small64w_)(const float *x, int n, int s, double *out) {
     const int full = n - n % (4 * XPW);
     if (full < n) { /* the rest first, masked (one add per lane at most) */
         int k[4];
-        for (int u = 0; u < 4; u++) {
-            const int r = n - full - u * XPW;
-            k[u] = r < 0 ? 0 : r > XPW ? XPW : r;
-        }
+        tally_xrest4_(n, full, XPW, k);
         const float *t = x + full;
         XSMALL64W_PART(F0, A0, B0, XP_LOAD_PART(t, k[0]));
         XSMALL64W_PART(F1, A1, B1, XP_LOAD_PART(k[1] ? t + XPW : x, k[1]));
@@ -2348,9 +2356,7 @@ XINLINE int XFN(small64w_)(const float *x, int n, int s, double *out) {
     if (!(fsum - fsum == 0)) return 0; /* an F overflowed (data near FLT_MAX) */
     const XL At8 = XL_ADD(XL_ADD(XL_ADD(A0, A1), XL_ADD(A2, A3)), XL_ADD(XL_ADD(B0, B1), XL_ADD(B2, B3)));
     const int64_t At = (int64_t)XL_HSUM_U64(At8);
-    const double j = floor((ldexp(fsum, s) - (double)At) * 0x1p-64 + 0.5);
-    const __int128 Y = (__int128)At + (__int128)(int64_t)j * ((__int128)1 << 64);
-    return tally_xround_i128_(Y, -s, out);
+    return tally_xround_i128_(tally_xunwrap64_(ldexp(fsum, s), At), -s, out);
 }
 #endif
 #if defined(XV_CVT64) && defined(XV_HSUM) && defined(XL_HSUM_U64) && XV_SAE
@@ -2390,10 +2396,7 @@ XINLINE int XFN(small64d_)(const double *x, int n, int s, double *out) {
     const int full = n - n % (4 * XW);
     if (full < n) { /* the rest first, masked (one add per lane at most) */
         int k[4];
-        for (int u = 0; u < 4; u++) {
-            const int r = n - full - u * XW;
-            k[u] = r < 0 ? 0 : r > XW ? XW : r;
-        }
+        tally_xrest4_(n, full, XW, k);
         const double *t = x + full;
         XSMALL64D_ADD(F0, A0, XV_LOAD_F64_PART(t, k[0]));
         XSMALL64D_ADD(F1, A1, XV_LOAD_F64_PART(k[1] ? t + XW : x, k[1]));
@@ -2410,9 +2413,7 @@ XINLINE int XFN(small64d_)(const double *x, int n, int s, double *out) {
     if (tally_xfenv_raised_()) return 0;
     const double fsum = XV_HSUM(XV_ADD(XV_ADD(F0, F1), XV_ADD(F2, F3)));
     const int64_t At = (int64_t)XL_HSUM_U64(XL_ADD(XL_ADD(A0, A1), XL_ADD(A2, A3)));
-    const double j = floor((fsum - (double)At) * 0x1p-64 + 0.5);
-    const __int128 Y = (__int128)At + (__int128)(int64_t)j * ((__int128)1 << 64);
-    return tally_xround_i128_(Y, -s, out);
+    return tally_xround_i128_(tally_xunwrap64_(fsum, At), -s, out);
 }
 #endif
 XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
@@ -2429,9 +2430,11 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
     tally_xfenv_enter_(&fenv); /* flags clear */
     {
         const int mneed = tally_xceil_log2_(smax);
+        /* the knob for W32W, W64W and W64D (exact_kernels.h: tally_exact_set_small_w32w) */
+        const int wide = atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed);
         int done = 0, w32w = 0;
 #if defined(XW32) && defined(XP_ADD_NX)
-        w32w = kind == XK_SUM_F32 && atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed);
+        w32w = kind == XK_SUM_F32 && wide;
         /* 2^30 for the sample's bound 2^mneed: 2x room below W32W's 2^31 (2-4x above the
          * sample's max), and a grid 2^(mneed-30) as fine as the 31 bits allow: a later, smaller
          * element may have finer bits. With 2^29 (4x room), prices from 1.00 to 100.00 (a
@@ -2456,8 +2459,7 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
 #if defined(XV_CVT64) && defined(XV_HSUM) && defined(XL_HSUM_U64) && XV_SAE
         /* W64D: 2^62 for the sample's bound (2x room below 2^63, as W32W's) and a grid
          * 2^(mneed-62); a failure (the flags) clears them and goes on to TWO */
-        if (kind == XK_SUM_F64 && mneed >= -960 && mneed <= 1023 && g >= mneed - 62 &&
-            atomic_load_explicit(&tally_xsmall_w32w_, memory_order_relaxed)) {
+        if (wide && kind == XK_SUM_F64 && mneed >= -960 && mneed <= 1023 && g >= mneed - 62) {
             ok = XFN(small64d_)((const double *)x, (int)n, 62 - mneed, out);
             if (!ok) tally_xfenv_clear_();
         }
@@ -2504,6 +2506,7 @@ XINLINE int XFN(small_sum)(const void *x, uint64_t n, int kind, double *out) {
 #endif
         (void)done;
         (void)w32w;
+        (void)wide;
         (void)mneed;
         (void)g;
     }

@@ -593,6 +593,17 @@ static double g_grid_edge(uint64_t i, int f32) {
     if (r == 1) return ldexp(1.0, -(int)(rnd() % (f32 ? 40 : 90)));
     return b;
 }
+/* The wrap families' runs of 1,024 (w32w_wrap, w64w_wrap, w64d_wrap): v itself, alternating
+ * signs (the float sums near 0, the lanes still wrapping), -v (the float sums below the true
+ * sums as often as above), then top, the largest value below the conversion's limit. */
+static double wrap_run(uint64_t i, double v, double top) {
+    switch ((i / 1024) % 4) {
+    case 0: return v;
+    case 1: return i & 1 ? -v : v;
+    case 2: return -v;
+    default: return top;
+    }
+}
 /* SMALL's W32W (f32): a sample in [0.5, 1) (so y = x * 2^30), then elements whose y lie just
  * below the conversion's limit 2^31: every int32 lane wraps many times and only the float sums
  * beside the lanes say by how many multiples of 2^32. In runs of 1,024: all positive, alternating
@@ -604,12 +615,7 @@ static double g_w32w_wrap(uint64_t i, int f32) {
     if (i < 16) return (float)(0.5 + 0.4999 * unif());
     if (i == 16383) return 2.0;
     const double v = (float)(1.0 + 0.9999999 * unif());
-    switch ((i / 1024) % 4) {
-    case 0: return v;
-    case 1: return i & 1 ? -v : v;
-    case 2: return -v;
-    default: return 0x1.fffffep0;
-    }
+    return wrap_run(i, v, 0x1.fffffep0);
 }
 /* SMALL's W64W (f32): the sample in [1, 2) but for one element near 2^-35 (a lowest bit too fine
  * for W32W's 31 bits, within W64W's sample limit of 52; so y = x * 2^59), then elements in [8, 16), whose y lie in [2^62, 2^63):
@@ -623,12 +629,7 @@ static double g_w64w_wrap(uint64_t i, int f32) {
     if (i < 16) return (float)(1.0 + 0.9999 * unif());
     if (i == 16383) return 16.0;
     const double v = (float)(8.0 + 7.9999999 * unif());
-    switch ((i / 1024) % 4) {
-    case 0: return v;
-    case 1: return i & 1 ? -v : v;
-    case 2: return -v;
-    default: return 0x1.fffffep3;
-    }
+    return wrap_run(i, v, 0x1.fffffep3);
 }
 /* SMALL's W64D (f64): a sample in [1, 2) (so y = x * 2^61), then doubles in [2, 4), whose y
  * lie in [2^62, 2^63): every int64 lane wraps every other add and only the double sums beside
@@ -640,12 +641,7 @@ static double g_w64d_wrap(uint64_t i, int f32) {
     if (i < 16) return 1.0 + 0.9999 * unif();
     if (i == 8191) return 4.0;
     const double v = 2.0 + 1.9999999 * unif();
-    switch ((i / 1024) % 4) {
-    case 0: return v;
-    case 1: return i & 1 ? -v : v;
-    case 2: return -v;
-    default: return 0x1.fffffffffffffp1;
-    }
+    return wrap_run(i, v, 0x1.fffffffffffffp1);
 }
 /* SMALL's SPEC (the speculative compensated sum, f64). Element i goes to lane i % 32. Lane 0
  * starts with 2^80 and lane 1 with -2^80 (they cancel when the lanes merge), lanes 2..31 with a
