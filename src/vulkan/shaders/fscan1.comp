@@ -90,7 +90,7 @@ layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushin
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
                                               * bit 9: FULLP; bit 10: STAGE; bit 12: REGB
-                                              * (bits 6-8 and 11: tried and removed,
+                                              * (bits 6-8, 11 and 13-15: tried and removed,
                                               * docs/performance.md) */
 layout(constant_id = 2) const uint EXCL = 0;
 
@@ -112,7 +112,7 @@ layout(push_constant) uniform PC {
     uint spins;       /* look-back steps without progress before a fallback */
     uint flags;       /* bit 0 (tests): workgroups in reverse order (the last first); bit 3: every
                        * invocation runs the L chain and the fold (CPU devices); bit 5 (tests):
-                       * keep 16 A's; bit 6: every look-back step reads LBW; bits 8-11: sh
+                       * keep 16 A's; bit 6 (default): every look-back step reads LBW; bits 8-11: sh
                        * (above) */
     uint stats_at;    /* index in stw of the call's edge flag word */
 } pc;
@@ -160,6 +160,7 @@ uint mt;   /* this invocation's place in that layout (subgroup by subgroup, lane
 uint keep; /* A's kept: KEEP, or 16 (flags bit 5, tests: the fold's reads again) */
 #if TVK_CLOCK
 uint pr_d = 0u, pr_steps = 0u; /* the walk's A's folded and its steps */
+uint64_t pr_f0 = 0ul;           /* the clock when the walk found its P (the fold's start) */
 uint64_t clk() { return packUint2x32(clock2x32ARB()); }
 uint64_t rt() { return packUint2x32(clockRealtime2x32EXT()); }
 #endif
@@ -606,15 +607,15 @@ FT fold(uint g, FT c, uint d, uint par)
 }
 
 /* carry_g, the fold from the nearest P (see the top): every invocation returns it.
- * The walk reads LBW0 states at its first step and after a stall, then LBW (one per
- * invocation), so that a walk past many A's costs few
- * round trips; the A's it passes are kept in shared memory (kept[i] = A of tile g - 1 - i) for
+ * The walk reads LBW states (one per invocation) at every step, so that a walk past many A's
+ * costs few round trips (flags bit 6, the host's default; without it LBW0 at the first step and
+ * after a stall, then LBW); the A's it passes are kept in shared memory (kept[i] = A of tile g - 1 - i) for
  * the fold, which then reads nothing from memory (up to KEEP of them). */
 FT lookback(uint g)
 {
     FT start = FROM_BITS(pc.start);
     uint got = 0u;   /* A's passed: tiles g - 1 .. g - got */
-    /* flags bit 6: LBW at every step (walks on the H200 pass ~100 A's: one step instead of ~3) */
+    /* flags bit 6: LBW at every step (walks on the H200 pass ~110 A's: 1.6 steps instead of 2.6) */
     uint w0 = (pc.flags & 64u) != 0u ? uint(LBW) : uint(LBW0);
     uint w = w0;
     uint idle = 0u, par = 0u, s3 = 0u;
@@ -643,6 +644,9 @@ FT lookback(uint g)
         pr_d = got + m;
 #endif
         if (m < w && win_f[par][m] != 0u) {
+#if TVK_CLOCK
+            pr_f0 = clk();
+#endif
             FT c = win_f[par][m] == 2u ? win_v[par][m] : start;
             return fold(g, c, got + m, par);
         }
@@ -785,7 +789,7 @@ void main()
         val[b8 + 3u] = r4;
         val[b8 + 4u] = c1 - c0;
         val[b8 + 5u] = c2 - c1;
-        val[b8 + 6u] = c3 - c2;
+        val[b8 + 6u] = (c3 - c2) | (g0 != 0u ? (c3 - pr_f0) << 32 : 0ul); /* high: the fold */
         val[b8 + 7u] = (c4 - c3) | (uint64_t(pr_d) << 32) | (uint64_t(min(pr_steps, 255u)) << 56);
     }
 #endif
