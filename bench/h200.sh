@@ -168,10 +168,14 @@ if want build && [ $cpu_only = 1 ]; then
   log "built"
 elif want build; then
   j=$(nproc)
-  log "building in $B ($j cores; Vulkan $VK)"
+  log "building in $B ($j cores; CUDA ${H200_CUDA:-ON}, Vulkan $VK)"
   gen=""
   command -v ninja >/dev/null && gen="-G Ninja"
-  targets="tally_static tally_bench_cuda tally_adversarial tally_bench_cpu tally_bench_exact"
+  # H200_CUDA=OFF: no CUDA at all (the vulkan and cpu steps only: no test_cuda, no bench_cuda, so
+  # no CUDA or CUB rows beside Vulkan's; the build is ~a minute shorter)
+  CUDA=${H200_CUDA:-ON}
+  targets="tally_static tally_adversarial tally_bench_cpu tally_bench_exact"
+  [ "$CUDA" = ON ] && targets="$targets tally_bench_cuda"
   [ $VK = ON ] && targets="$targets test_vulkan test_vulkan_spec tally_bench_vulkan probe_fscan"
   [ $VK = ON ] && [ "${VK_LAB:-0}" = 1 ] && targets="$targets tally-lab"   # the lab's Vulkan kernels
   want python && targets="$targets tally tally_python"
@@ -179,14 +183,15 @@ elif want build; then
   MPI=OFF; want mpi && MPI=ON
   CLI=OFF; want scanio && { CLI=ON; targets="$targets tally_cli"; }
   TUNING=${H200_TUNING:-ON}   # OFF: the shipped kernel shapes only (a shorter build; bench_cuda's knobs off)
-  { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=ON -DTALLY_TUNING=$TUNING \
+  { cmake -S . -B "$B" $gen -DCMAKE_BUILD_TYPE=Release -DTALLY_CUDA=$CUDA -DTALLY_TUNING=$TUNING \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_VULKAN=$VK -DTALLY_MPI=$MPI "${PYARGS[@]}" \
       -DTALLY_BUILD_CLI=$CLI -DTALLY_BUILD_LAB=OFF -DTALLY_BUILD_TESTS=ON -DTALLY_BUILD_BENCH=ON &&
     { [ $MPI = OFF ] || ! cmake --build "$B" --target help | grep -q tally_bench_mpi ||
         targets="$targets test_mpi test_mpi_cuda tally_bench_mpi"; } &&
     cmake --build "$B" -j"$j" --target $targets &&
-    nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc $([ $TUNING = ON ] && echo -DTALLY_TUNING=1) tests/cuda/test_cuda.cu \
-      "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; } >"$L/build.log" 2>&1 ||
+    { [ "$CUDA" = OFF ] ||
+      nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude -Isrc $([ $TUNING = ON ] && echo -DTALLY_TUNING=1) tests/cuda/test_cuda.cu \
+        "$B/libtally.a" -lpthread -ldl -lm -o "$B/test_cuda"; }; } >"$L/build.log" 2>&1 ||
     { tail -30 "$L/build.log"; log "BUILD FAILED"; exit 1; }
   log "built"
 fi
@@ -341,9 +346,10 @@ if want vulkan && [ $VK = ON ]; then
     # part "flookback": the one-pass float scan's long look-backs, whole segments too
     # part "flookkeep": the same with 16 A's kept (the fold reads the rest again: its path
     # beyond KEEP, which only long walks take) over VK_FLOOK_TILES tiles (default 600)
+    # (VK_TEST_ENV="NAME=VALUE ...": settings for every part, e.g. a shader variant under test)
     timeout "$c" env $(case "${part%%:*}" in big|flookback) echo -u TALLY_VULKAN_SEGMENT_BYTES;;
                          flookkeep) echo -u TALLY_VULKAN_SEGMENT_BYTES TALLY_VULKAN_FSCAN_KEEP=16 \
-                           TALLY_TEST_FLOOKBACK_TILES=${VK_FLOOK_TILES:-600};; esac) \
+                           TALLY_TEST_FLOOKBACK_TILES=${VK_FLOOK_TILES:-600};; esac) ${VK_TEST_ENV:-} \
       "$B/tests/vulkan/test_vulkan" --only "$(echo "${part%%:*}" | sed s/flookkeep/flookback/)" \
       $([ "${part%%:*}" = big ] && echo --big) \
       >"$L/test_vulkan-${part%%:*}.log" 2>&1
