@@ -4,6 +4,8 @@
 #
 #   build        one build (CUDA sm_90 with the tuning knobs, Vulkan when .gl/ is carried, the
 #                GPU tests, the adversarial harness and the benchmarks); test_cuda by nvcc
+#                (H200_TUNING=OFF: the shipped shapes only; H200_CUDA=OFF: no CUDA, for the
+#                vulkan and cpu steps alone; VK_TEST_ENV="NAME=VALUE ...": set for test_vulkan)
 #   cuda         test_cuda --quick, with compute-sanitizer memcheck and racecheck beside it
 #   seg          the batched reduce (tally_reduce_segments/rows): test_cuda_segments (against the
 #                exact reference and the CPU backend), memcheck and racecheck on its --quick run
