@@ -444,6 +444,15 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
             qd |= 1024u | (regb ? 4096u : 0u);
         }
     }
+    /* the sums' look-back fold without its steps' results (fscan1.comp's LEAN: a read and an
+     * add per A in the lone invocation, not a read, an add and a store), the default;
+     * TALLY_VULKAN_FSCAN_FOLD=0 for the stores */
+    const char *fo = getenv("TALLY_VULKAN_FSCAN_FOLD");
+    if (!(fo && !strcmp(fo, "0"))) qd |= 65536u;
+    /* A's and P's published by the invocations that compute them (fscan1.comp's EPUB), GPUs;
+     * TALLY_VULKAN_FSCAN_EPUB=0 for tid 0 after a barrier */
+    const char *ep = getenv("TALLY_VULKAN_FSCAN_EPUB");
+    if (!(ep && !strcmp(ep, "0"))) qd |= 131072u;
     if ((st = tvk_pipeline(ctx, s, preserve ? TVK_SH_FSCAN1_DP : probe ? TVK_SH_FSCAN1_CLK : TVK_SH_FSCAN1, type, o,
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;

@@ -89,7 +89,8 @@ layout(constant_id = 0) const uint OP = 0;   /* 0 sum, 1 prod */
 layout(constant_id = 1) const uint VAR = 0;  /* bit 0 (tests): emulate a flushing device (op2);
                                               * bits 1-2: log2 of the blocks per workgroup;
                                               * bit 3: CHAIN_PF; bit 4: QUAD; bit 5: SEQ1;
-                                              * bit 9: FULLP; bit 10: STAGE; bit 12: REGB
+                                              * bit 9: FULLP; bit 10: STAGE; bit 12: REGB;
+                                              * bits 16-17: LEAN, EPUB
                                               * (bits 6-8, 11 and 13-15: tried and removed,
                                               * docs/performance.md) */
 layout(constant_id = 2) const uint EXCL = 0;
@@ -151,10 +152,18 @@ const uint SBLOCKS = REGB ? NB - 1u : NB; /* blocks in stg */
 /* (STAGE: 256, within NVIDIA's 48 KiB beside two staged f32 blocks; the fold's steps beyond
  * KEEP use cs[0 .. LBW - 1], so never below LBW) */
 const uint KEEPN = STAGE ? uint(LBW) : uint(KEEP);
+/* bit 16: the sums' lean fold (fold, below); bit 17: EPUB, each A published by its chain's
+ * invocation as the chain ends, and (LEAN) the P's by the fold's as it ends, not after a barrier
+ * (walks wait on the predecessor's A, a tile's P is its successors' nearest P) */
+const bool LEAN = (VAR & 65536u) != 0u && OP == 0u;
+const bool EPUB = (VAR & 131072u) != 0u;
 #include "fscan_ops.glsl"
 
 uint tid;
 bool all_chain;
+FT pub_a[NBMAX];       /* EPUB: the workgroup's A's, for the fold to publish the P's */
+uint pub_n = 0u;
+bool pub_done = false; /* ... and it did */
 bool quad; /* the quad layout: QUAD_REQ, and full subgroups of 4 lanes or more */
 uint mt;   /* this invocation's place in that layout (subgroup by subgroup, lane by lane) */
 uint keep; /* A's kept: KEEP, or 16 (flags bit 5, tests: the fold's reads again) */
@@ -390,7 +399,8 @@ void quad_out(uint kb, uint b, uint c, uint len, FT p[4], FT carry, bool full, b
  * alone (the chains side by side, one per subgroup), with plain operations, and each step is
  * checked afterwards by the invocation of its group; on CPU devices every invocation runs every
  * chain (lavapipe drops stores after a loop one SIMD group ran alone). */
-void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[NBMAX])
+void publish(uint t, uint s, FT v);
+void l_chains(uint kb0, uint slot0, uint nbw, uint gpub, out FT lprev[NBMAX], out FT llast[NBMAX])
 {
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         lprev[b] = FT(0);
@@ -448,6 +458,9 @@ void l_chains(uint kb0, uint slot0, uint nbw, out FT lprev[NBMAX], out FT llast[
             }
         }
         llast[b] = l;
+        /* (EPUB: the chain's own invocation publishes its A; gpub: the first block's tile, or
+         * ~0u for none) */
+        if (EPUB && !all_chain && gpub != ~0u) publish(gpub + b, 1u, l);
     }
     barrier();
     if (!all_chain) {
@@ -477,7 +490,7 @@ FT block_reduce(uint kb, uint slot)
     }
     barrier();
     FT lp[NBMAX], ll[NBMAX];
-    l_chains(kb, slot, 1u, lp, ll);
+    l_chains(kb, slot, 1u, ~0u, lp, ll);
     return ll[0];
 }
 
@@ -583,6 +596,39 @@ FT fold(uint g, FT c, uint d, uint par)
      * waits on some fold, so its steps must cost no more than an add), keeping each step's
      * result (cs[x]: the fold through kept[x]); then every invocation checks some steps, and
      * the last result is everyone's */
+    if (LEAN) {
+        /* sums (op_check is empty for them): no step results kept, so the lone invocation
+         * issues a read and an add per A, not a read, an add and a store. The farthest n mod 16
+         * first, then aligned runs of 16 (kept[16 q .. 16 q + 15], q descending; reading the next
+         * run while this one is added made no difference). Why it matters: the fold's cost
+         * per A, f, sets how far back the walks find their P. Tiles publish their A every ~a
+         * cycles (H200 f32: ~28), and a tile publishes its P only after its fold; the walks'
+         * length then grows like f / (a - f). At f ~19 cycles (a read, an add and a store,
+         * issued among the SM's other warps) the walks passed ~110 A's. */
+        if (tid == 0u) {
+            uint r = n & 15u, nq = n >> 4;
+            [[unroll]] for (uint k = 0u; k < 15u; k++)
+                if (k < r) c = op_raw(c, kept[n - 1u - k]);
+            for (uint q = nq; q > 0u; q--) {
+                FT v[16];
+                [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[((q - 1u) << 4) + 15u - k];
+                [[unroll]] for (uint k = 0u; k < 16u; k++) c = op_raw(c, v[k]);
+            }
+            c_in = c;
+            if (EPUB) {
+                /* the workgroup's P's, as main computes them (the same operations) */
+                [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+                    if (b < pub_n) {
+                        c = op2(c, pub_a[b]);
+                        publish(g + b, 2u, c);
+                    }
+                }
+            }
+        }
+        pub_done = EPUB;
+        barrier();
+        return c_in;
+    }
     if (tid == 0u) {
         c_in = c;
         uint i = n;
@@ -710,7 +756,7 @@ void main()
 #if TVK_CLOCK
     uint64_t c1 = clk();
 #endif
-    l_chains(k0, 0u, nbw, lprev, a);
+    l_chains(k0, 0u, nbw, g0 != 0u ? g0 : ~0u, lprev, a);
 #if TVK_CLOCK
     uint64_t c2 = clk(), r2 = rt();
 #endif
@@ -718,9 +764,11 @@ void main()
     edge_note(start);
     FT c = start;
     if (g0 != 0u) {
-        if (tid == 0u)
+        if (tid == 0u && !(EPUB && !all_chain))
             [[unroll]] for (uint b = 0u; b < NBMAX; b++)
                 if (b < nbw) publish(g0 + b, 1u, a[b]);
+        pub_a = a;
+        pub_n = nbw;
         c = lookback(g0);
     }
 #if TVK_CLOCK
@@ -732,7 +780,7 @@ void main()
         cb[b] = c;
         if (b < nbw) {
             c = op2(c, a[b]);
-            if (tid == 0u) publish(g0 + b, 2u, c);
+            if (tid == 0u && !pub_done) publish(g0 + b, 2u, c);
         }
     }
     if (quad) {
