@@ -457,8 +457,12 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
                            emu | (lnb << 1) | pf | qd, ex, &p)) != TALLY_OK)
         return st;
     uint32_t flags = (s->scan_reverse ? 1u : 0u) | (shift << 8);
-    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN"); /* the L chain and fold in every invocation */
+    /* the L chain and fold in every invocation (all), and there the sums' fold the GPUs' lean
+     * one with its P's (fold1, tests: lavapipe loses the stores after a loop that one invocation
+     * runs alone, so it runs that code in every invocation) */
+    const char *ch = getenv("TALLY_VULKAN_FSCAN_CHAIN");
     if (ch && *ch ? !strcmp(ch, "all") : s->info.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU) flags |= 8u;
+    if (ch && !strcmp(ch, "fold1")) flags |= 8u | 128u;
     const char *kp = getenv("TALLY_VULKAN_FSCAN_KEEP"); /* tests: "16", the fold reads A's again */
     if (kp && !strcmp(kp, "16")) flags |= 32u;
     /* every look-back step reads 256 states, the first too (walks on the H200 pass ~110 A's:

@@ -112,7 +112,8 @@ layout(push_constant) uniform PC {
     uint epoch;       /* the call's epoch (1 .. 2^30 - 1) */
     uint spins;       /* look-back steps without progress before a fallback */
     uint flags;       /* bit 0 (tests): workgroups in reverse order (the last first); bit 3: every
-                       * invocation runs the L chain and the fold (CPU devices); bit 5 (tests):
+                       * invocation runs the L chain and the fold (CPU devices), bit 7 (tests,
+                       * with bit 3) the sums' fold there the GPUs' lean one; bit 5 (tests):
                        * keep 16 A's; bit 6 (default): every look-back step reads LBW; bits 8-11: sh
                        * (above) */
     uint stats_at;    /* index in stw of the call's edge flag word */
@@ -535,6 +536,38 @@ void publish(uint t, uint s, FT v)
 #endif
 }
 
+/* The sums' lean fold of kept[n - 1] (the farthest) .. kept[0] into c (LEAN; GPUs: in
+ * invocation 0). op_check is empty for sums, so no step's result is kept: a read and an add per
+ * A, not a read, an add and a store. The farthest n mod 16 first, then aligned runs of 16
+ * (kept[16 q .. 16 q + 15], q descending; reading the next run while this one is added made no
+ * difference). Why it matters: the fold's cost per A, f, sets how far back the walks find their
+ * P. Tiles publish their A every ~a cycles (H200 f32: ~28), and a tile publishes its P only
+ * after its fold; the walks' length then grows like f / (a - f). At f ~19 cycles (a read, an
+ * add and a store, issued among the SM's other warps) the walks passed ~110 A's. */
+FT lean_fold(FT c, uint n)
+{
+    uint r = n & 15u, nq = n >> 4;
+    [[unroll]] for (uint k = 0u; k < 15u; k++)
+        if (k < r) c = op_raw(c, kept[n - 1u - k]);
+    for (uint q = nq; q > 0u; q--) {
+        FT v[16];
+        [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[((q - 1u) << 4) + 15u - k];
+        [[unroll]] for (uint k = 0u; k < 16u; k++) c = op_raw(c, v[k]);
+    }
+    return c;
+}
+
+/* EPUB: the workgroup's P's from its carry c, as main computes them (the same operations) */
+void publish_ps(uint g, FT c)
+{
+    [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
+        if (b < pub_n) {
+            c = op2(c, pub_a[b]);
+            publish(g + b, 2u, c);
+        }
+    }
+}
+
 /* The fold of the A's passed, kept[d - 1] (the farthest) .. kept[0] (tile g - 1), into c: the
  * carry of tile g, returned to every invocation. A's beyond KEEP were not kept and are read
  * again from their slots first, LBW at a time (they never change once written), and folded by
@@ -580,6 +613,14 @@ FT fold(uint g, FT c, uint d, uint par)
     }
     if (d > keep) barrier(); /* (cs read above, written below) */
     uint n = min(d, keep);
+    if (all_chain && LEAN && (pc.flags & 128u) != 0u) {
+        /* tests (flags bit 7, lavapipe): the GPUs' lean fold and its P's, in every invocation
+         * (lavapipe loses the stores after a loop that one invocation runs alone) */
+        c = lean_fold(c, n);
+        if (tid == 0u && EPUB) publish_ps(g, c);
+        pub_done = EPUB;
+        return c;
+    }
     if (all_chain) {
         /* CPU devices: every invocation folds, each step checked as it goes */
         uint i = n;
@@ -597,33 +638,10 @@ FT fold(uint g, FT c, uint d, uint par)
      * result (cs[x]: the fold through kept[x]); then every invocation checks some steps, and
      * the last result is everyone's */
     if (LEAN) {
-        /* sums (op_check is empty for them): no step results kept, so the lone invocation
-         * issues a read and an add per A, not a read, an add and a store. The farthest n mod 16
-         * first, then aligned runs of 16 (kept[16 q .. 16 q + 15], q descending; reading the next
-         * run while this one is added made no difference). Why it matters: the fold's cost
-         * per A, f, sets how far back the walks find their P. Tiles publish their A every ~a
-         * cycles (H200 f32: ~28), and a tile publishes its P only after its fold; the walks'
-         * length then grows like f / (a - f). At f ~19 cycles (a read, an add and a store,
-         * issued among the SM's other warps) the walks passed ~110 A's. */
         if (tid == 0u) {
-            uint r = n & 15u, nq = n >> 4;
-            [[unroll]] for (uint k = 0u; k < 15u; k++)
-                if (k < r) c = op_raw(c, kept[n - 1u - k]);
-            for (uint q = nq; q > 0u; q--) {
-                FT v[16];
-                [[unroll]] for (uint k = 0u; k < 16u; k++) v[k] = kept[((q - 1u) << 4) + 15u - k];
-                [[unroll]] for (uint k = 0u; k < 16u; k++) c = op_raw(c, v[k]);
-            }
+            c = lean_fold(c, n);
             c_in = c;
-            if (EPUB) {
-                /* the workgroup's P's, as main computes them (the same operations) */
-                [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-                    if (b < pub_n) {
-                        c = op2(c, pub_a[b]);
-                        publish(g + b, 2u, c);
-                    }
-                }
-            }
+            if (EPUB) publish_ps(g, c);
         }
         pub_done = EPUB;
         barrier();
