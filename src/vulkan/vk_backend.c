@@ -846,7 +846,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
     {
         uint32_t ne = 0;
-        int has_clock = 0, has_pexec = 0;
+        int has_clock = 0, has_pexec = 0, has_smb = 0;
         s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, NULL);
         VkExtensionProperties *ep = calloc(ne ? ne : 1, sizeof *ep);
         if (ep && s->fi.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &ne, ep) == VK_SUCCESS)
@@ -854,8 +854,17 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
                 if (!strcmp(ep[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) s->push_desc = 1;
                 if (!strcmp(ep[i].extensionName, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) has_clock = 1;
                 if (!strcmp(ep[i].extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) has_pexec = 1;
+                if (!strcmp(ep[i].extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) has_smb = 1;
             }
         free(ep);
+        /* NVIDIA's SM count (a property only: the extension is not enabled), for the float scan's
+         * prefetch distance (vk_scan.c, record_fscan1) */
+        if (has_smb && s->fi.vkGetPhysicalDeviceProperties2) {
+            VkPhysicalDeviceShaderSMBuiltinsPropertiesNV smp = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+            VkPhysicalDeviceProperties2 smp2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &smp};
+            s->fi.vkGetPhysicalDeviceProperties2(s->phys, &smp2);
+            s->sm_count = smp.shaderSMCount;
+        }
         const char *pd = getenv("TALLY_VULKAN_NO_PUSH_DESCRIPTORS"); /* tests: descriptor sets */
         if (pd && *pd && strcmp(pd, "0")) s->push_desc = 0;
         if (s->push_desc) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;

@@ -127,6 +127,7 @@ typedef struct tvk_state {
                                  reduce-then-scan (scan.comp) */
     int scan1_able;           /* the device can run scan1.comp (its features are enabled) */
     uint32_t scan_spins;      /* scan1: look-back steps without progress before a fallback */
+    uint32_t sm_count;        /* NVIDIA's SMs (VK_NV_shader_sm_builtins' property), else 0 */
     int scan_reverse;         /* tests: scan1's workgroups take the tiles in reverse order */
     uint32_t scan_lookback;   /* TALLY_VULKAN_SCAN_LOOKBACK: scan1's look-back by the device's
                                  default (0: sg on GPUs, wg on CPU devices), by subgroup 0 (1: "sg"),

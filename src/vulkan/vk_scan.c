@@ -470,6 +470,17 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
      * TALLY_VULKAN_FSCAN_WIDE0=0: 32 at the first step and after a stall (less polling) */
     const char *w0 = getenv("TALLY_VULKAN_FSCAN_WIDE0");
     if (!(w0 && !strcmp(w0, "0"))) flags |= 64u;
+    /* the input of the workgroup PD ahead read into L2 while the L chains run (fscan1.comp's
+     * prefetch_input), where the device says its SMs (NVIDIA): PD = 2 workgroups per SM for f32
+     * (3 resident per SM) and 3/4 of one for f64 (2 resident). H200, same call (13), f32
+     * inclusive 2^26 / 2^28 / 2^30 210.6 / 767.7 / 3,062.1 us against 221.5 / 818.4 / 3,255.7
+     * without; f64 at PD 100 582.7 / 2,278.0 / 9,136.6 against 623.7 / 2,445.5 / 9,925.4 (at
+     * PD 264 f64 was 12% slower: call 12). docs/performance.md "Vulkan: the next workgroups'
+     * inputs into L2"; TALLY_VULKAN_FSCAN_PREFETCH=PD (0: none) */
+    const char *pfd = getenv("TALLY_VULKAN_FSCAN_PREFETCH");
+    uint32_t pdist = pfd && *pfd ? (uint32_t)strtoul(pfd, NULL, 10) : es == 4 ? 2u * s->sm_count : 3u * s->sm_count / 4u;
+    if (pdist > 4095u) pdist = 4095u;
+    flags |= pdist << 16;
     for (uint64_t k = 0; k < nseg; k++) {
         if (k > 0) tvk_barrier(s);
         scan_pc pc;

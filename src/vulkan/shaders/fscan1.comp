@@ -115,7 +115,7 @@ layout(push_constant) uniform PC {
                        * invocation runs the L chain and the fold (CPU devices), bit 7 (tests,
                        * with bit 3) the sums' fold there the GPUs' lean one; bit 5 (tests):
                        * keep 16 A's; bit 6 (default): every look-back step reads LBW; bits 8-11: sh
-                       * (above) */
+                       * (above); bits 16-27: PD (prefetch_input) */
     uint stats_at;    /* index in stw of the call's edge flag word */
 } pc;
 
@@ -740,6 +740,31 @@ FT lookback(uint g)
     return start;
 }
 
+/* flags bits 16-27 (PD): the invocations of the subgroups not running an L chain read one word
+ * of every 32-byte sector (L2's unit; one word per 64 or 128 bytes was slower on the H200) of
+ * the input of workgroup w + PD's blocks while the chains run, so that those sectors are in L2
+ * when that workgroup loads them: the workgroups resident at once hold only their own loads in
+ * flight, and each spends ~60% of its life in the L chains, the look-back and the outputs. The
+ * words are combined and tested against flags bit 31, which the host never sets, so that the
+ * loads are kept; they change no result. The loads are waited for before the chains' barrier,
+ * which those subgroups would wait at anyway. (12 reads per invocation cover 2 blocks of f64.) */
+void prefetch_input(uint w2)
+{
+    uint kb = w2 * NB;
+    if (kb >= pc.ntiles || tid < 32u * NB) return;
+    uint64_t rem = pc.n - uint64_t(kb) * 4096ul;
+    uint len = min(rem >= 16384ul ? 16384u : uint(rem), NB * 4096u);
+    uint words = len * uint(TSIZE / 4);
+    uint base = (pc.in_head >> 2) + kb * 4096u * uint(TSIZE / 4);
+    const uint nthr = uint(WG) - 32u * NB;
+    uint acc = 0u;
+    [[unroll]] for (uint k = 0u; k < 12u; k++) {
+        uint i = ((tid - 32u * NB) + k * nthr) * 8u;
+        if (i < words) acc |= inw[base + i];
+    }
+    if ((acc & (pc.flags >> 31)) != 0u) atomicOr(stw[pc.stats_at], 2u);
+}
+
 void main()
 {
     tid = gl_LocalInvocationID.x;
@@ -774,6 +799,8 @@ void main()
 #if TVK_CLOCK
     uint64_t c1 = clk();
 #endif
+    uint pd = (pc.flags >> 16) & 4095u;
+    if (pd != 0u) prefetch_input(w + pd);
     l_chains(k0, 0u, nbw, g0 != 0u ? g0 : ~0u, lprev, a);
 #if TVK_CLOCK
     uint64_t c2 = clk(), r2 = rt();
