@@ -747,7 +747,8 @@ FT lookback(uint g)
  * flight, and each spends ~60% of its life in the L chains, the look-back and the outputs. The
  * words are combined and tested against flags bit 31, which the host never sets, so that the
  * loads are kept; they change no result. The loads are waited for before the chains' barrier,
- * which those subgroups would wait at anyway. (12 reads per invocation cover 2 blocks of f64.) */
+ * which those subgroups would wait at anyway. (12 reads per invocation cover 2 blocks of either
+ * type; of 4 f32 blocks, taken without STAGE, the first 3/4.) */
 void prefetch_input(uint w2)
 {
     uint kb = w2 * NB;
