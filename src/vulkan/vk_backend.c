@@ -453,8 +453,16 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
     ci.layout = s->layout;
     if (s->get_exec_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline pipe;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     TVK_TRY(ctx, fn, s->fd.vkCreateComputePipelines(s->dev, s->pcache, 1, &ci, NULL, &pipe));
     s->pcache_new++;
+    if (s->log_pipes) { /* TALLY_VULKAN_LOG_PIPELINES: what a run compiles, and for how long */
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        fprintf(stderr, "tally vulkan: pipeline %d: shader %d type %s spec %u %u %u: %.1f ms\n", s->npipes,
+                shader, tally_type_name(t), spec0, spec1, spec2,
+                (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    }
     if (s->get_exec_stats) print_pipeline_stats(s, pipe, shader, t, spec);
     tvk_pipe *p = &s->pipes[s->npipes++];
     p->shader = shader;
@@ -1055,6 +1063,7 @@ static tally_status vk_init(tally_context *ctx, const tally_options *opts, void 
     const char *fsc = getenv("TALLY_VULKAN_FLOAT_SCAN"); /* vk_scan.c: fscan_on_device */
     s->float_scan = !fsc ? 0 : !strcmp(fsc, "cpu") ? 1 : !strcmp(fsc, "3pass") ? 2 : !strcmp(fsc, "1pass") ? 3 : 0;
     s->poll_us = getenv("TALLY_VULKAN_POLL_US") ? atof(getenv("TALLY_VULKAN_POLL_US")) : 0;
+    s->log_pipes = getenv("TALLY_VULKAN_LOG_PIPELINES") != NULL;
     s->host_every = getenv("TALLY_VULKAN_BARRIERS") && !strcmp(getenv("TALLY_VULKAN_BARRIERS"), "host");
     uint32_t v = s->info.api_version;
     snprintf(s->desc, sizeof s->desc, "%s (Vulkan %u.%u, %s, subgroup %u)", s->info.name,

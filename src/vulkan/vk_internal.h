@@ -139,6 +139,7 @@ typedef struct tvk_state {
      * pipeline's compiler statistics (registers, ...) printed on stderr */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
     PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats;
+    int log_pipes; /* TALLY_VULKAN_LOG_PIPELINES: each pipeline created, and its time */
     PFN_vkCmdPushDescriptorSetKHR push_fn;
     VkDeviceSize align;       /* storage-buffer offset alignment (>= 16) */
     uint64_t seg_bytes;       /* bytes per dispatch segment (one binding's range) */
