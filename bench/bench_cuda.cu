@@ -977,8 +977,12 @@ int main(int argc, char **argv)
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, bins2_note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                 });
 #endif
-                if (kind == 0)
+                if (kind == 0) {
                     bench_reduce<double>(R_MAX, "reduce_max", in, n, kind, note, dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
+                    /* (f64 sum scans: CUB's figure for the Vulkan backend's f64 rows to meet) */
+                    bench_scan<double>(0, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                    bench_scan<double>(1, 0, in, out, n, cub_tmp, cub_tmp_bytes, dbad);
+                }
                 if (kind == 0 && l <= 22) graph_rows([&] {
                     bench_reduce<double>(R_SUM, "reduce_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
                     bench_reduce<double>(R_PLAIN, "plain_sum", in, n, kind, "graph", dres, cub_tmp, cub_tmp_bytes, (double *)dout, didx);
