@@ -832,6 +832,9 @@ int main(int argc, char **argv)
         uint64_t n = 1ull << l;
         for (size_t ti = 0; ti < 3u; ti++) {
             tally_type t = types[ti];
+            /* TALLY_BENCH_VK_TYPES: a comma list of the types to run (i32, f32, f64; unset: all) */
+            const char *tl = getenv("TALLY_BENCH_VK_TYPES"), *tn = t == TALLY_I32 ? "i32" : t == TALLY_F32 ? "f32" : "f64";
+            if (tl && *tl && !strstr(tl, tn)) continue;
             size_t bytes = n * tally_type_size(t);
             fill(h, t, n);
             VkBuffer in, out;

@@ -6,7 +6,7 @@
  * This prints their distributions and what they imply: the workgroups resident at once, the
  * pace at which carries become known, and how long each phase holds a workgroup.
  *
- *   TALLY_VULKAN_FSCAN_PROBE=1 probe_fscan [--log2 N] [--reps R]
+ *   TALLY_VULKAN_FSCAN_PROBE=1 probe_fscan [--log2 N] [--reps R] [--type f32|f64]
  *
  * The scans are checked against the CPU backend (bit for bit) before anything is printed. */
 #define _GNU_SOURCE
@@ -45,12 +45,14 @@ static void dist(const char *name, const char *unit, double *v, uint64_t n)
 
 int main(int argc, char **argv)
 {
-    int lg = 26, reps = 3;
+    int lg = 26, reps = 3, f64 = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--log2") && i + 1 < argc) lg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--type") && i + 1 < argc && (!strcmp(argv[i + 1], "f32") || !strcmp(argv[i + 1], "f64")))
+            f64 = !strcmp(argv[++i], "f64");
         else {
-            fprintf(stderr, "usage: TALLY_VULKAN_FSCAN_PROBE=1 %s [--log2 N] [--reps R]\n", argv[0]);
+            fprintf(stderr, "usage: TALLY_VULKAN_FSCAN_PROBE=1 %s [--log2 N] [--reps R] [--type f32|f64]\n", argv[0]);
             return 2;
         }
     }
@@ -70,7 +72,9 @@ int main(int argc, char **argv)
     if (tally_create(&cpu, &o) != TALLY_OK) return 1;
     tally_vulkan_bench_float_shaders(vk, 1);
     uint64_t n = 1ull << lg;
-    float *x = malloc(n * 4), *want = malloc(n * 4), *got = malloc(n * 4);
+    size_t es = f64 ? 8 : 4;
+    tally_type ty = f64 ? TALLY_F64 : TALLY_F32;
+    void *x = malloc(n * es), *want = malloc(n * es), *got = malloc(n * es);
     uint64_t maxwg = n / 4096 + 1;
     uint64_t *rec = malloc(maxwg * 64);
     if (!x || !want || !got || !rec) {
@@ -80,22 +84,24 @@ int main(int argc, char **argv)
     uint64_t r = 0x9e3779b97f4a7c15ull;
     for (uint64_t i = 0; i < n; i++) { /* price-like: cents between 1 and 1000 */
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        x[i] = (float)((double)(100 + r % 99900) / 100.0);
+        double v = (double)(100 + r % 99900) / 100.0;
+        if (f64) ((double *)x)[i] = v;
+        else ((float *)x)[i] = (float)v;
     }
     VkBuffer in, out;
-    if (tally_vulkan_bench_buffer(vk, 0, x, n * 4, &in) != TALLY_OK ||
-        tally_vulkan_bench_buffer(vk, 1, NULL, n * 4, &out) != TALLY_OK) {
+    if (tally_vulkan_bench_buffer(vk, 0, x, n * es, &in) != TALLY_OK ||
+        tally_vulkan_bench_buffer(vk, 1, NULL, n * es, &out) != TALLY_OK) {
         fprintf(stderr, "probe_fscan: buffers: %s\n", tally_last_error(vk));
         return 1;
     }
     tally_scan_options so;
     memset(&so, 0, sizeof so); /* inclusive, no start value */
-    if (tally_scan(cpu, TALLY_SUM, TALLY_F32, x, want, n, &so) != TALLY_OK) return 1;
+    if (tally_scan(cpu, TALLY_SUM, ty, x, want, n, &so) != TALLY_OK) return 1;
     int timing = tally_vulkan_bench_timing(vk, 1);
     double best = 1e30;
     uint64_t w = 0;
     for (int k = 0; k < reps; k++) {
-        if (tally_vulkan_scan_buffer(vk, TALLY_SUM, TALLY_F32, in, 0, out, 0, n, &so) != TALLY_OK) {
+        if (tally_vulkan_scan_buffer(vk, TALLY_SUM, ty, in, 0, out, 0, n, &so) != TALLY_OK) {
             fprintf(stderr, "probe_fscan: scan: %s\n", tally_last_error(vk));
             return 1;
         }
@@ -105,7 +111,7 @@ int main(int argc, char **argv)
             w = tally_vulkan_bench_fscan_probe(vk, rec, maxwg);
         }
     }
-    if (tally_vulkan_bench_read(vk, out, 0, n * 4, got) != TALLY_OK || memcmp(got, want, n * 4)) {
+    if (tally_vulkan_bench_read(vk, out, 0, n * es, got) != TALLY_OK || memcmp(got, want, n * es)) {
         printf("VALIDATION FAILED: the scan differs from the CPU backend's\n");
         return 1;
     }
@@ -138,9 +144,9 @@ int main(int argc, char **argv)
     }
     double span = (double)(t1 - t0), life = 0;
     for (uint64_t i = 0; i < w; i++) life += (double)(rec[8 * i + 3] - rec[8 * i]);
-    printf("probe_fscan: 2^%d f32 sum scan, %llu workgroups (%llu blocks each), fastest of %d: %.1f µs by the "
+    printf("probe_fscan: 2^%d %s sum scan, %llu workgroups (%llu blocks each), fastest of %d: %.1f µs by the "
            "timestamps, %.1f µs from the first start to the last end by the device clock\n",
-           lg, (unsigned long long)w, (unsigned long long)bpw, reps, best, span / 1e3);
+           lg, f64 ? "f64" : "f32", (unsigned long long)w, (unsigned long long)bpw, reps, best, span / 1e3);
     printf("workgroups resident on average (sum of lifetimes / span): %.1f\n\n", life / span);
     printf("| per workgroup                      | unit   |       mean |        p10 |        p50 |        p90 |        max |\n");
     printf("|---|---|---:|---:|---:|---:|---:|\n");

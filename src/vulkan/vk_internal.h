@@ -122,6 +122,7 @@ typedef struct tvk_state {
     uint64_t scan_stats_at;   /* bench: byte offset of scan1's counters in sflag (0: none) */
     int fscan_probe;          /* bench: fscan1.comp's clock variant (VK_KHR_shader_clock enabled) */
     uint32_t fscan_probe_wg;  /* workgroups of the last probed call (sval: 8 words each) */
+    uint64_t fscan_probe_at;  /* ... their first byte in sval (after f64's tile values) */
     uint32_t scan_epoch;      /* the last scan1 call's epoch (0: sflag must be cleared first) */
     int scan1;                /* scans of the associative ops in one pass (scan1.comp); else
                                  reduce-then-scan (scan.comp) */

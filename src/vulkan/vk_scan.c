@@ -383,9 +383,10 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         return tally_set_error(ctx, TALLY_ERR_INVALID_ARGUMENT, "%s: n = %llu is too large", fn,
                                (unsigned long long)n);
     uint64_t swords = total << shift;
-    /* bench/probe_fscan.c (f32, the clock variant): 8 words of times per workgroup in sval */
-    int probe = s->fscan_probe && es == 4 && !preserve;
-    uint64_t vbytes = probe ? total * 64 : total * 16;
+    /* bench/probe_fscan.c (the clock variant): 8 words of times per workgroup in sval, after
+     * the f64 tiles' values (fscan1.comp's end) */
+    int probe = s->fscan_probe && !preserve;
+    uint64_t vbytes = probe ? total * 80 : total * 16;
     tally_status st = tvk_buf_ensure(ctx, s, &s->sval, vbytes, 0, fn);
     if (st != TALLY_OK) return st;
     if ((st = tvk_buf_ensure(ctx, s, &s->hostres, 1024, 1, fn)) != TALLY_OK) return st;
@@ -497,7 +498,10 @@ static tally_status record_fscan1(tally_context *ctx, tvk_state *s, const char *
         pc.stats_at = (uint32_t)(swords * 2);
         if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
         s->fd.vkCmdDispatch(s->cb, (pc.ntiles + (1u << lnb) - 1) >> lnb, 1, 1);
-        if (probe) s->fscan_probe_wg = (pc.ntiles + (1u << lnb) - 1) >> lnb; /* (the last segment's) */
+        if (probe) { /* (the last segment's) */
+            s->fscan_probe_wg = (pc.ntiles + (1u << lnb) - 1) >> lnb;
+            s->fscan_probe_at = es == 8 ? ((uint64_t)pc.tile0 + pc.ntiles) * 16 : 0;
+        }
     }
     tvk_barrier(s);
     VkBufferCopy c = {swords * 8, 0, 4};
@@ -743,7 +747,7 @@ TALLY_API tally_status tally_vulkan_bench_scan_stats(tally_context *ctx, uint32_
 }
 
 /* Benchmarks (bench/probe_fscan.c): the times fscan1.comp's clock variant wrote in the last
- * f32 call with TALLY_VULKAN_FSCAN_PROBE=1, 8 words per workgroup of its last segment (see the
+ * float sum scan with TALLY_VULKAN_FSCAN_PROBE=1, 8 words per workgroup of its last segment (see the
  * shader's end), at most max_wg of them into out; returns the workgroups written (0: none). */
 TALLY_API uint64_t tally_vulkan_bench_fscan_probe(tally_context *ctx, uint64_t *out, uint64_t max_wg)
 {
@@ -751,7 +755,9 @@ TALLY_API uint64_t tally_vulkan_bench_fscan_probe(tally_context *ctx, uint64_t *
     if (!s || !s->fscan_probe || !s->fscan_probe_wg) return 0;
     uint64_t w = s->fscan_probe_wg < max_wg ? s->fscan_probe_wg : max_wg;
     const void *view;
-    if (tvk_download(ctx, s, s->sval.buf, 0, w * 64, &view, "tally_vulkan_bench_fscan_probe") != TALLY_OK) return 0;
+    if (tvk_download(ctx, s, s->sval.buf, s->fscan_probe_at, w * 64, &view, "tally_vulkan_bench_fscan_probe") !=
+        TALLY_OK)
+        return 0;
     memcpy(out, view, w * 64);
     return w;
 }

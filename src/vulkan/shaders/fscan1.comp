@@ -873,10 +873,11 @@ void main()
     }
     if (edge_seen()) atomicOr(stw[pc.stats_at], 1u);
 #if TVK_CLOCK
-    /* (f32: the val slots are free; the host sized them for 8 words per workgroup) */
+    /* 8 words per workgroup in val, after the tiles' values (f64: 2 per tile; f32 keeps its
+     * values in the state words); the host sized val for them */
     if (tid == 0u) {
         uint64_t c4 = clk(), r4 = rt();
-        uint b8 = 8u * gl_WorkGroupID.x;
+        uint b8 = (TSIZE == 8 ? 2u * (pc.tile0 + pc.ntiles) : 0u) + 8u * gl_WorkGroupID.x;
         val[b8] = r0;
         val[b8 + 1u] = r2;
         val[b8 + 2u] = r3;
