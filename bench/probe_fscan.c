@@ -6,7 +6,10 @@
  * This prints their distributions and what they imply: the workgroups resident at once, the
  * pace at which carries become known, and how long each phase holds a workgroup.
  *
- *   TALLY_VULKAN_FSCAN_PROBE=1 probe_fscan [--log2 N] [--reps R] [--type f32|f64]
+ *   TALLY_VULKAN_FSCAN_PROBE=1 probe_fscan [--log2 N] [--reps R] [--type f32|f64] [--heat S]
+ *
+ * --heat S: the scan repeated for S seconds first, so that the GPU's clock has risen (its idle
+ * clock gives other cycle counts).
  *
  * The scans are checked against the CPU backend (bit for bit) before anything is printed. */
 #define _GNU_SOURCE
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "tally.h"
 #include "tally_vulkan.h"
 
@@ -46,13 +50,15 @@ static void dist(const char *name, const char *unit, double *v, uint64_t n)
 int main(int argc, char **argv)
 {
     int lg = 26, reps = 3, f64 = 0;
+    double heat = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--log2") && i + 1 < argc) lg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--heat") && i + 1 < argc) heat = atof(argv[++i]);
         else if (!strcmp(argv[i], "--type") && i + 1 < argc && (!strcmp(argv[i + 1], "f32") || !strcmp(argv[i + 1], "f64")))
             f64 = !strcmp(argv[++i], "f64");
         else {
-            fprintf(stderr, "usage: TALLY_VULKAN_FSCAN_PROBE=1 %s [--log2 N] [--reps R] [--type f32|f64]\n", argv[0]);
+            fprintf(stderr, "usage: TALLY_VULKAN_FSCAN_PROBE=1 %s [--log2 N] [--reps R] [--type f32|f64] [--heat S]\n", argv[0]);
             return 2;
         }
     }
@@ -98,6 +104,13 @@ int main(int argc, char **argv)
     memset(&so, 0, sizeof so); /* inclusive, no start value */
     if (tally_scan(cpu, TALLY_SUM, ty, x, want, n, &so) != TALLY_OK) return 1;
     int timing = tally_vulkan_bench_timing(vk, 1);
+    struct timespec h0, h1;
+    clock_gettime(CLOCK_MONOTONIC, &h0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &h1);
+        if ((double)(h1.tv_sec - h0.tv_sec) + 1e-9 * (double)(h1.tv_nsec - h0.tv_nsec) >= heat) break;
+        if (tally_vulkan_scan_buffer(vk, TALLY_SUM, ty, in, 0, out, 0, n, &so) != TALLY_OK) break;
+    }
     double best = 1e30;
     uint64_t w = 0;
     for (int k = 0; k < reps; k++) {
