@@ -120,7 +120,10 @@ layout(push_constant) uniform PC {
 } pc;
 
 #define FTZ_EMU ((VAR & 1u) != 0u)
-/* blocks per workgroup (the host keeps it within NBMAX: shared memory) */
+/* blocks per workgroup (the host keeps it within NBMAX: shared memory). The loops over a
+ * workgroup's blocks run to NBMAX, unrolled, and skip b >= NB (a constant once specialized) as
+ * well as b >= nbw, so that the copies past NB are dropped before the driver compiles them
+ * (lavapipe's LLVM: the shader's compile time) */
 #if TSIZE == 4
 #define NBMAX 4u
 #else
@@ -466,7 +469,7 @@ void l_chains(uint kb0, uint slot0, uint nbw, uint gpub, out FT lprev[NBMAX], ou
     barrier();
     if (!all_chain) {
         [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-            if (b < nbw) {
+            if (b < NB && b < nbw) {
                 uint sl = slot0 + b, ng = (block_len(kb0 + b) + 15u) / 16u;
                 lprev[b] = tid > 0u ? ls[sl][tid - 1u] : FT(0);
                 llast[b] = ls[sl][ng - 1u];
@@ -561,7 +564,7 @@ FT lean_fold(FT c, uint n)
 void publish_ps(uint g, FT c)
 {
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-        if (b < pub_n) {
+        if (b < NB && b < pub_n) {
             c = op2(c, pub_a[b]);
             publish(g + b, 2u, c);
         }
@@ -785,6 +788,7 @@ void main()
     FT hb[4][4]; /* REGB: the first block's prefixes */
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         m[b] = 0u;
+        if (b >= NB) continue;
         if (b < nbw && quad) {
             FT pre[4][4];
             quad_totals(k0 + b, b, STAGE && !(REGB && b == 0u), pre);
@@ -812,7 +816,7 @@ void main()
     if (g0 != 0u) {
         if (tid == 0u && !(EPUB && !all_chain))
             [[unroll]] for (uint b = 0u; b < NBMAX; b++)
-                if (b < nbw) publish(g0 + b, 1u, a[b]);
+                if (b < NB && b < nbw) publish(g0 + b, 1u, a[b]);
         pub_a = a;
         pub_n = nbw;
         c = lookback(g0);
@@ -824,7 +828,7 @@ void main()
     FT cb[NBMAX];
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
         cb[b] = c;
-        if (b < nbw) {
+        if (b < NB && b < nbw) {
             c = op2(c, a[b]);
             if (tid == 0u && !pub_done) publish(g0 + b, 2u, c);
         }
@@ -833,7 +837,7 @@ void main()
         /* the quad layout's outputs: each chunk's prefix from stg (STAGE), or its elements
          * loaded again (quad_out) */
         [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-            if (b >= nbw) continue;
+            if (b >= NB || b >= nbw) continue;
             uint len = block_len(k0 + b);
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 FT p[4];
@@ -846,7 +850,7 @@ void main()
         }
     }
     [[unroll]] for (uint b = 0u; b < NBMAX; b++) {
-        if (quad || b >= nbw || m[b] == 0u) continue;
+        if (quad || b >= NB || b >= nbw || m[b] == 0u) continue;
         /* The group again, from memory (L2, read moments ago: the input never changes during
          * the dispatch) and its prefix again (the same operations, the same bits): holding the
          * groups in registers through the look-back costs more (H200, 2^26: f32 exclusive 392
