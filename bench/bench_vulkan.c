@@ -24,6 +24,9 @@
  * before the driver's sleeping wait, against the default (sleep at once) in the note. On the H200 bench/vulkan_gpu.sh joins these rows
  * with bench_cuda's (our CUDA backend and CUB, same run, same machine).
  *
+ * TALLY_BENCH_VK_TYPES=i32,f32,f64 (a comma list; unset: all) picks the types of the main loop's
+ * rows (reductions and scans by size), to spend less device time on a question about one type.
+ *
  * "segments" rows: tally_reduce_rows (host data: the upload is in the times) of 2^16 rows x
  * 2^10 and 2^10 rows x 2^16, i32 and f32 sums, short segments in one segmented dispatch (one
  * workgroup per segment), against the CPU backend and, in the note, the path of one call per
