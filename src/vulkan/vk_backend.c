@@ -23,7 +23,8 @@
 /* X(shader enum suffix, file stem): shaders built for every type, and for the float types */
 #define TVK_ALL_SHADERS(X) X(REDUCE, reduce) X(SCAN, scan) X(SCAN1, scan1)
 #define TVK_FLOAT_SHADERS(X) X(FPROD, fprod) X(FSCAN, fscan) X(FPROD_DP, fprod_dp) X(FSCAN_DP, fscan_dp) \
-    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec) X(PROBE, probe) X(FSCAN1_CLK, fscan1_clk)
+    X(FSCAN1, fscan1) X(FSCAN1_DP, fscan1_dp) X(SPEC, spec) X(PROBE, probe) X(FSCAN1_CLK, fscan1_clk) \
+    X(COPY, copy)
 #define TVK_EXTERN(sh, name)                                                                    \
     extern const unsigned char tvk_spv_##sh##_##name[];                                         \
     extern const size_t tvk_spv_##sh##_##name##_size;
@@ -32,7 +33,7 @@
 #define TVK_EXTERN_FLOAT(E, name, C, is_int, sgn, W)                                             \
     TVK_EXTERN(fprod, name) TVK_EXTERN(fscan, name) TVK_EXTERN(fprod_dp, name) TVK_EXTERN(fscan_dp, name) \
     TVK_EXTERN(fscan1, name) TVK_EXTERN(fscan1_dp, name) TVK_EXTERN(spec, name) TVK_EXTERN(probe, name) \
-    TVK_EXTERN(fscan1_clk, name)
+    TVK_EXTERN(fscan1_clk, name) TVK_EXTERN(copy, name)
 TALLY_TYPES(TVK_EXTERN_ALL)
 TALLY_FLOAT_TYPES(TVK_EXTERN_FLOAT)
 
@@ -65,6 +66,7 @@ static const unsigned char *spv_code(int shader, tally_type t, size_t *size)
 #define TVK_CASE_fscan1(E, name, C, i, s, W) TVK_CASE_T(fscan1, E, name)
 #define TVK_CASE_fscan1_dp(E, name, C, i, s, W) TVK_CASE_T(fscan1_dp, E, name)
 #define TVK_CASE_fscan1_clk(E, name, C, i, s, W) TVK_CASE_T(fscan1_clk, E, name)
+#define TVK_CASE_copy(E, name, C, i, s, W) TVK_CASE_T(copy, E, name)
         TVK_ALL_SHADERS(TVK_SHADER_ALL)
         TVK_FLOAT_SHADERS(TVK_SHADER_FLOAT)
     }

@@ -29,7 +29,7 @@
  * support it */
 enum { TVK_SH_REDUCE, TVK_SH_SCAN, TVK_SH_SCAN1, TVK_SH_FPROD, TVK_SH_FSCAN,
        TVK_SH_FPROD_DP, TVK_SH_FSCAN_DP, TVK_SH_FSCAN1, TVK_SH_FSCAN1_DP, TVK_SH_SPEC,
-       TVK_SH_PROBE, TVK_SH_FSCAN1_CLK, TVK_SH_COUNT };
+       TVK_SH_PROBE, TVK_SH_FSCAN1_CLK, TVK_SH_COPY, TVK_SH_COUNT };
 
 /* reduce.comp's struct Partial (std430) */
 typedef struct tvk_partial {

@@ -47,6 +47,34 @@ static uint64_t seg_window(const tvk_state *s, tvk_src in, VkBuffer out, VkDevic
     return e0;
 }
 
+/* n elements of type from in to dst (offset 0), recorded: copy.comp segment by segment
+ * (NVIDIA's vkCmdCopyBuffer moved 849 GB/s on the H200, a shader ~4 TB/s), or the driver's copy
+ * where the input does not start on a 4-byte word or TALLY_VULKAN_COPY=driver. */
+static tally_status record_copy(tally_context *ctx, tvk_state *s, const char *fn, tally_type type,
+                                tvk_src in, VkBuffer dst, uint64_t n)
+{
+    size_t es = tally_type_size(type);
+    const char *ce = getenv("TALLY_VULKAN_COPY");
+    if ((in.off & 3) || (ce && !strcmp(ce, "driver"))) {
+        VkBufferCopy c = {in.off, 0, n * es};
+        s->fd.vkCmdCopyBuffer(s->cb, in.buf, dst, 1, &c);
+        return TALLY_OK;
+    }
+    VkPipeline p;
+    tally_status st = tvk_pipeline(ctx, s, TVK_SH_COPY, type, 0, 0, 0, &p);
+    if (st != TALLY_OK) return st;
+    uint64_t per = seg_elems(s, es), nseg = (n + per - 1) / per;
+    for (uint64_t k = 0; k < nseg; k++) {
+        scan_pc pc;
+        tvk_range b[4];
+        seg_window(s, in, dst, 0, es, per, n, k, b, &pc);
+        if ((st = tvk_bind(ctx, s, p, b, &pc, sizeof pc, fn)) != TALLY_OK) return st;
+        uint64_t groups = (pc.n * (es / 4) + 4 * 256 - 1) / (4 * 256);
+        s->fd.vkCmdDispatch(s->cb, (uint32_t)(groups < 4096 ? (groups ? groups : 1) : 4096), 1, 1);
+    }
+    return TALLY_OK;
+}
+
 /* Tiles of te elements over every segment (each segment's first tile starts at its output
  * window's aligned base). */
 static uint64_t count_tiles(const tvk_state *s, VkDeviceSize out_off, size_t es, uint64_t per,
@@ -662,8 +690,7 @@ tally_status tvk_scan(tally_context *ctx, tvk_state *s, const char *fn, tally_op
     int keep = is_fchain(op, type) && in_place && (!preserve || fscan_one_pass(s));
     if (keep) {
         if ((st = tvk_buf_ensure(ctx, s, &s->dbuf2, n * es, 0, fn)) != TALLY_OK) return st;
-        VkBufferCopy c = {in.off, 0, n * es};
-        s->fd.vkCmdCopyBuffer(s->cb, in.buf, s->dbuf2.buf, 1, &c);
+        if ((st = record_copy(ctx, s, fn, type, in, s->dbuf2.buf, n)) != TALLY_OK) return st;
         tvk_barrier(s);
         src.buf = s->dbuf2.buf;
         src.off = 0;
