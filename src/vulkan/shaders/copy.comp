@@ -21,7 +21,7 @@ layout(push_constant) uniform PC {
 
 void main()
 {
-    uint words = uint(pc.n) * uint(TSIZE / 4 > 0 ? TSIZE / 4 : 1);
+    uint words = uint(pc.n) * uint(TSIZE / 4); /* (built for f32 and f64 only) */
     uint ih = pc.in_head >> 2, oh = pc.out_head >> 2;
     uint stride = gl_NumWorkGroups.x * uint(WG);
     /* four loads in flight per invocation, then their stores */
