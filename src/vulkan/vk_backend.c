@@ -441,7 +441,14 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
                                    shader, tally_type_name(t));
         VkShaderModuleCreateInfo mi = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, size,
                                        (const uint32_t *)(const void *)code};
+        struct timespec m0, m1;
+        clock_gettime(CLOCK_MONOTONIC, &m0);
         TVK_TRY(ctx, fn, s->fd.vkCreateShaderModule(s->dev, &mi, NULL, mod));
+        if (s->log_pipes) { /* (the validation layer checks the SPIR-V here) */
+            clock_gettime(CLOCK_MONOTONIC, &m1);
+            fprintf(stderr, "tally vulkan: module: shader %d type %s (%zu bytes): %.1f ms\n", shader,
+                    tally_type_name(t), size, (m1.tv_sec - m0.tv_sec) * 1e3 + (m1.tv_nsec - m0.tv_nsec) / 1e6);
+        }
     }
     uint32_t spec[3] = {spec0, spec1, spec2};
     VkSpecializationMapEntry me[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
