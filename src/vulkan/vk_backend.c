@@ -418,6 +418,14 @@ static void print_pipeline_stats(tvk_state *s, VkPipeline pipe, int shader, tall
     }
 }
 
+/* Milliseconds since t0 (TALLY_VULKAN_LOG_PIPELINES). */
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_type t,
                           uint32_t spec0, uint32_t spec1, uint32_t spec2, VkPipeline *out)
 {
@@ -441,14 +449,12 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
                                    shader, tally_type_name(t));
         VkShaderModuleCreateInfo mi = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, size,
                                        (const uint32_t *)(const void *)code};
-        struct timespec m0, m1;
+        struct timespec m0;
         clock_gettime(CLOCK_MONOTONIC, &m0);
         TVK_TRY(ctx, fn, s->fd.vkCreateShaderModule(s->dev, &mi, NULL, mod));
-        if (s->log_pipes) { /* (the validation layer checks the SPIR-V here) */
-            clock_gettime(CLOCK_MONOTONIC, &m1);
+        if (s->log_pipes) /* (the validation layer checks the SPIR-V here) */
             fprintf(stderr, "tally vulkan: module: shader %d type %s (%zu bytes): %.1f ms\n", shader,
-                    tally_type_name(t), size, (m1.tv_sec - m0.tv_sec) * 1e3 + (m1.tv_nsec - m0.tv_nsec) / 1e6);
-        }
+                    tally_type_name(t), size, ms_since(&m0));
     }
     uint32_t spec[3] = {spec0, spec1, spec2};
     VkSpecializationMapEntry me[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
@@ -462,16 +468,13 @@ tally_status tvk_pipeline(tally_context *ctx, tvk_state *s, int shader, tally_ty
     ci.layout = s->layout;
     if (s->get_exec_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline pipe;
-    struct timespec t0, t1;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     TVK_TRY(ctx, fn, s->fd.vkCreateComputePipelines(s->dev, s->pcache, 1, &ci, NULL, &pipe));
     s->pcache_new++;
-    if (s->log_pipes) { /* TALLY_VULKAN_LOG_PIPELINES: what a run compiles, and for how long */
-        clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (s->log_pipes) /* TALLY_VULKAN_LOG_PIPELINES: what a run compiles, and for how long */
         fprintf(stderr, "tally vulkan: pipeline %d: shader %d type %s spec %u %u %u: %.1f ms\n", s->npipes,
-                shader, tally_type_name(t), spec0, spec1, spec2,
-                (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
-    }
+                shader, tally_type_name(t), spec0, spec1, spec2, ms_since(&t0));
     if (s->get_exec_stats) print_pipeline_stats(s, pipe, shader, t, spec);
     tvk_pipe *p = &s->pipes[s->npipes++];
     p->shader = shader;
